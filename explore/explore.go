@@ -1,0 +1,293 @@
+// Package explore searches the state space of a model exhaustively. Its
+// breadth-first search yields shortest counterexamples; the visited set is
+// either exact (full state encodings, no false merges) or a compact set of
+// 64-bit fingerprints with a fixed seed, whose collision probability is
+// estimated as TLC does. Limits on states, depth, time and memory end a run
+// as Incomplete, never as Pass.
+//
+// The explorer knows nothing about LFC: a Model hands it encoded states and
+// numbered actions.
+package explore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"time"
+)
+
+// Model is a searchable transition system over canonical byte encodings.
+type Model interface {
+	// Initial returns the encoded initial state and the property it
+	// violates, if any.
+	Initial() ([]byte, error)
+	// Successors calls visit for every enabled action of state with the
+	// action's code, the encoded successor (valid only during the call)
+	// and the violation the transition causes, if any; visit returns false
+	// to stop. With no action enabled it returns the violated condition of
+	// a terminal state, if any.
+	Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error
+}
+
+// PropertyError is implemented by errors that report a property violation;
+// any other error from a Model is an internal failure.
+type PropertyError interface {
+	error
+	PropertyName() string
+}
+
+// Verdict is the outcome of a search.
+type Verdict string
+
+// Verdicts. Pass means every reachable state was explored and no property
+// was violated.
+const (
+	Pass       Verdict = "pass"
+	Fail       Verdict = "fail"
+	Incomplete Verdict = "incomplete"
+)
+
+// Options bound and configure a search. Zero values mean no limit.
+type Options struct {
+	MaxStates   int64
+	MaxDepth    int
+	Timeout     time.Duration
+	MaxMemory   uint64 // bytes of Go heap in use
+	Fingerprint bool
+	// Progress receives a progress line every ProgressEvery (default 3s)
+	// once the search has run that long; nil disables progress output.
+	Progress      io.Writer
+	ProgressEvery time.Duration
+}
+
+// Stats describe a search.
+type Stats struct {
+	States        int64         `json:"states"`
+	Transitions   int64         `json:"transitions"`
+	Depth         int           `json:"depth"`
+	Elapsed       time.Duration `json:"-"`
+	StatesPerSec  float64       `json:"states_per_s"`
+	PeakHeapBytes uint64        `json:"peak_heap_bytes"`
+	StoreBytes    int64         `json:"store_bytes"`
+	// CollisionProb is TLC's optimistic estimate of the probability that
+	// two distinct states shared a fingerprint (fingerprint mode only).
+	CollisionProb float64 `json:"collision_probability,omitempty"`
+}
+
+// Result is the outcome of a search.
+type Result struct {
+	Verdict Verdict
+	// Reason says which limit cut an Incomplete search short.
+	Reason string
+	// Violation is the property failure of a Fail.
+	Violation PropertyError
+	// Trace is the shortest action sequence from the initial state to the
+	// violation, as action codes.
+	Trace []uint32
+	Stats Stats
+}
+
+// BFS explores m breadth first until it finds a violation, exhausts the
+// state space or hits a limit. The error is for internal failures only.
+func BFS(m Model, opt Options) (Result, error) {
+	s := &search{m: m, opt: opt, start: time.Now()}
+	return s.run()
+}
+
+type search struct {
+	m     Model
+	opt   Options
+	start time.Time
+
+	ar     arena
+	exact  exactSet
+	fps    fpSet
+	refs   []uint64 // per state id: arena reference
+	parent []uint32 // per state id
+	action []uint32 // per state id: action that first reached it
+
+	transitions int64
+	depth       int
+	peak        uint64
+	lastMem     time.Time
+	lastProg    time.Time
+}
+
+const noParent = math.MaxUint32
+
+func (s *search) add(b []byte, parent, code uint32) bool {
+	id := uint32(len(s.refs))
+	h := Hash(b)
+	if s.opt.Fingerprint {
+		if !s.fps.insert(h) {
+			return false
+		}
+		s.refs = append(s.refs, s.ar.add(b))
+	} else {
+		// The arena holds the bytes before the set compares against them.
+		ref := s.ar.add(b)
+		s.refs = append(s.refs, ref)
+		if _, fresh := s.exact.insert(h, b, id, &s.ar, s.refs); !fresh {
+			s.refs = s.refs[:id]
+			s.ar.unadd(ref)
+			return false
+		}
+	}
+	s.parent = append(s.parent, parent)
+	s.action = append(s.action, code)
+	return true
+}
+
+func (s *search) trace(id uint32, last []uint32) []uint32 {
+	var rev []uint32
+	for id != noParent && s.parent[id] != noParent {
+		rev = append(rev, s.action[id])
+		id = s.parent[id]
+	}
+	out := make([]uint32, 0, len(rev)+len(last))
+	for i := len(rev) - 1; i >= 0; i-- {
+		out = append(out, rev[i])
+	}
+	return append(out, last...)
+}
+
+func (s *search) finish(v Verdict, reason string) Result {
+	s.sampleMemory(true)
+	st := Stats{
+		States:        int64(len(s.refs)),
+		Transitions:   s.transitions,
+		Depth:         s.depth,
+		Elapsed:       time.Since(s.start),
+		PeakHeapBytes: s.peak,
+	}
+	if sec := st.Elapsed.Seconds(); sec > 0 {
+		st.StatesPerSec = float64(st.States) / sec
+	}
+	if s.opt.Fingerprint {
+		st.StoreBytes = s.fps.memBytes()
+		n, g := float64(st.States), float64(st.Transitions+1)
+		st.CollisionProb = n * math.Max(g-n, 0) / math.Pow(2, 64)
+	} else {
+		st.StoreBytes = s.exact.memBytes() + s.ar.bytes
+	}
+	st.StoreBytes += int64(cap(s.refs))*8 + int64(cap(s.parent)+cap(s.action))*4
+	return Result{Verdict: v, Reason: reason, Stats: st}
+}
+
+func (s *search) sampleMemory(force bool) uint64 {
+	now := time.Now()
+	if !force && now.Sub(s.lastMem) < time.Second {
+		return s.peak
+	}
+	s.lastMem = now
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if ms.HeapInuse > s.peak {
+		s.peak = ms.HeapInuse
+	}
+	return ms.HeapInuse
+}
+
+func (s *search) run() (Result, error) {
+	init, verr := s.m.Initial()
+	s.add(init, noParent, 0)
+	if verr != nil {
+		return s.fail(verr, nil)
+	}
+	every := s.opt.ProgressEvery
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	s.lastProg = s.start
+	levelEnd := 1
+	var stopErr error
+	var violated uint32
+	var violCode uint32
+	for head := 0; head < len(s.refs); head++ {
+		if head == levelEnd {
+			s.depth++
+			levelEnd = len(s.refs)
+			if s.opt.MaxDepth > 0 && s.depth >= s.opt.MaxDepth {
+				return s.finish(Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", s.opt.MaxDepth, len(s.refs)-head)), nil
+			}
+		}
+		if head&255 == 0 {
+			if r, stop := s.checkLimits(head); stop {
+				return r, nil
+			}
+			if s.opt.Progress != nil && time.Since(s.lastProg) >= every {
+				s.lastProg = time.Now()
+				s.progress(head)
+			}
+		}
+		state := s.ar.get(s.refs[head])
+		id := uint32(head)
+		ferr := s.m.Successors(state, func(code uint32, succ []byte, err error) bool {
+			s.transitions++
+			if err != nil {
+				stopErr, violated, violCode = err, id, code
+				return false
+			}
+			s.add(succ, id, code)
+			return true
+		})
+		if stopErr != nil {
+			return s.fail(stopErr, s.trace(violated, []uint32{violCode}))
+		}
+		if ferr != nil {
+			return s.fail(ferr, s.trace(id, nil))
+		}
+		if s.opt.Fingerprint {
+			s.ar.dropBefore(s.refs[head])
+		}
+	}
+	return s.finish(Pass, ""), nil
+}
+
+func (s *search) fail(err error, trace []uint32) (Result, error) {
+	var pe PropertyError
+	if !errors.As(err, &pe) {
+		return Result{}, fmt.Errorf("explore: model failed: %w", err)
+	}
+	r := s.finish(Fail, "")
+	r.Violation = pe
+	r.Trace = trace
+	return r, nil
+}
+
+func (s *search) checkLimits(head int) (Result, bool) {
+	if s.opt.MaxStates > 0 && int64(len(s.refs)) >= s.opt.MaxStates {
+		return s.finish(Incomplete, fmt.Sprintf("state limit %d reached with %d states unexplored", s.opt.MaxStates, len(s.refs)-head)), true
+	}
+	if s.opt.Timeout > 0 && time.Since(s.start) >= s.opt.Timeout {
+		return s.finish(Incomplete, fmt.Sprintf("time limit %s reached with %d states unexplored", s.opt.Timeout, len(s.refs)-head)), true
+	}
+	if inuse := s.sampleMemory(false); s.opt.MaxMemory > 0 && inuse >= s.opt.MaxMemory {
+		return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s) with %d states unexplored",
+			FormatBytes(s.opt.MaxMemory), FormatBytes(inuse), len(s.refs)-head)), true
+	}
+	return Result{}, false
+}
+
+func (s *search) progress(head int) {
+	el := time.Since(s.start)
+	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d, %d queued, %.0f states/s, heap %s, %s\n",
+		len(s.refs), s.transitions, s.depth, len(s.refs)-head, float64(len(s.refs))/el.Seconds(),
+		FormatBytes(s.peak), el.Round(time.Second))
+}
+
+// FormatBytes renders a byte count with a binary unit.
+func FormatBytes(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := uint64(unit), 0
+	for n := b / unit; n >= unit; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}

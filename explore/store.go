@@ -1,0 +1,191 @@
+package explore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
+
+// Seed is the fixed hash seed: fingerprints, and so state counts in
+// fingerprint mode, reproduce across runs and processes.
+const Seed = 0x6c66636368656b21 // "lfcchek!"
+
+// Hash is a fixed-seed 64-bit hash of a state encoding (a multiply-fold
+// over 8-byte words with a murmur3 finalizer).
+func Hash(b []byte) uint64 {
+	const m = 0x9E3779B97F4A7C15
+	h := uint64(Seed) ^ uint64(len(b))*m
+	for len(b) >= 8 {
+		hi, lo := bits.Mul64(h^binary.LittleEndian.Uint64(b), m)
+		h = hi ^ lo
+		b = b[8:]
+	}
+	var t uint64
+	for i, c := range b {
+		t |= uint64(c) << (8 * i)
+	}
+	hi, lo := bits.Mul64(h^t^uint64(len(b))<<56, m)
+	h = hi ^ lo
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+const chunkSize = 1 << 22
+
+// arena stores byte strings, length-prefixed, in large chunks. A reference
+// is chunk<<32 | offset. Chunks can be dropped once no longer needed.
+type arena struct {
+	chunks [][]byte
+	base   int // index of chunks[0] (dropped chunks are not kept)
+	bytes  int64
+}
+
+func (a *arena) add(b []byte) uint64 {
+	need := binary.MaxVarintLen64 + len(b)
+	if len(a.chunks) == 0 || cap(a.chunks[len(a.chunks)-1])-len(a.chunks[len(a.chunks)-1]) < need {
+		size := chunkSize
+		if need > size {
+			size = need
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, size))
+	}
+	ci := len(a.chunks) - 1
+	c := a.chunks[ci]
+	ref := uint64(a.base+ci)<<32 | uint64(len(c))
+	c = binary.AppendUvarint(c, uint64(len(b)))
+	c = append(c, b...)
+	a.chunks[ci] = c
+	a.bytes += int64(len(b))
+	return ref
+}
+
+func (a *arena) get(ref uint64) []byte {
+	c := a.chunks[int(ref>>32)-a.base]
+	off := int(uint32(ref))
+	n, k := binary.Uvarint(c[off:])
+	return c[off+k : off+k+int(n)]
+}
+
+// unadd removes the entry just added under ref.
+func (a *arena) unadd(ref uint64) {
+	ci := int(ref>>32) - a.base
+	c := a.chunks[ci]
+	off := int(uint32(ref))
+	n, _ := binary.Uvarint(c[off:])
+	a.chunks[ci] = c[:off]
+	a.bytes -= int64(n)
+}
+
+// dropBefore frees every chunk before the one holding ref.
+func (a *arena) dropBefore(ref uint64) {
+	ci := int(ref>>32) - a.base
+	if ci <= 0 {
+		return
+	}
+	for i := 0; i < ci; i++ {
+		a.chunks[i] = nil
+	}
+	a.chunks = a.chunks[ci:]
+	a.base += ci
+}
+
+// exactSet is an open-addressing hash set of state ids whose encodings live
+// in an arena; it compares full encodings, so it never confuses two states.
+type exactSet struct {
+	table  []uint32 // id+1, 0 = empty
+	hashes []uint64 // per id
+	n      int
+}
+
+func (s *exactSet) insert(h uint64, b []byte, id uint32, a *arena, refs []uint64) (uint32, bool) {
+	if s.n*4 >= len(s.table)*3 {
+		s.grow()
+	}
+	mask := uint64(len(s.table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := s.table[i]
+		if e == 0 {
+			s.table[i] = id + 1
+			s.hashes = append(s.hashes, h)
+			s.n++
+			return id, true
+		}
+		if s.hashes[e-1] == h && bytes.Equal(a.get(refs[e-1]), b) {
+			return e - 1, false
+		}
+	}
+}
+
+func (s *exactSet) grow() {
+	size := 1 << 16
+	if len(s.table) > 0 {
+		size = len(s.table) * 2
+	}
+	t := make([]uint32, size)
+	mask := uint64(size - 1)
+	for _, e := range s.table {
+		if e == 0 {
+			continue
+		}
+		i := s.hashes[e-1] & mask
+		for t[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t[i] = e
+	}
+	s.table = t
+}
+
+func (s *exactSet) memBytes() int64 { return int64(len(s.table))*4 + int64(cap(s.hashes))*8 }
+
+// fpSet is an open-addressing set of 64-bit fingerprints (0 is stored as 1).
+type fpSet struct {
+	table []uint64
+	n     int
+}
+
+func (s *fpSet) insert(fp uint64) bool {
+	if fp == 0 {
+		fp = 1
+	}
+	if s.n*4 >= len(s.table)*3 {
+		s.grow()
+	}
+	mask := uint64(len(s.table) - 1)
+	for i := fp & mask; ; i = (i + 1) & mask {
+		switch s.table[i] {
+		case 0:
+			s.table[i] = fp
+			s.n++
+			return true
+		case fp:
+			return false
+		}
+	}
+}
+
+func (s *fpSet) grow() {
+	size := 1 << 16
+	if len(s.table) > 0 {
+		size = len(s.table) * 2
+	}
+	t := make([]uint64, size)
+	mask := uint64(size - 1)
+	for _, fp := range s.table {
+		if fp == 0 {
+			continue
+		}
+		i := fp & mask
+		for t[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t[i] = fp
+	}
+	s.table = t
+}
+
+func (s *fpSet) memBytes() int64 { return int64(len(s.table)) * 8 }

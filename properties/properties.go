@@ -1,0 +1,217 @@
+// Package properties defines the kinds of properties lfccheck checks
+// (invariants over states, rules over single transitions, and conditions on
+// states where no action is enabled), the reusable properties of the LFC
+// protocols stated over the model's vocabulary (deadlock, credit
+// conservation, pool bounds, FIFO, exactly-once delivery), and the Checker
+// that binds a model.System to a set of properties so the explorer can search
+// it and traces can be replayed against it. It knows no specific protocol.
+package properties
+
+import (
+	"fmt"
+	"strings"
+
+	"lfccheck/model"
+)
+
+// Property is a named correctness condition. Any of its checks may be nil.
+type Property struct {
+	Name string
+	Doc  string
+	// State must hold in every reachable state.
+	State func(w *model.World) error
+	// Step must hold for every transition; w is the state after it.
+	Step func(w *model.World, s *model.StepInfo) error
+	// Final must hold in every reachable state with no enabled action.
+	Final func(w *model.World) error
+}
+
+// Violation is a property failure found in a state or transition.
+type Violation struct {
+	Property string
+	Message  string
+}
+
+func (v *Violation) Error() string { return v.Property + ": " + v.Message }
+
+// PropertyName names the violated property.
+func (v *Violation) PropertyName() string { return v.Property }
+
+// Deadlock: a state with no enabled action must be a proper end, with every
+// packet launched, delivered and processed and nothing in flight.
+var Deadlock = Property{
+	Name: "deadlock",
+	Doc:  "no state without enabled actions while packets remain undelivered, queued or in flight",
+	Final: func(w *model.World) error {
+		if w.Finished() {
+			return nil
+		}
+		return fmt.Errorf("no action enabled, but %s", Remaining(w))
+	},
+}
+
+// Remaining summarizes the work left in a state, for deadlock messages.
+func Remaining(w *model.World) string {
+	var parts []string
+	unsent, blocked, pooled, queued, inflight := 0, 0, 0, 0, 0
+	for n := range w.Hosts {
+		unsent += len(w.Sys.Work[n]) - w.Hosts[n].Next
+		queued += len(w.Hosts[n].Queue)
+		pooled += len(w.NIs[n].Recv)
+		for p := range w.NIs[n].PCB {
+			blocked += len(w.NIs[n].PCB[p].Blocked)
+		}
+	}
+	for _, l := range w.Links {
+		inflight += len(l)
+	}
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(unsent, "packets not launched")
+	add(blocked, "blocked sends")
+	add(pooled, "NI receive buffers occupied")
+	add(queued, "packets unprocessed by hosts")
+	add(inflight, "packets in flight")
+	if len(parts) == 0 {
+		return "nothing remains"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// CreditConservation: per ordered pair S->R, credits held by S, data packets
+// in flight S->R, R's buffers occupied by S's packets, credits R owes S and
+// credits in flight R->S add up to C, and no count is negative.
+var CreditConservation = Property{
+	Name: "credit-conservation",
+	Doc:  "per ordered pair, credits held + data in flight + buffers occupied + credits owed or returning = C; none negative",
+	State: func(w *model.World) error {
+		P, C := w.Sys.P, w.Sys.Cfg.Credits
+		for s := 0; s < P; s++ {
+			for r := 0; r < P; r++ {
+				if s == r {
+					continue
+				}
+				held := w.NIs[s].PCB[r].SendCredits
+				owed := w.NIs[r].PCB[s].FreeCredits
+				if held < 0 {
+					return fmt.Errorf("ni %d holds %d credits for %d", s, held, r)
+				}
+				if owed < 0 {
+					return fmt.Errorf("ni %d owes %d credits to %d", r, owed, s)
+				}
+				data := 0
+				for _, p := range w.Link(model.NodeID(s), model.NodeID(r)) {
+					if p.Tag.IsData() {
+						data++
+					}
+				}
+				back := 0
+				for _, p := range w.Link(model.NodeID(r), model.NodeID(s)) {
+					back += int(p.Credits)
+				}
+				bufs := PoolCount(&w.NIs[r], model.NodeID(s))
+				if sum := held + data + bufs + owed + back; sum != C {
+					return fmt.Errorf("pair %d->%d: held %d + in flight %d + buffers %d + owed %d + returning %d = %d, want C = %d",
+						s, r, held, data, bufs, owed, back, sum, C)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// PoolCount is the number of ni's receive buffers occupied by packets from
+// sender.
+func PoolCount(ni *model.NI, sender model.NodeID) int {
+	n := 0
+	for i := range ni.Recv {
+		if ni.Recv[i].From == sender {
+			n++
+		}
+	}
+	return n
+}
+
+// PoolBound: no NI ever holds more than C packets from one sender.
+var PoolBound = Property{
+	Name: "pool-bound",
+	Doc:  "no NI receive pool ever holds more than C packets of one sender",
+	State: func(w *model.World) error {
+		C := w.Sys.Cfg.Credits
+		for r := range w.NIs {
+			for s := 0; s < w.Sys.P; s++ {
+				if n := PoolCount(&w.NIs[r], model.NodeID(s)); n > C {
+					return fmt.Errorf("ni %d holds %d packets from %d, more than C = %d", r, n, s, C)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// FIFO: each host is delivered every stream's packets in increasing
+// sequence order.
+var FIFO = Property{
+	Name: "fifo",
+	Doc:  "every host is delivered each sender's packets in send order",
+	Step: func(w *model.World, s *model.StepInfo) error {
+		if s.Delivered && s.Prev.Last != 0 && s.Pkt.Seq <= s.Prev.Last {
+			return fmt.Errorf("host %d delivered %s after #%d of the same stream", s.Host, s.Pkt, s.Prev.Last)
+		}
+		return nil
+	},
+}
+
+// ExactlyOnce: no packet is delivered twice, and at a proper end every
+// packet has been delivered.
+var ExactlyOnce = Property{
+	Name: "exactly-once",
+	Doc:  "every packet is delivered to each destination host exactly once",
+	Step: func(w *model.World, s *model.StepInfo) error {
+		if s.Delivered && s.Pkt.Seq >= 1 && s.Pkt.Seq <= 64 && s.Prev.Mask&(1<<(s.Pkt.Seq-1)) != 0 {
+			return fmt.Errorf("host %d delivered %s twice", s.Host, s.Pkt)
+		}
+		return nil
+	},
+	Final: func(w *model.World) error {
+		for h := range w.Hosts {
+			for st, want := range w.Sys.Expect[h] {
+				full := uint64(1)<<want - 1
+				if got := w.Hosts[h].Log[st].Mask; got != full {
+					return fmt.Errorf("host %d: stream %d delivered mask %b, want %b", h, st, got, full)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// Select returns the properties named in names, in the order of all, or all
+// of them when names is empty.
+func Select(all []Property, names []string) ([]Property, error) {
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []Property
+	for _, n := range names {
+		found := false
+		for _, p := range all {
+			if p.Name == n {
+				out = append(out, p)
+				found = true
+				break
+			}
+		}
+		if !found {
+			var known []string
+			for _, p := range all {
+				known = append(known, p.Name)
+			}
+			return nil, fmt.Errorf("unknown property %q (known: %s)", n, strings.Join(known, ", "))
+		}
+	}
+	return out, nil
+}
