@@ -180,3 +180,34 @@ func (w *World) Clone() *World {
 	}
 	return c
 }
+
+// CopyFrom makes w a deep copy of src, reusing w's slices.
+func (w *World) CopyFrom(src *World) {
+	w.Sys = src.Sys
+	if len(w.NIs) != len(src.NIs) {
+		w.NIs = make([]NI, len(src.NIs))
+		w.Hosts = make([]Host, len(src.Hosts))
+		w.Links = make([][]Packet, len(src.Links))
+	}
+	for n := range src.NIs {
+		d, s := &w.NIs[n], &src.NIs[n]
+		d.ID = s.ID
+		if len(d.PCB) != len(s.PCB) {
+			d.PCB = make([]PCB, len(s.PCB))
+		}
+		for p := range s.PCB {
+			d.PCB[p].SendCredits = s.PCB[p].SendCredits
+			d.PCB[p].FreeCredits = s.PCB[p].FreeCredits
+			d.PCB[p].Blocked = append(d.PCB[p].Blocked[:0], s.PCB[p].Blocked...)
+		}
+		d.Recv = append(d.Recv[:0], s.Recv...)
+		d.Send = append(d.Send[:0], s.Send...)
+		dh, sh := &w.Hosts[n], &src.Hosts[n]
+		dh.Next = sh.Next
+		dh.Queue = append(dh.Queue[:0], sh.Queue...)
+		dh.Log = append(dh.Log[:0], sh.Log...)
+	}
+	for k := range src.Links {
+		w.Links[k] = append(w.Links[k][:0], src.Links[k]...)
+	}
+}

@@ -92,9 +92,7 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 		c.acts = reduce(c.acts)
 	}
 	for _, a := range c.acts {
-		if err := c.Sys.Decode(state, &c.next); err != nil {
-			return err
-		}
+		c.next.CopyFrom(&c.cur)
 		if err := c.next.Apply(a, &c.out, &c.info); err != nil {
 			return err
 		}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/protocols"
+)
+
+// suiteCheck is one line of the built-in suite: a configuration and the
+// outcome the thesis (or the broken variant's purpose) leads us to expect.
+type suiteCheck struct {
+	name   string
+	cfg    model.Config
+	expect string // "pass" or "fail <property>"
+	claim  string
+}
+
+// suite lists the built-in checks: every configuration the project can
+// check quickly, correct protocols and broken variants alike.
+func suite() []suiteCheck {
+	var s []suiteCheck
+	for _, c := range []model.Config{
+		{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 3},
+		{Protocol: "ucast", Nodes: 2, Credits: 2, Packets: 4},
+		{Protocol: "ucast", Nodes: 3, Credits: 1, Packets: 1},
+		{Protocol: "ucast", Nodes: 3, Credits: 2, Packets: 1},
+		{Protocol: "ucast", Nodes: 3, Credits: 1, Flows: []model.Flow{{Src: 0, Dst: 1, Count: 3}, {Src: 1, Dst: 0, Count: 3}, {Src: 2, Dst: 1, Count: 2}}},
+	} {
+		s = append(s, suiteCheck{name: "ucast " + shortConfig(c), cfg: c, expect: "pass",
+			claim: "UCAST is reliable, FIFO and deadlock-free (§4.1)"})
+	}
+	s = append(s, suiteCheck{name: "ucast refresh>C " + shortConfig(model.Config{Nodes: 2, Credits: 1, Packets: 2}),
+		cfg:    model.Config{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 2, Refresh: 2},
+		expect: "fail deadlock", claim: "credits owed below CREDIT_REFRESH > C are never returned"})
+	for _, p := range protocols.All() {
+		for _, v := range p.Variants {
+			if v.Catches == "" {
+				continue
+			}
+			cfg := v.Example
+			cfg.Protocol, cfg.Variant = p.Name, v.Name
+			cfg.Properties = []string{v.Catches}
+			s = append(s, suiteCheck{name: p.Name + " " + v.Name + " " + shortConfig(cfg), cfg: cfg,
+				expect: "fail " + v.Catches, claim: "broken variant: " + v.Doc})
+		}
+	}
+	return s
+}
+
+func shortConfig(c model.Config) string {
+	if len(c.Flows) > 0 {
+		var fl []string
+		for _, f := range c.Flows {
+			fl = append(fl, fmt.Sprintf("%d:%d:%d", f.Src, f.Dst, f.Count))
+		}
+		return fmt.Sprintf("P=%d C=%d flows=%s", c.Nodes, c.Credits, strings.Join(fl, ","))
+	}
+	return fmt.Sprintf("P=%d C=%d K=%d", c.Nodes, c.Credits, c.Packets)
+}
+
+func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("suite", stderr)
+	quiet := fs.BoolP("quiet", "q", false, "no progress lines on stderr")
+	timeout := fs.Duration("timeout", 10*time.Minute, "time limit per check")
+	if err := parseFlags(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, usagef("suite: unexpected argument %q", fs.Arg(0))
+	}
+	fmt.Fprintf(stdout, "lfccheck built-in suite: each check explores the complete state space\n\n")
+	fmt.Fprintf(stdout, "%-44s %-26s %-26s %10s %8s\n", "CHECK", "EXPECTED", "VERDICT", "STATES", "TIME")
+	bad, incomplete := 0, 0
+	checks := suite()
+	for _, sc := range checks {
+		ck, err := protocols.Build(sc.cfg)
+		if err != nil {
+			return 0, fmt.Errorf("suite check %q: %v", sc.name, err)
+		}
+		ck.Reduce = true
+		opt := explore.Options{Timeout: *timeout}
+		if !*quiet {
+			opt.Progress = stderr
+		}
+		res, err := checkOne(ck, opt)
+		if err != nil {
+			return 0, err
+		}
+		got := res.json.Verdict
+		if got == string(explore.Fail) {
+			got += " " + res.json.Property
+		}
+		mark := "ok"
+		switch {
+		case res.json.Verdict == string(explore.Incomplete):
+			mark = "INCOMPLETE"
+			incomplete++
+		case got != sc.expect:
+			mark = "UNEXPECTED"
+			bad++
+		}
+		fmt.Fprintf(stdout, "%-44s %-26s %-26s %10d %7.2fs  %s\n", sc.name, sc.expect, got, res.json.States, res.json.ElapsedS, mark)
+	}
+	fmt.Fprintf(stdout, "\n%d checks: %d as expected, %d unexpected, %d incomplete\n", len(checks), len(checks)-bad-incomplete, bad, incomplete)
+	switch {
+	case bad > 0:
+		return exitFail, nil
+	case incomplete > 0:
+		return exitIncomplete, nil
+	}
+	return exitPass, nil
+}

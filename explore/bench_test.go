@@ -1,0 +1,44 @@
+package explore_test
+
+import (
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/protocols"
+)
+
+// BenchmarkExplore measures full searches of UCAST configurations and
+// reports states/s and bytes of search storage per state.
+func BenchmarkExplore(b *testing.B) {
+	cases := []struct {
+		name string
+		cfg  model.Config
+		fp   bool
+	}{
+		{"ucast-3n-c1-k1/exact", model.Config{Protocol: "ucast", Nodes: 3, Credits: 1, Packets: 1}, false},
+		{"ucast-3n-c1-k1/fingerprint", model.Config{Protocol: "ucast", Nodes: 3, Credits: 1, Packets: 1}, true},
+		{"ucast-2n-c2-k4/exact", model.Config{Protocol: "ucast", Nodes: 2, Credits: 2, Packets: 4}, false},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			var states, store int64
+			var secs float64
+			for i := 0; i < b.N; i++ {
+				ck, err := protocols.Build(c.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := explore.BFS(ck, explore.Options{Fingerprint: c.fp})
+				if err != nil || r.Verdict != explore.Pass {
+					b.Fatalf("verdict %v err %v", r.Verdict, err)
+				}
+				states += r.Stats.States
+				store += r.Stats.StoreBytes
+				secs += r.Stats.Elapsed.Seconds()
+			}
+			b.ReportMetric(float64(states)/secs, "states/s")
+			b.ReportMetric(float64(store)/float64(states), "bytes/state")
+		})
+	}
+}

@@ -1,0 +1,242 @@
+// Package traces holds counterexample paths: running a list of actions step
+// by step through a checked system, rendering the result as text a person
+// can follow or as JSON a program can replay, parsing saved traces, and
+// replaying them to see whether they reproduce the violation they record.
+// It never searches.
+package traces
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"lfccheck/model"
+	"lfccheck/properties"
+)
+
+// FormatVersion identifies the trace file format.
+const FormatVersion = "lfccheck-trace/1"
+
+// File is a saved trace. Actions is what replay re-executes; Steps and
+// Message are for readers.
+type File struct {
+	Format   string       `json:"format"`
+	Config   model.Config `json:"config"`
+	Property string       `json:"property,omitempty"` // violated property; empty when the trace records none
+	Message  string       `json:"message,omitempty"`
+	Actions  []string     `json:"actions"`
+	Steps    []Step       `json:"steps,omitempty"`
+}
+
+// Step is one executed action and what it changed.
+type Step struct {
+	N       int      `json:"step"`
+	Action  string   `json:"action"`
+	Changes []string `json:"changes"`
+}
+
+// Outcome is the result of running actions step by step.
+type Outcome struct {
+	Steps []Step
+	Final *model.World
+	// Violation is the first property violated, at step ViolationStep
+	// (0: in the initial state; len(Steps) and Terminal: a condition on
+	// the final state, such as deadlock).
+	Violation     *properties.Violation
+	ViolationStep int
+	// Terminal is set when no action is enabled after the last step.
+	Terminal bool
+}
+
+// StepError reports an action that could not be applied.
+type StepError struct {
+	Step   int
+	Action string
+	Err    error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("step %d (%q): %v", e.Step, e.Action, e.Err) }
+
+// Run executes actions from ck's initial state, checking ck's properties
+// after every step, and stops at the first violation.
+func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
+	w := ck.Sys.Initial()
+	var o Outcome
+	if err := ck.CheckState(w); err != nil {
+		o.Violation = asViolation(err)
+		o.Final = w
+		return o, nil
+	}
+	var out model.Outbox
+	var info model.StepInfo
+	for i, a := range actions {
+		pre := w.Clone()
+		if err := w.Apply(a, &out, &info); err != nil {
+			var names []string
+			for _, e := range w.Enabled(nil) {
+				names = append(names, e.String())
+			}
+			return o, &StepError{Step: i + 1, Action: a.String(),
+				Err: fmt.Errorf("not enabled (enabled: %s)", orNone(strings.Join(names, ", ")))}
+		}
+		o.Steps = append(o.Steps, Step{N: i + 1, Action: a.String(), Changes: model.Diff(pre, w)})
+		if err := ck.CheckStep(w, &info); err != nil {
+			o.Violation, o.ViolationStep = asViolation(err), i+1
+			if i+1 < len(actions) {
+				return o, &StepError{Step: i + 2, Action: actions[i+1].String(),
+					Err: fmt.Errorf("trace goes on after %s was violated at step %d", o.Violation.Property, i+1)}
+			}
+			o.Final = w
+			return o, nil
+		}
+	}
+	o.Final = w
+	if len(w.Enabled(nil)) == 0 {
+		o.Terminal = true
+		if err := ck.CheckFinal(w); err != nil {
+			o.Violation, o.ViolationStep = asViolation(err), len(actions)
+		}
+	}
+	return o, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func asViolation(err error) *properties.Violation {
+	var v *properties.Violation
+	if errors.As(err, &v) {
+		return v
+	}
+	return &properties.Violation{Property: "internal", Message: err.Error()}
+}
+
+// FromCodes converts explorer action codes to actions.
+func FromCodes(codes []uint32) []model.Action {
+	acts := make([]model.Action, len(codes))
+	for i, c := range codes {
+		acts[i] = model.ActionFromCode(c)
+	}
+	return acts
+}
+
+// NewFile builds the saved form of an outcome.
+func NewFile(cfg model.Config, acts []model.Action, o Outcome) File {
+	f := File{Format: FormatVersion, Config: cfg, Steps: o.Steps, Actions: []string{}}
+	for _, a := range acts {
+		f.Actions = append(f.Actions, a.String())
+	}
+	if o.Violation != nil {
+		f.Property, f.Message = o.Violation.Property, o.Violation.Message
+	}
+	return f
+}
+
+// WriteText renders an outcome as numbered steps with their changes,
+// followed by the violation and the final state.
+func WriteText(w io.Writer, o Outcome) {
+	for _, s := range o.Steps {
+		fmt.Fprintf(w, "%3d. %s\n", s.N, s.Action)
+		for _, c := range s.Changes {
+			fmt.Fprintf(w, "       %s\n", c)
+		}
+	}
+	if o.Violation != nil {
+		where := fmt.Sprintf("after step %d", o.ViolationStep)
+		if o.ViolationStep == 0 {
+			where = "in the initial state"
+		} else if o.Terminal && o.ViolationStep == len(o.Steps) {
+			where = fmt.Sprintf("in the final state after step %d (no action enabled)", o.ViolationStep)
+		}
+		fmt.Fprintf(w, "violated: %s %s: %s\n", o.Violation.Property, where, o.Violation.Message)
+	}
+	if o.Final != nil {
+		fmt.Fprintln(w, "final state:")
+		for _, line := range strings.Split(strings.TrimRight(o.Final.Format(), "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+}
+
+// Marshal renders a trace file as indented JSON.
+func Marshal(f File) []byte {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		panic("traces: marshal: " + err.Error()) // only plain data: cannot fail
+	}
+	return append(b, '\n')
+}
+
+// Parse reads a trace file and checks its form: the format tag, a config,
+// and actions that parse with node ids in range. Errors name the problem
+// and, for syntax errors, the line and column.
+func Parse(data []byte) (File, []model.Action, error) {
+	var f File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			l, c := lineCol(data, se.Offset)
+			return f, nil, fmt.Errorf("line %d, column %d: malformed JSON: %v", l, c, se)
+		case errors.As(err, &te):
+			l, c := lineCol(data, te.Offset)
+			return f, nil, fmt.Errorf("line %d, column %d: field %q: wrong type %s", l, c, te.Field, te.Value)
+		case errors.Is(err, io.EOF):
+			return f, nil, errors.New("empty file: not a trace")
+		}
+		return f, nil, fmt.Errorf("not a trace: %v", err)
+	}
+	if dec.More() {
+		return f, nil, errors.New("trailing data after the trace object")
+	}
+	if f.Format != FormatVersion {
+		return f, nil, fmt.Errorf("format is %q, want %q", f.Format, FormatVersion)
+	}
+	if f.Config.Protocol == "" {
+		return f, nil, errors.New("config.protocol is missing")
+	}
+	if f.Config.Nodes < 2 || f.Config.Nodes > model.MaxNodes {
+		return f, nil, fmt.Errorf("config.nodes must be in 2..%d, got %d", model.MaxNodes, f.Config.Nodes)
+	}
+	if f.Actions == nil {
+		return f, nil, errors.New("actions list is missing")
+	}
+	acts := make([]model.Action, len(f.Actions))
+	for i, s := range f.Actions {
+		a, err := model.ParseAction(s, f.Config.Nodes)
+		if err != nil {
+			return f, nil, fmt.Errorf("step %d: %v", i+1, err)
+		}
+		acts[i] = a
+	}
+	return f, acts, nil
+}
+
+func lineCol(data []byte, off int64) (int, int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	pre := data[:off]
+	line := bytes.Count(pre, []byte("\n")) + 1
+	col := int(off) - bytes.LastIndexByte(pre, '\n')
+	return line, col
+}
+
+// Reproduces reports whether an outcome shows the violation a file records
+// (or, for a file that records none, shows none).
+func Reproduces(f File, o Outcome) bool {
+	if o.Violation == nil {
+		return f.Property == ""
+	}
+	return o.Violation.Property == f.Property
+}
