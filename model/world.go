@@ -63,12 +63,7 @@ func (w *World) copyIndex(n NodeID) int {
 	if len(w.Hosts[n].Queue) >= w.Sys.Cfg.HostBuffers {
 		return -1
 	}
-	for i := range w.NIs[n].Recv {
-		if !w.NIs[n].Recv[i].Copied {
-			return i
-		}
-	}
-	return -1
+	return w.NIs[n].NextCopy()
 }
 
 // Apply performs action a, using out as scratch space, and fills info.
@@ -90,9 +85,7 @@ func (w *World) Apply(a Action, out *Outbox, info *StepInfo) error {
 		}
 		it := w.Sys.Work[a.Node][host.Next]
 		host.Next++
-		pkt := Packet{Tag: it.Tag, Src: a.Node, Tree: it.Tree, Origin: a.Node, Seq: it.Seq}
-		ni.Send = append(ni.Send, SendBuf{Pkt: pkt})
-		w.Sys.Proto.Launch(ni, it, out)
+		w.Sys.LaunchAt(ni, it, out)
 	case ActDeliver:
 		k := int(a.From)*P + int(a.Node)
 		if a.From == a.Node || len(w.Links[k]) == 0 {
@@ -101,20 +94,15 @@ func (w *World) Apply(a Action, out *Outbox, info *StepInfo) error {
 		pkt := w.Links[k][0]
 		copy(w.Links[k], w.Links[k][1:])
 		w.Links[k] = w.Links[k][:len(w.Links[k])-1]
-		buf := -1
-		if pkt.Tag.IsData() {
-			ni.Recv = append(ni.Recv, RecvBuf{Pkt: pkt, From: a.From})
-			buf = len(ni.Recv) - 1
-		}
-		w.Sys.Proto.Receive(ni, pkt, buf, out)
+		w.Sys.ReceiveAt(ni, a.From, pkt, out)
 	case ActCopy:
-		i := w.copyIndex(a.Node)
-		if i < 0 {
-			return fmt.Errorf("%s: %w", a, ErrNotEnabled)
+		if len(host.Queue) >= w.Sys.Cfg.HostBuffers {
+			return fmt.Errorf("%s: %w: no free host buffer", a, ErrNotEnabled)
 		}
-		rb := &ni.Recv[i]
-		rb.Copied = true
-		pkt := rb.Pkt
+		pkt, ok := w.Sys.CopyAt(ni, out)
+		if !ok {
+			return fmt.Errorf("%s: %w: nothing to copy", a, ErrNotEnabled)
+		}
 		host.Queue = append(host.Queue, pkt)
 		st := w.Sys.Stream(pkt)
 		lg := &host.Log[st]
@@ -123,7 +111,6 @@ func (w *World) Apply(a Action, out *Outbox, info *StepInfo) error {
 		if pkt.Seq >= 1 && pkt.Seq <= 64 {
 			lg.Mask |= 1 << (pkt.Seq - 1)
 		}
-		w.Sys.Proto.Copied(ni, i, out)
 	case ActProcess:
 		if len(host.Queue) == 0 {
 			return fmt.Errorf("%s: %w", a, ErrNotEnabled)
@@ -210,4 +197,50 @@ func (w *World) CopyFrom(src *World) {
 	for k := range src.Links {
 		w.Links[k] = append(w.Links[k][:0], src.Links[k]...)
 	}
+}
+
+// The node-local steps below are shared by every driver: World.Apply uses
+// them on a global state, the live runtime on an NI owned by one goroutine.
+
+// LaunchAt allocates a send packet for it at ni and runs the protocol's
+// send handler.
+func (s *System) LaunchAt(ni *NI, it WorkItem, out *Outbox) {
+	pkt := Packet{Tag: it.Tag, Src: ni.ID, Tree: it.Tree, Origin: ni.ID, Seq: it.Seq}
+	ni.Send = append(ni.Send, SendBuf{Pkt: pkt})
+	s.Proto.Launch(ni, it, out)
+}
+
+// ReceiveAt receives pkt from the link from->ni: a data packet into a buffer
+// of from's pool partition, then the protocol's receive handler.
+func (s *System) ReceiveAt(ni *NI, from NodeID, pkt Packet, out *Outbox) {
+	buf := -1
+	if pkt.Tag.IsData() {
+		ni.Recv = append(ni.Recv, RecvBuf{Pkt: pkt, From: from})
+		buf = len(ni.Recv) - 1
+	}
+	s.Proto.Receive(ni, pkt, buf, out)
+}
+
+// NextCopy is the index of the receive buffer the NI copies to its host
+// next (the oldest one not yet copied), or -1.
+func (ni *NI) NextCopy() int {
+	for i := range ni.Recv {
+		if !ni.Recv[i].Copied {
+			return i
+		}
+	}
+	return -1
+}
+
+// CopyAt copies ni's next packet to the host (the caller provides the free
+// host buffer) and runs the protocol's post-copy handler.
+func (s *System) CopyAt(ni *NI, out *Outbox) (Packet, bool) {
+	i := ni.NextCopy()
+	if i < 0 {
+		return Packet{}, false
+	}
+	ni.Recv[i].Copied = true
+	pkt := ni.Recv[i].Pkt
+	s.Proto.Copied(ni, i, out)
+	return pkt, true
 }

@@ -49,7 +49,7 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := "suite"
-	if len(args) > 0 {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "--help") {
 		cmd, args = args[0], args[1:]
 	}
 	var code int
