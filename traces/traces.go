@@ -226,6 +226,10 @@ func lineCol(data []byte, off int64) (int, int) {
 	if off > int64(len(data)) {
 		off = int64(len(data))
 	}
+	// The decoder's offset is just past the offending byte.
+	if off > 0 {
+		off--
+	}
 	pre := data[:off]
 	line := bytes.Count(pre, []byte("\n")) + 1
 	col := int(off) - bytes.LastIndexByte(pre, '\n')

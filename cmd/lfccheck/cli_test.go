@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSuiteRunsAsExpected(t *testing.T) {
+	code, out, _ := runCLI("-q")
+	if code != 0 {
+		t.Fatalf("suite exit %d:\n%s", code, out)
+	}
+	if !strings.Contains(out, "as expected, 0 unexpected, 0 incomplete") || strings.Count(out, "  ok\n") < 9 {
+		t.Fatalf("suite output:\n%s", out)
+	}
+}
+
+func TestCheckPassJSON(t *testing.T) {
+	code, out, errs := runCLI("check", "--nodes", "2", "--credits", "1", "--packets", "2", "--json", "-q")
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"protocol", "variant", "config", "verdict", "states", "transitions", "depth", "elapsed_s"} {
+		if _, ok := m[k]; !ok {
+			t.Fatalf("JSON lacks %q: %s", k, out)
+		}
+	}
+	if m["verdict"] != "pass" || m["states"].(float64) != 234 {
+		t.Fatalf("got %v", m)
+	}
+	cfg := m["config"].(map[string]any)
+	if cfg["nodes"].(float64) != 2 || cfg["refresh"].(float64) != 1 {
+		t.Fatalf("config %v", cfg)
+	}
+}
+
+func TestVariantFailsAndTraceReplays(t *testing.T) {
+	dir := t.TempDir()
+	tf := filepath.Join(dir, "cex.json")
+	code, out, _ := runCLI("check", "--variant", "blocked-lifo", "--nodes", "2", "--credits", "1", "--packets", "3",
+		"--json", "-q", "--trace-out", tf)
+	if code != 1 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["verdict"] != "fail" || m["property"] != "fifo" || len(m["trace"].([]any)) == 0 {
+		t.Fatalf("got %v", m)
+	}
+	code, out, errs := runCLI("replay", tf)
+	if code != 0 || !strings.Contains(out, "reproduced: fifo violated at step") {
+		t.Fatalf("replay exit %d:\n%s%s", code, out, errs)
+	}
+	// Text output shows the numbered trace.
+	code, out, _ = runCLI("check", "--variant", "no-credit-return", "--nodes", "2", "--credits", "1", "--packets", "1", "-q")
+	if code != 1 || !strings.Contains(out, "  1. host") || !strings.Contains(out, "verdict: FAIL: ") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestReplayDetectsTamperedTrace(t *testing.T) {
+	dir := t.TempDir()
+	tf := filepath.Join(dir, "cex.json")
+	if code, out, _ := runCLI("check", "--variant", "no-credit-return", "--nodes", "2", "--credits", "1", "--packets", "1", "-q", "--trace-out", tf); code != 1 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	data, _ := os.ReadFile(tf)
+	// Same actions under the correct protocol: replays, but no violation.
+	fixed := strings.Replace(string(data), `"variant": "no-credit-return"`, `"variant": "correct"`, 1)
+	os.WriteFile(tf, []byte(fixed), 0o644)
+	if code, out, _ := runCLI("replay", tf); code != 1 || !strings.Contains(out, "NOT reproduced") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// Bad input: one line on stderr naming the problem, exit 2, nothing on stdout.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		return p
+	}
+	good := `{"format":"lfccheck-trace/1","config":{"protocol":"ucast","variant":"correct","nodes":2,"credits":1,"packets":1},"actions":["host 0 launch"]}`
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, "unknown command"},
+		{[]string{"check", "--protocol", "tcp"}, `unknown protocol "tcp"`},
+		{[]string{"check", "--variant", "nope"}, `unknown ucast variant "nope"`},
+		{[]string{"check", "--nodes", "1"}, "nodes must be in 2..64, got 1"},
+		{[]string{"check", "--nodes", "1000"}, "nodes must be in 2..64"},
+		{[]string{"check", "--credits", "0"}, "credits must be in 1..64, got 0"},
+		{[]string{"check", "--packets", "-1"}, "packets must be in"},
+		{[]string{"check", "--nodes", "x"}, "invalid argument"},
+		{[]string{"check", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"check", "--flow", "0:5:1"}, "node out of range"},
+		{[]string{"check", "--flow", "0-1"}, "want SRC:DST:COUNT"},
+		{[]string{"check", "--property", "liveness"}, `unknown property "liveness"`},
+		{[]string{"check", "--max-memory", "lots"}, "--max-memory"},
+		{[]string{"check", "--trace-out", filepath.Join(dir, "nodir", "t.json")}, "does not exist"},
+		{[]string{"replay"}, "want exactly one trace file"},
+		{[]string{"replay", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"replay", write("empty.json", "")}, "empty file"},
+		{[]string{"replay", write("garbage.json", "{\n  \"format\": lfc\n}")}, "line 2, column"},
+		{[]string{"replay", write("fmt.json", `{"format":"other","actions":[]}`)}, `format is "other"`},
+		{[]string{"replay", write("act.json", strings.Replace(good, "host 0 launch", "host 7 launch", 1))}, "step 1: node 7 out of range"},
+		{[]string{"replay", write("dis.json", strings.Replace(good, "host 0 launch", "deliver 0->1", 1))}, `step 1 ("deliver 0->1"): not enabled`},
+		{[]string{"replay", write("cfg.json", strings.Replace(good, `"credits":1`, `"credits":0`, 1))}, "config: credits must be"},
+		{[]string{"replay", write("unk.json", strings.Replace(good, `"actions"`, `"extra":1,"actions"`, 1))}, "unknown field"},
+	}
+	for _, c := range cases {
+		code, out, errs := runCLI(c.args...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.HasPrefix(errs, "lfccheck: ") || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.args, code, out, errs, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nodir")); err == nil {
+		t.Error("a directory was created")
+	}
+}
+
+func TestLimitIsIncomplete(t *testing.T) {
+	code, out, _ := runCLI("check", "--nodes", "3", "--max-states", "100", "-q")
+	if code != 3 || !strings.Contains(out, "INCOMPLETE") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI("check", "--nodes", "3", "--max-depth", "4", "-q", "--json")
+	if code != 3 || !strings.Contains(out, `"verdict": "incomplete"`) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestPassWritesNoTraceFile(t *testing.T) {
+	tf := filepath.Join(t.TempDir(), "t.json")
+	if code, _, _ := runCLI("check", "--nodes", "2", "-q", "--trace-out", tf); code != 0 {
+		t.Fatal(code)
+	}
+	if _, err := os.Stat(tf); err == nil {
+		t.Fatal("a passing check wrote a trace file")
+	}
+}
+
+func TestListShowsVariants(t *testing.T) {
+	code, out, _ := runCLI("list")
+	for _, w := range []string{"ucast", "no-credit-check", "blocked-lifo", "no-credit-return", "credit-conservation", "caught by fifo"} {
+		if code != 0 || !strings.Contains(out, w) {
+			t.Fatalf("list lacks %q:\n%s", w, out)
+		}
+	}
+	code, out, _ = runCLI("list", "--json")
+	var v []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || len(v) == 0 {
+		t.Fatalf("list --json: %d %s", code, out)
+	}
+}
+
+func TestProgressLineOnLongRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes several seconds")
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"check", "--nodes", "3", "--credits", "1", "--packets", "2", "--max-states", "1500000"}, &out, &errb)
+	if code != 3 || !strings.Contains(errb.String(), "progress: ") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+}
