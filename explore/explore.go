@@ -254,6 +254,7 @@ func (s *search) fail(err error, trace []uint32) (Result, error) {
 	r := s.finish(Fail, "")
 	r.Violation = pe
 	r.Trace = trace
+	r.Stats.Depth = len(trace)
 	return r, nil
 }
 
