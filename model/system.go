@@ -49,7 +49,13 @@ type Config struct {
 	HostBuffers int      `json:"host_buffers"`
 	SendBuffers int      `json:"send_buffers"`
 	Flows       []Flow   `json:"flows,omitempty"`
-	Properties  []string `json:"properties,omitempty"`
+	// Multicast configuration (MCAST and later protocols): a built-in tree
+	// family for the broadcast group, or an explicit topology, and the
+	// multicast workload.
+	Tree       string        `json:"tree,omitempty"`
+	Topology   *TopologySpec `json:"topology,omitempty"`
+	Casts      []Cast        `json:"casts,omitempty"`
+	Properties []string      `json:"properties,omitempty"`
 }
 
 // Limits on sizes the model accepts.
@@ -103,11 +109,8 @@ func (c *Config) Validate() error {
 	if c.SendBuffers < 1 || c.SendBuffers > MaxBuffers {
 		return fmt.Errorf("send-buffers must be in 1..%d, got %d", MaxBuffers, c.SendBuffers)
 	}
-	if len(c.Flows) == 0 {
-		if c.Packets < 0 || c.Packets > MaxStreamPkts {
-			return fmt.Errorf("packets must be in 0..%d, got %d", MaxStreamPkts, c.Packets)
-		}
-		return nil
+	if c.Packets < 0 || c.Packets > MaxStreamPkts {
+		return fmt.Errorf("packets must be in 0..%d, got %d", MaxStreamPkts, c.Packets)
 	}
 	per := map[[2]int]int{}
 	for i, f := range c.Flows {
@@ -138,43 +141,93 @@ type System struct {
 	Work [][]WorkItem
 	// Expect gives, per host and stream, how many packets it must receive.
 	Expect [][]uint16
+	// Topo is the multicast topology; nil for unicast-only protocols.
+	Topo *Topology
 }
 
 // Streams is the number of FIFO streams a host tracks: one per unicast
-// origin. Multicast trees will add one per tree.
-func (s *System) Streams() int { return s.P }
+// origin and one per multicast tree.
+func (s *System) Streams() int {
+	if s.Topo == nil {
+		return s.P
+	}
+	return s.P + len(s.Topo.Trees)
+}
 
 // Stream gives the FIFO stream a data packet belongs to.
-func (s *System) Stream(p Packet) int { return int(p.Origin) }
+func (s *System) Stream(p Packet) int {
+	if p.Tag == TagMulticast {
+		return s.P + int(p.Tree)
+	}
+	return int(p.Origin)
+}
 
-// NewSystem composes a protocol with a validated, normalized configuration.
-// The default workload has every node send Packets packets to every other
-// node, round-robin over destinations; Flows replace it when given, each
-// host launching its flows in the order listed.
-func NewSystem(cfg Config, proto Protocol) (*System, error) {
+// NewSystem composes a protocol and a topology (nil for unicast only) with
+// a validated, normalized configuration.
+//
+// Without a topology the default workload has every node send Packets
+// packets to every other node, round-robin over destinations. With one, the
+// default has every member of every group multicast Packets packets on its
+// own tree, round-robin over groups. Flows (unicast) and Casts (multicast)
+// replace the default when either is given; each host launches its flows in
+// the order listed, then its casts.
+func NewSystem(cfg Config, proto Protocol, topo *Topology) (*System, error) {
 	cfg.Normalize()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &System{Cfg: cfg, P: cfg.Nodes, Proto: proto}
+	s := &System{Cfg: cfg, P: cfg.Nodes, Proto: proto, Topo: topo}
 	s.Work = make([][]WorkItem, s.P)
 	seq := make([]uint16, s.P*s.P)
 	add := func(src, dst int) {
 		seq[src*s.P+dst]++
 		s.Work[src] = append(s.Work[src], WorkItem{Tag: TagUnicast, Dest: NodeID(dst), Seq: seq[src*s.P+dst]})
 	}
-	if len(cfg.Flows) == 0 {
+	tseq := map[int]uint16{}
+	cast := func(tree int) error {
+		tseq[tree]++
+		if tseq[tree] > MaxStreamPkts {
+			return fmt.Errorf("more than %d packets multicast on the tree of %d", MaxStreamPkts, topo.Trees[tree].Root)
+		}
+		r := topo.Trees[tree].Root
+		s.Work[r] = append(s.Work[r], WorkItem{Tag: TagMulticast, Tree: uint16(tree), Seq: tseq[tree]})
+		return nil
+	}
+	switch {
+	case len(cfg.Flows) > 0 || len(cfg.Casts) > 0:
+		for _, f := range cfg.Flows {
+			for k := 0; k < f.Count; k++ {
+				add(f.Src, f.Dst)
+			}
+		}
+		for i, c := range cfg.Casts {
+			if topo == nil {
+				return nil, fmt.Errorf("cast %d: protocol %s has no multicast", i+1, cfg.Protocol)
+			}
+			t, err := topo.castTree(c)
+			if err != nil {
+				return nil, fmt.Errorf("cast %d (%d:%d): %v", i+1, c.Root, c.Count, err)
+			}
+			for k := 0; k < c.Count; k++ {
+				if err := cast(t); err != nil {
+					return nil, err
+				}
+			}
+		}
+	case topo != nil:
+		for k := 0; k < cfg.Packets; k++ {
+			for t := range topo.Trees {
+				if err := cast(t); err != nil {
+					return nil, err
+				}
+			}
+		}
+	default:
 		for k := 0; k < cfg.Packets; k++ {
 			for src := 0; src < s.P; src++ {
 				for d := 1; d < s.P; d++ {
 					add(src, (src+d)%s.P)
 				}
-			}
-		}
-	} else {
-		for _, f := range cfg.Flows {
-			for k := 0; k < f.Count; k++ {
-				add(f.Src, f.Dst)
 			}
 		}
 	}
@@ -190,7 +243,15 @@ func NewSystem(cfg Config, proto Protocol) (*System, error) {
 	for src := range s.Work {
 		for _, it := range s.Work[src] {
 			st := s.Stream(Packet{Tag: it.Tag, Origin: NodeID(src), Tree: it.Tree})
-			s.Expect[it.Dest][st]++
+			if it.Tag != TagMulticast {
+				s.Expect[it.Dest][st]++
+				continue
+			}
+			for _, m := range topo.Groups[topo.Trees[it.Tree].Group].Members {
+				if int(m) != src {
+					s.Expect[m][st]++
+				}
+			}
 		}
 	}
 	return s, nil

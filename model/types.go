@@ -50,7 +50,8 @@ type Packet struct {
 }
 
 // String renders a packet briefly: u0#2 is origin 0's second unicast packet,
-// m1#1 origin 1's first multicast packet, "cr" a CREDIT packet; "+N" shows
+// m1#1 root 1's first multicast packet on tree 1 (m1t5#1 on tree 5, when the
+// tree id is not the root's id), "cr" a CREDIT packet; "+N" shows
 // piggybacked credits.
 func (p Packet) String() string {
 	var s string
@@ -58,7 +59,11 @@ func (p Packet) String() string {
 	case TagUnicast:
 		s = fmt.Sprintf("u%d#%d", p.Origin, p.Seq)
 	case TagMulticast:
-		s = fmt.Sprintf("m%d#%d", p.Origin, p.Seq)
+		if int(p.Tree) == int(p.Origin) {
+			s = fmt.Sprintf("m%d#%d", p.Origin, p.Seq)
+		} else {
+			s = fmt.Sprintf("m%dt%d#%d", p.Origin, p.Tree, p.Seq)
+		}
 	case TagCredit:
 		s = "cr"
 	default:

@@ -215,3 +215,147 @@ func Select(all []Property, names []string) ([]Property, error) {
 	}
 	return out, nil
 }
+
+// BufferHeld: every packet queued for forwarding still occupies its NI
+// receive buffer, and each buffer's pending-forward count equals the
+// forwards of it still queued.
+var BufferHeld = Property{
+	Name: "buffer-held",
+	Doc:  "a packet queued for forwarding still occupies its receive buffer, with a matching pending-forward count",
+	State: func(w *model.World) error {
+		for n := range w.NIs {
+			ni := &w.NIs[n]
+			for p := range ni.PCB {
+				for _, d := range ni.PCB[p].Blocked {
+					if !d.Fwd {
+						continue
+					}
+					held := false
+					for i := range ni.Recv {
+						held = held || ni.Recv[i].Pkt.SameData(d.Pkt)
+					}
+					if !held {
+						return fmt.Errorf("ni %d has %s queued for %d, but its receive buffer was released", n, d.Pkt, d.Dest)
+					}
+				}
+			}
+			for i := range ni.Recv {
+				rb := &ni.Recv[i]
+				queued := 0
+				for p := range ni.PCB {
+					for _, d := range ni.PCB[p].Blocked {
+						if d.Fwd && d.Pkt.SameData(rb.Pkt) {
+							queued++
+						}
+					}
+				}
+				if queued != int(rb.Pending) {
+					return fmt.Errorf("ni %d buffer %s counts %d pending forwards, %d are queued", n, rb.Pkt, rb.Pending, queued)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// WaitEdge is one link of an App. A.1 wait-for cycle: NI From holds Held
+// (received from its predecessor in the cycle) and is blocked sending to To,
+// whose receive pool for From is full (Pool lists its contents).
+type WaitEdge struct {
+	From, To model.NodeID
+	Held     *model.Packet
+	Blocked  model.Packet // head of From's blocked-sends queue for To
+	Pool     []model.Packet
+}
+
+// WaitForCycle finds a cycle of App. A.1 in w: NIs n0 -> n1 -> ... -> n0
+// where each has a nonempty blocked-sends queue for its successor and the
+// successor's receive pool for it is full. It returns nil if there is none.
+func WaitForCycle(w *model.World) []WaitEdge {
+	P, C := w.Sys.P, w.Sys.Cfg.Credits
+	waits := func(s, r int) bool {
+		return s != r && len(w.NIs[s].PCB[r].Blocked) > 0 && PoolCount(&w.NIs[r], model.NodeID(s)) >= C
+	}
+	// Depth-first search for a cycle in the wait-for graph, in node order.
+	state := make([]int, P) // 0 unvisited, 1 on stack, 2 done
+	var stack []int
+	var cycle []int
+	var dfs func(s int) bool
+	dfs = func(s int) bool {
+		state[s] = 1
+		stack = append(stack, s)
+		for r := 0; r < P; r++ {
+			if !waits(s, r) {
+				continue
+			}
+			if state[r] == 1 {
+				for i, x := range stack {
+					if x == r {
+						cycle = append([]int(nil), stack[i:]...)
+					}
+				}
+				return true
+			}
+			if state[r] == 0 && dfs(r) {
+				return true
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[s] = 2
+		return false
+	}
+	for s := 0; s < P && cycle == nil; s++ {
+		if state[s] == 0 {
+			dfs(s)
+		}
+	}
+	if cycle == nil {
+		return nil
+	}
+	var edges []WaitEdge
+	k := len(cycle)
+	for i, s := range cycle {
+		r, pred := cycle[(i+1)%k], cycle[(i+k-1)%k]
+		e := WaitEdge{From: model.NodeID(s), To: model.NodeID(r), Blocked: w.NIs[s].PCB[r].Blocked[0].Pkt}
+		// The packet s holds from its predecessor that waits to go to r.
+		for _, rb := range w.NIs[s].Recv {
+			if rb.From != model.NodeID(pred) {
+				continue
+			}
+			for _, d := range w.NIs[s].PCB[r].Blocked {
+				if d.Fwd && d.Pkt.SameData(rb.Pkt) {
+					p := rb.Pkt
+					e.Held = &p
+				}
+			}
+		}
+		for _, rb := range w.NIs[r].Recv {
+			if rb.From == model.NodeID(s) {
+				e.Pool = append(e.Pool, rb.Pkt)
+			}
+		}
+		edges = append(edges, e)
+	}
+	return edges
+}
+
+// FormatCycle renders a wait-for cycle, one line per NI.
+func FormatCycle(w *model.World, cyc []WaitEdge) []string {
+	var out []string
+	for _, e := range cyc {
+		held := "no packet from its predecessor"
+		if e.Held != nil {
+			held = "holds " + e.Held.String()
+			if e.Held.Tag == model.TagMulticast {
+				held = fmt.Sprintf("holds %s (root %d, number %d)", e.Held, e.Held.Origin, e.Held.Seq)
+			}
+		}
+		pool := make([]string, len(e.Pool))
+		for i, p := range e.Pool {
+			pool[i] = p.String()
+		}
+		out = append(out, fmt.Sprintf("ni %d %s, blocked sending %s to ni %d, whose pool for ni %d is full (%d of %d: %s)",
+			e.From, held, e.Blocked, e.To, e.From, len(e.Pool), w.Sys.Cfg.Credits, strings.Join(pool, " ")))
+	}
+	return out
+}

@@ -10,6 +10,8 @@ import (
 
 	"lfccheck/model"
 	"lfccheck/properties"
+	"lfccheck/model/topology"
+	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
 )
 
@@ -19,7 +21,9 @@ type Info struct {
 	Doc        string
 	Variants   []model.VariantInfo
 	Properties []properties.Property
-	New        func(cfg model.Config) (model.Protocol, error)
+	// Multicast protocols get a topology (groups and trees).
+	Multicast bool
+	New       func(cfg model.Config, topo *model.Topology) (model.Protocol, error)
 }
 
 // All lists the protocols in a fixed order.
@@ -30,7 +34,15 @@ func All() []Info {
 			Doc:        "credit-based reliable FIFO unicast between NIs (thesis §4.1)",
 			Variants:   ucast.Variants(),
 			Properties: ucast.Properties(),
-			New:        func(cfg model.Config) (model.Protocol, error) { return ucast.New(cfg) },
+			New:        func(cfg model.Config, _ *model.Topology) (model.Protocol, error) { return ucast.New(cfg) },
+		},
+		{
+			Name:       "mcast",
+			Doc:        "NI-level spanning-tree multicast on UCAST's credits (thesis §4.2)",
+			Variants:   mcast.Variants(),
+			Properties: mcast.Properties(),
+			Multicast:  true,
+			New:        func(cfg model.Config, topo *model.Topology) (model.Protocol, error) { return mcast.New(cfg, topo) },
 		},
 	}
 }
@@ -78,11 +90,19 @@ func Build(cfg model.Config) (*properties.Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	proto, err := info.New(cfg)
+	var topo *model.Topology
+	if info.Multicast {
+		if topo, err = topology.Resolve(cfg); err != nil {
+			return nil, err
+		}
+	} else if cfg.Tree != "" || cfg.Topology != nil || len(cfg.Casts) > 0 {
+		return nil, fmt.Errorf("protocol %s has no multicast: trees, topologies and casts need --protocol mcast", cfg.Protocol)
+	}
+	proto, err := info.New(cfg, topo)
 	if err != nil {
 		return nil, err
 	}
-	sys, err := model.NewSystem(cfg, proto)
+	sys, err := model.NewSystem(cfg, proto, topo)
 	if err != nil {
 		return nil, err
 	}

@@ -156,6 +156,16 @@ func WriteText(w io.Writer, o Outcome) {
 			where = fmt.Sprintf("in the final state after step %d (no action enabled)", o.ViolationStep)
 		}
 		fmt.Fprintf(w, "violated: %s %s: %s\n", o.Violation.Property, where, o.Violation.Message)
+		if o.Violation.Property == properties.Deadlock.Name && o.Final != nil {
+			if cyc := properties.WaitForCycle(o.Final); cyc != nil {
+				fmt.Fprintln(w, "wait-for cycle (App. A.1):")
+				for _, l := range properties.FormatCycle(o.Final, cyc) {
+					fmt.Fprintf(w, "  %s\n", l)
+				}
+			} else {
+				fmt.Fprintln(w, "no wait-for cycle of full receive pools: the deadlock is not App. A.1's buffer cycle")
+			}
+		}
 	}
 	if o.Final != nil {
 		fmt.Fprintln(w, "final state:")

@@ -15,6 +15,7 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
+	"lfccheck/model/topology"
 	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/traces"
@@ -36,7 +37,9 @@ usage:
   lfccheck list [--json]      list protocols, their variants and properties
   lfccheck replay [--json] FILE
                               re-execute a saved trace step by step
-  lfccheck help               show this text; 'lfccheck check --help' lists check's flags
+  lfccheck trees [flags]      print multicast trees and their static analysis (App. A.1)
+  lfccheck help               show this text; 'lfccheck check --help' lists check's flags;
+                              'lfccheck help topology' describes topology files
 
 exit codes: 0 pass (or as expected), 1 property violated (or not as expected),
             2 usage or input error, 3 search incomplete (a limit was hit)
@@ -63,7 +66,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = runList(args, stdout)
 	case "replay":
 		code, err = runReplay(args, stdout)
+	case "trees":
+		code, err = runTrees(args, stdout, stderr)
 	case "help", "-h", "--help":
+		if len(args) > 0 && args[0] == "topology" {
+			fmt.Fprint(stdout, topology.FileFormat)
+			return exitPass
+		}
 		fmt.Fprint(stdout, usage)
 		return exitPass
 	default:
@@ -109,6 +118,8 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 type checkFlags struct {
 	cfg         model.Config
 	flows       []string
+	casts       []string
+	topoFile    string
 	jsonOut     bool
 	traceOut    string
 	maxStates   int64
@@ -129,7 +140,10 @@ func (c *checkFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&c.cfg.Refresh, "refresh", 0, "CREDIT_REFRESH threshold (default max(1, C/2))")
 	fs.IntVar(&c.cfg.HostBuffers, "host-buffers", 1, "host receive buffers per host")
 	fs.IntVar(&c.cfg.SendBuffers, "send-buffers", 2, "NI send pool size per NI")
-	fs.StringArrayVar(&c.flows, "flow", nil, "explicit workload entry SRC:DST:COUNT, repeatable (replaces --packets)")
+	fs.StringArrayVar(&c.flows, "flow", nil, "explicit unicast workload entry SRC:DST:COUNT, repeatable (replaces --packets)")
+	fs.StringVar(&c.cfg.Tree, "tree", "", "mcast: tree family for the broadcast group: binary, binomial, chain, star, kary:K (default binary)")
+	fs.StringVar(&c.topoFile, "topology", "", "mcast: topology file with groups and trees (see 'lfccheck help topology')")
+	fs.StringArrayVar(&c.casts, "cast", nil, "mcast: explicit multicast workload entry [GROUP/]ROOT:COUNT, repeatable (replaces --packets)")
 	fs.StringArrayVar(&c.cfg.Properties, "property", nil, "check only this property, repeatable (default: all)")
 	fs.BoolVar(&c.jsonOut, "json", false, "print one JSON object instead of text")
 	fs.StringVar(&c.traceOut, "trace-out", "", "write the counterexample as a JSON trace to this file")
@@ -140,6 +154,66 @@ func (c *checkFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.fingerprint, "fingerprint", false, "store 64-bit fingerprints instead of full states (less memory, tiny collision risk)")
 	fs.BoolVar(&c.noReduce, "no-reduce", false, "disable the partial-order reduction on host processing steps")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress lines on stderr")
+}
+
+// finish turns the string-valued flags into configuration.
+func (c *checkFlags) finish(fs *pflag.FlagSet) error {
+	for _, s := range c.flows {
+		fl, err := parseFlow(s)
+		if err != nil {
+			return err
+		}
+		c.cfg.Flows = append(c.cfg.Flows, fl)
+	}
+	for _, s := range c.casts {
+		ca, err := parseCast(s)
+		if err != nil {
+			return err
+		}
+		c.cfg.Casts = append(c.cfg.Casts, ca)
+	}
+	if c.topoFile != "" {
+		spec, nodes, err := loadTopology(c.topoFile)
+		if err != nil {
+			return err
+		}
+		if fs.Changed("nodes") && c.cfg.Nodes != nodes {
+			return usagef("--nodes %d disagrees with %s, which has nodes %d", c.cfg.Nodes, c.topoFile, nodes)
+		}
+		if c.cfg.Tree != "" {
+			return usagef("give --tree or --topology, not both")
+		}
+		c.cfg.Nodes, c.cfg.Topology = nodes, spec
+	}
+	return nil
+}
+
+func loadTopology(path string) (*model.TopologySpec, int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, usagef("--topology: %v", err)
+	}
+	spec, nodes, err := topology.ParseFile(path, data)
+	if err != nil {
+		return nil, 0, usageError{err}
+	}
+	return spec, nodes, nil
+}
+
+func parseCast(s string) (model.Cast, error) {
+	var c model.Cast
+	rest := s
+	if g, r, ok := strings.Cut(s, "/"); ok {
+		c.Group, rest = g, r
+	}
+	root, count, ok := strings.Cut(rest, ":")
+	r, err1 := strconv.Atoi(root)
+	n, err2 := strconv.Atoi(count)
+	if !ok || err1 != nil || err2 != nil || c.Group == "" && strings.Contains(s, "/") {
+		return c, usagef("--cast %q: want [GROUP/]ROOT:COUNT", s)
+	}
+	c.Root, c.Count = r, n
+	return c, nil
 }
 
 func parseFlow(s string) (model.Flow, error) {
@@ -200,6 +274,7 @@ type checkResult struct {
 	Reduction     bool         `json:"reduction"`
 	Properties    []string     `json:"properties"`
 	Trace         []string     `json:"trace,omitempty"`
+	WaitForCycle  []string     `json:"wait_for_cycle,omitempty"`
 	TraceFile     string       `json:"trace_file,omitempty"`
 }
 
@@ -213,12 +288,8 @@ func runCheck(args []string, stdout, stderr io.Writer) (int, error) {
 	if fs.NArg() > 0 {
 		return 0, usagef("check: unexpected argument %q", fs.Arg(0))
 	}
-	for _, s := range f.flows {
-		fl, err := parseFlow(s)
-		if err != nil {
-			return 0, err
-		}
-		f.cfg.Flows = append(f.cfg.Flows, fl)
+	if err := f.finish(fs); err != nil {
+		return 0, err
 	}
 	opt := explore.Options{MaxStates: f.maxStates, MaxDepth: f.maxDepth, Timeout: f.timeout, Fingerprint: f.fingerprint}
 	if f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 {
@@ -310,19 +381,39 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 	c.outcome, c.file = &o, &file
 	c.json.Property, c.json.Message = o.Violation.Property, o.Violation.Message
 	c.json.Trace = file.Actions
+	if o.Violation.Property == properties.Deadlock.Name {
+		c.json.WaitForCycle = properties.FormatCycle(o.Final, properties.WaitForCycle(o.Final))
+	}
 	return c, nil
 }
 
 func describeConfig(cfg model.Config) string {
 	s := fmt.Sprintf("%s (%s) nodes=%d credits=%d", cfg.Protocol, cfg.Variant, cfg.Nodes, cfg.Credits)
-	if len(cfg.Flows) == 0 {
+	if len(cfg.Flows) == 0 && len(cfg.Casts) == 0 {
 		s += fmt.Sprintf(" packets=%d", cfg.Packets)
-	} else {
+	} else if len(cfg.Flows) > 0 {
 		var fl []string
 		for _, f := range cfg.Flows {
 			fl = append(fl, fmt.Sprintf("%d:%d:%d", f.Src, f.Dst, f.Count))
 		}
 		s += " flows=" + strings.Join(fl, ",")
+	}
+	switch {
+	case cfg.Topology != nil:
+		s += fmt.Sprintf(" topology=%d groups", len(cfg.Topology.Groups))
+	case cfg.Tree != "":
+		s += " tree=" + cfg.Tree
+	}
+	if len(cfg.Casts) > 0 {
+		var cs []string
+		for _, c := range cfg.Casts {
+			g := ""
+			if c.Group != "" {
+				g = c.Group + "/"
+			}
+			cs = append(cs, fmt.Sprintf("%s%d:%d", g, c.Root, c.Count))
+		}
+		s += " casts=" + strings.Join(cs, ",")
 	}
 	return s + fmt.Sprintf(" refresh=%d host-buffers=%d send-buffers=%d", cfg.Refresh, cfg.HostBuffers, cfg.SendBuffers)
 }
@@ -519,4 +610,41 @@ func runReplay(args []string, stdout io.Writer) (int, error) {
 		return exitPass, nil
 	}
 	return exitFail, nil
+}
+
+func runTrees(args []string, stdout, stderr io.Writer) (int, error) {
+	var f checkFlags
+	fs := newFlags("trees", stderr)
+	fs.IntVar(&f.cfg.Nodes, "nodes", 16, "number of NIs, P")
+	fs.StringVar(&f.cfg.Tree, "tree", "", "tree family for the broadcast group: binary, binomial, chain, star, kary:K (default binary)")
+	fs.StringVar(&f.topoFile, "topology", "", "topology file with groups and trees (see 'lfccheck help topology')")
+	dot := fs.Bool("dot", false, "print the trees as a Graphviz digraph")
+	jsonOut := fs.Bool("json", false, "print the analysis as JSON")
+	edges := fs.Bool("edges", false, "list every tree's edges in the text output")
+	if err := parseFlags(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, usagef("trees: unexpected argument %q", fs.Arg(0))
+	}
+	if err := f.finish(fs); err != nil {
+		return 0, err
+	}
+	if f.cfg.Nodes < 2 || f.cfg.Nodes > model.MaxNodes {
+		return 0, usagef("nodes must be in 2..%d, got %d", model.MaxNodes, f.cfg.Nodes)
+	}
+	topo, err := topology.Resolve(f.cfg)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	switch {
+	case *dot:
+		topology.WriteDOT(stdout, topo)
+	case *jsonOut:
+		b, _ := json.MarshalIndent(topology.Analyze(topo, f.cfg.Nodes), "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+	default:
+		topology.WriteText(stdout, topology.Analyze(topo, f.cfg.Nodes), *edges)
+	}
+	return exitPass, nil
 }

@@ -86,6 +86,9 @@ type UCAST struct {
 	C       int // initial send credits per peer
 	Refresh int // CREDIT_REFRESH
 	Variant string
+	// ReturnTo, when set, names the NI a released buffer's credit goes to
+	// (MCAST: the tree parent, Fig. 4.7); by default the buffer's sender.
+	ReturnTo func(ni *model.NI, rb *model.RecvBuf) model.NodeID
 }
 
 // New builds UCAST for a configuration.
@@ -208,12 +211,15 @@ func (u *UCAST) Copied(ni *model.NI, buf int, out *model.Outbox) {
 // Release is event_packet_released (Fig. 4.3, 4.7): free the buffer and
 // return a credit to its immediate sender.
 func (u *UCAST) Release(ni *model.NI, buf int, out *model.Outbox) {
-	from := ni.Recv[buf].From
+	to := ni.Recv[buf].From
+	if u.ReturnTo != nil {
+		to = u.ReturnTo(ni, &ni.Recv[buf])
+	}
 	ni.Recv = append(ni.Recv[:buf], ni.Recv[buf+1:]...)
 	if u.Variant == NoCreditReturn {
 		return
 	}
-	u.ReturnCreditTo(ni, from, out)
+	u.ReturnCreditTo(ni, to, out)
 }
 
 // ReturnCreditTo is return_credit_to (Fig. 4.3).
