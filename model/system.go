@@ -40,15 +40,15 @@ type Flow struct {
 // Config holds every parameter of a run. Its JSON form is part of the trace
 // and result formats.
 type Config struct {
-	Protocol    string   `json:"protocol"`
-	Variant     string   `json:"variant"`
-	Nodes       int      `json:"nodes"`
-	Credits     int      `json:"credits"`
-	Packets     int      `json:"packets"`
-	Refresh     int      `json:"refresh"`
-	HostBuffers int      `json:"host_buffers"`
-	SendBuffers int      `json:"send_buffers"`
-	Flows       []Flow   `json:"flows,omitempty"`
+	Protocol    string `json:"protocol"`
+	Variant     string `json:"variant"`
+	Nodes       int    `json:"nodes"`
+	Credits     int    `json:"credits"`
+	Packets     int    `json:"packets"`
+	Refresh     int    `json:"refresh"`
+	HostBuffers int    `json:"host_buffers"`
+	SendBuffers int    `json:"send_buffers"`
+	Flows       []Flow `json:"flows,omitempty"`
 	// Multicast configuration (MCAST and later protocols): a built-in tree
 	// family for the broadcast group, or an explicit topology, and the
 	// multicast workload.

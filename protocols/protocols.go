@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"lfccheck/model"
-	"lfccheck/properties"
 	"lfccheck/model/topology"
+	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
 )
