@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -150,7 +151,7 @@ func (c *checkFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.maxStates, "max-states", 0, "stop (incomplete) after this many states (0: no limit)")
 	fs.IntVar(&c.maxDepth, "max-depth", 0, "do not explore beyond this depth; incomplete if reached (0: no limit)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "stop (incomplete) after this long, e.g. 30s, 5m (0: no limit)")
-	fs.StringVar(&c.maxMemory, "max-memory", "", "stop (incomplete) when the heap exceeds this, e.g. 8GiB")
+	fs.StringVar(&c.maxMemory, "max-memory", "", "stop (incomplete) when the heap exceeds this, e.g. 8GiB (default 60% of physical memory)")
 	fs.BoolVar(&c.fingerprint, "fingerprint", false, "store 64-bit fingerprints instead of full states (less memory, tiny collision risk)")
 	fs.BoolVar(&c.noReduce, "no-reduce", false, "disable the partial-order reduction on host processing steps")
 	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress lines on stderr")
@@ -214,6 +215,26 @@ func parseCast(s string) (model.Cast, error) {
 	}
 	c.Root, c.Count = r, n
 	return c, nil
+}
+
+// defaultMemoryLimit is 60% of physical memory (0, no limit, if unknown),
+// so a search too big for the machine ends as incomplete instead of being
+// killed.
+func defaultMemoryLimit() uint64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseUint(f[1], 10, 64)
+			if err == nil {
+				return kb * 1024 / 10 * 6
+			}
+		}
+	}
+	return 0
 }
 
 func parseFlow(s string) (model.Flow, error) {
@@ -295,12 +316,18 @@ func runCheck(args []string, stdout, stderr io.Writer) (int, error) {
 	if f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 {
 		return 0, usagef("check: --max-states, --max-depth and --timeout must not be negative")
 	}
+	opt.MaxMemory = defaultMemoryLimit()
 	if f.maxMemory != "" {
 		m, err := parseBytes(f.maxMemory)
 		if err != nil {
 			return 0, err
 		}
 		opt.MaxMemory = m
+	}
+	if opt.MaxMemory > 0 {
+		// Make the collector work harder near the limit rather than let
+		// the process grow past it.
+		debug.SetMemoryLimit(int64(opt.MaxMemory + opt.MaxMemory/4))
 	}
 	if !f.quiet {
 		opt.Progress = stderr

@@ -83,7 +83,7 @@ func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
 			return 0, fmt.Errorf("suite check %q: %v", sc.name, err)
 		}
 		ck.Reduce = true
-		opt := explore.Options{Timeout: *timeout}
+		opt := explore.Options{Timeout: *timeout, MaxMemory: defaultMemoryLimit()}
 		if !*quiet {
 			opt.Progress = stderr
 		}

@@ -126,7 +126,7 @@ func ParseFile(name string, data []byte) (*model.TopologySpec, int, error) {
 				return nil, 0, errf(ln, "group %q root %s already has a tree on line %d", gname, f[2], prev)
 			}
 			treeLine[key] = ln
-			if !strings.Contains(f[3], "->") {
+			if c := f[3][0]; !strings.Contains(f[3], "->") && !(c >= '0' && c <= '9') {
 				if len(f) != 4 {
 					return nil, 0, errf(ln, "a family tree takes no more words after %q", f[3])
 				}
