@@ -182,3 +182,65 @@ func TestProgressLineOnLongRuns(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
 }
+
+func TestMulticastCheckAndTrees(t *testing.T) {
+	code, out, _ := runCLI("check", "--protocol", "mcast", "--nodes", "4", "--credits", "1", "--tree", "chain", "--packets", "1", "-q", "--json")
+	var m map[string]any
+	if code != 1 || json.Unmarshal([]byte(out), &m) != nil || m["property"] != "deadlock" || len(m["wait_for_cycle"].([]any)) != 4 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI("check", "--protocol", "mcast", "--topology", "../../examples/overlap-small.topo",
+		"--cast", "g1/0:1", "--cast", "g2/2:1", "--cast", "g3/4:1", "-q")
+	if code != 1 || !strings.Contains(out, "wait-for cycle (App. A.1):") || !strings.Contains(out, "ni 2 holds m0#1 (root 0, number 1)") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI("trees", "--nodes", "64", "--tree", "binary")
+	if code != 0 || !strings.Contains(out, "L_used/L_av = 0.508") || !strings.Contains(out, "conclusion: deadlock-free") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI("trees", "--nodes", "5", "--tree", "chain", "--dot")
+	if code != 0 || !strings.HasPrefix(out, "digraph") || !strings.Contains(out, "t0_n0 -> t0_n1") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = runCLI("trees", "--nodes", "8", "--tree", "binomial", "--json")
+	if code != 0 || !strings.Contains(out, `"global_inverse_condition": true`) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestExampleTopologyMatchesSuite(t *testing.T) {
+	spec, _, err := loadTopology("../../examples/overlap-small.topo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := json.Marshal(spec)
+	b2, _ := json.Marshal(OverlapSmall())
+	if string(b1) != string(b2) {
+		t.Fatalf("examples/overlap-small.topo and the suite's copy differ:\n%s\n%s", b1, b2)
+	}
+}
+
+func TestBadTopologyInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.topo")
+	os.WriteFile(bad, []byte("nodes 4\ngroup all 0 1 2 3\ntree all 0 0->1 1->2 2->1\ntree all * binary\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--protocol", "mcast", "--topology", bad}, bad + ":3: group \"all\", tree of root 0: node 1 has two parents"},
+		{[]string{"trees", "--topology", bad}, bad + ":3:"},
+		{[]string{"check", "--protocol", "mcast", "--topology", filepath.Join(dir, "none.topo")}, "no such file"},
+		{[]string{"check", "--protocol", "mcast", "--tree", "bushy"}, `unknown tree family "bushy"`},
+		{[]string{"check", "--protocol", "mcast", "--cast", "x"}, "want [GROUP/]ROOT:COUNT"},
+		{[]string{"check", "--protocol", "mcast", "--cast", "9:1"}, "not a member of any group"},
+		{[]string{"check", "--protocol", "mcast", "--nodes", "5", "--topology", "../../examples/overlap-small.topo"}, "disagrees"},
+		{[]string{"check", "--protocol", "ucast", "--tree", "binary"}, "has no multicast"},
+		{[]string{"trees", "--nodes", "99"}, "nodes must be in 2..64"},
+	} {
+		code, out, errs := runCLI(c.args...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and one line containing %q", c.args, code, out, errs, c.want)
+		}
+	}
+}

@@ -37,6 +37,24 @@ func suite() []suiteCheck {
 	s = append(s, suiteCheck{name: "ucast refresh>C " + shortConfig(model.Config{Nodes: 2, Credits: 1, Packets: 2}),
 		cfg:    model.Config{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 2, Refresh: 2},
 		expect: "fail deadlock", claim: "credits owed below CREDIT_REFRESH > C are never returned"})
+	mc := func(name, claim, expect string, cfg model.Config) {
+		cfg.Protocol = "mcast"
+		s = append(s, suiteCheck{name: "mcast " + name, cfg: cfg, expect: expect, claim: claim})
+	}
+	mc("chain P=4 C=1 K=1", "chains deadlock (Fig. 4.8)", "fail deadlock",
+		model.Config{Nodes: 4, Credits: 1, Packets: 1, Tree: "chain"})
+	for _, tree := range []string{"binary", "binomial"} {
+		for _, c := range [][3]int{{3, 1, 1}, {3, 2, 1}, {3, 1, 2}} {
+			mc(fmt.Sprintf("%s P=%d C=%d K=%d", tree, c[0], c[1], c[2]), tree+" trees are deadlock-free (App. A.1)", "pass",
+				model.Config{Nodes: c[0], Credits: c[1], Packets: c[2], Tree: tree})
+		}
+	}
+	mc("3 overlapping groups P=6", "overlapping groups can deadlock (App. A.2)", "fail deadlock",
+		model.Config{Nodes: 6, Credits: 1, Topology: OverlapSmall(), Casts: overlapCasts})
+	two := OverlapSmall()
+	two.Groups, two.Trees = two.Groups[:2], two.Trees[:2]
+	mc("2 of those groups P=6", "the cycle needs all three groups", "pass",
+		model.Config{Nodes: 6, Credits: 1, Topology: two, Casts: overlapCasts[:2]})
 	for _, p := range protocols.All() {
 		for _, v := range p.Variants {
 			if v.Catches == "" {
@@ -53,6 +71,13 @@ func suite() []suiteCheck {
 }
 
 func shortConfig(c model.Config) string {
+	if len(c.Casts) > 0 {
+		var cs []string
+		for _, x := range c.Casts {
+			cs = append(cs, fmt.Sprintf("%d:%d", x.Root, x.Count))
+		}
+		return fmt.Sprintf("%s P=%d C=%d casts=%s", c.Tree, c.Nodes, c.Credits, strings.Join(cs, ","))
+	}
 	if len(c.Flows) > 0 {
 		var fl []string
 		for _, f := range c.Flows {
@@ -67,6 +92,7 @@ func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("suite", stderr)
 	quiet := fs.BoolP("quiet", "q", false, "no progress lines on stderr")
 	timeout := fs.Duration("timeout", 10*time.Minute, "time limit per check")
+	verbose := fs.BoolP("verbose", "v", false, "print the claim behind each check")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
@@ -74,7 +100,7 @@ func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, usagef("suite: unexpected argument %q", fs.Arg(0))
 	}
 	fmt.Fprintf(stdout, "lfccheck built-in suite: each check explores the complete state space\n\n")
-	fmt.Fprintf(stdout, "%-44s %-26s %-26s %10s %8s\n", "CHECK", "EXPECTED", "VERDICT", "STATES", "TIME")
+	fmt.Fprintf(stdout, "%-40s %-26s %-26s %10s %8s\n", "CHECK", "EXPECTED", "VERDICT", "STATES", "TIME")
 	bad, incomplete := 0, 0
 	checks := suite()
 	for _, sc := range checks {
@@ -104,7 +130,10 @@ func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
 			mark = "UNEXPECTED"
 			bad++
 		}
-		fmt.Fprintf(stdout, "%-44s %-26s %-26s %10d %7.2fs  %s\n", sc.name, sc.expect, got, res.json.States, res.json.ElapsedS, mark)
+		fmt.Fprintf(stdout, "%-40s %-26s %-26s %10d %7.2fs  %s\n", sc.name, sc.expect, got, res.json.States, res.json.ElapsedS, mark)
+		if verbose != nil && *verbose {
+			fmt.Fprintf(stdout, "    claim: %s\n", sc.claim)
+		}
 	}
 	fmt.Fprintf(stdout, "\n%d checks: %d as expected, %d unexpected, %d incomplete\n", len(checks), len(checks)-bad-incomplete, bad, incomplete)
 	switch {
@@ -115,3 +144,23 @@ func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	return exitPass, nil
 }
+
+// OverlapSmall is the topology of examples/overlap-small.topo: three
+// overlapping 4-member groups on 6 nodes with binary trees, a small
+// analogue of App. A.2.
+func OverlapSmall() *model.TopologySpec {
+	return &model.TopologySpec{
+		Groups: []model.GroupSpec{
+			{Name: "g1", Members: []int{0, 2, 3, 4}},
+			{Name: "g2", Members: []int{0, 2, 4, 5}},
+			{Name: "g3", Members: []int{0, 1, 2, 4}},
+		},
+		Trees: []model.TreeSpec{
+			{Group: "g1", Root: -1, Family: "binary"},
+			{Group: "g2", Root: -1, Family: "binary"},
+			{Group: "g3", Root: -1, Family: "binary"},
+		},
+	}
+}
+
+var overlapCasts = []model.Cast{{Group: "g1", Root: 0, Count: 1}, {Group: "g2", Root: 2, Count: 1}, {Group: "g3", Root: 4, Count: 1}}

@@ -14,15 +14,19 @@ import (
 	"lfccheck/traces"
 )
 
-// TestLiveUCAST runs UCAST with one goroutine per NI and host, checks FIFO
+// TestLive runs UCAST and MCAST with one goroutine per NI and host, checks FIFO
 // exactly-once delivery, and replays the recorded run through the model step
 // by step: every step must be enabled, no property may be violated, and the
 // model must end with exactly the NI states the goroutines ended with.
-func TestLiveUCAST(t *testing.T) {
+func TestLive(t *testing.T) {
 	for _, cfg := range []model.Config{
 		{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 20},
 		{Protocol: "ucast", Nodes: 4, Credits: 2, Packets: 10, HostBuffers: 2, SendBuffers: 3},
 		{Protocol: "ucast", Nodes: 3, Credits: 3, Packets: 10, Refresh: 3},
+		{Protocol: "mcast", Nodes: 5, Credits: 1, Packets: 6, Tree: "binary"},
+		{Protocol: "mcast", Nodes: 4, Credits: 2, Tree: "binomial",
+			Casts: []model.Cast{{Root: 0, Count: 8}, {Root: 3, Count: 5}},
+			Flows: []model.Flow{{Src: 1, Dst: 2, Count: 7}, {Src: 2, Dst: 0, Count: 4}}},
 	} {
 		ck, err := protocols.Build(cfg)
 		if err != nil {
@@ -35,16 +39,17 @@ func TestLiveUCAST(t *testing.T) {
 			t.Fatalf("%+v: %v", cfg, err)
 		}
 		for h, pkts := range res.Delivered {
-			next := make([]uint16, ck.Sys.P)
+			next := make([]uint16, ck.Sys.Streams())
 			for _, p := range pkts {
-				if p.Seq != next[p.Origin]+1 {
-					t.Fatalf("host %d: got %s after #%d from %d", h, p, next[p.Origin], p.Origin)
+				st := ck.Sys.Stream(p)
+				if p.Seq != next[st]+1 {
+					t.Fatalf("host %d: got %s after #%d of its stream", h, p, next[st])
 				}
-				next[p.Origin] = p.Seq
+				next[st] = p.Seq
 			}
-			for o := range next {
-				if want := ck.Sys.Expect[h][o]; next[o] != want {
-					t.Fatalf("host %d: got %d packets from %d, want %d", h, next[o], o, want)
+			for st := range next {
+				if want := ck.Sys.Expect[h][st]; next[st] != want {
+					t.Fatalf("host %d: got %d packets of stream %d, want %d", h, next[st], st, want)
 				}
 			}
 		}
