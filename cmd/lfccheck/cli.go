@@ -115,6 +115,18 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
+// parseNoArgs parses flags for a command that takes no positional
+// arguments.
+func parseNoArgs(fs *pflag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
+
 // checkFlags are the flags of 'check'.
 type checkFlags struct {
 	cfg         model.Config
@@ -303,11 +315,8 @@ func runCheck(args []string, stdout, stderr io.Writer) (int, error) {
 	var f checkFlags
 	fs := newFlags("check", stderr)
 	f.register(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef("check: unexpected argument %q", fs.Arg(0))
 	}
 	if err := f.finish(fs); err != nil {
 		return 0, err
@@ -648,11 +657,8 @@ func runTrees(args []string, stdout, stderr io.Writer) (int, error) {
 	dot := fs.Bool("dot", false, "print the trees as a Graphviz digraph")
 	jsonOut := fs.Bool("json", false, "print the analysis as JSON")
 	edges := fs.Bool("edges", false, "list every tree's edges in the text output")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef("trees: unexpected argument %q", fs.Arg(0))
 	}
 	if err := f.finish(fs); err != nil {
 		return 0, err

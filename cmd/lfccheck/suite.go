@@ -93,11 +93,8 @@ func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
 	quiet := fs.BoolP("quiet", "q", false, "no progress lines on stderr")
 	timeout := fs.Duration("timeout", 10*time.Minute, "time limit per check")
 	verbose := fs.BoolP("verbose", "v", false, "print the claim behind each check")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, usagef("suite: unexpected argument %q", fs.Arg(0))
 	}
 	fmt.Fprintf(stdout, "lfccheck built-in suite: each check explores the complete state space\n\n")
 	fmt.Fprintf(stdout, "%-40s %-26s %-26s %10s %8s\n", "CHECK", "EXPECTED", "VERDICT", "STATES", "TIME")

@@ -6,12 +6,18 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
+	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
 
 func search(t *testing.T, cfg model.Config, reduce, fp bool) explore.Result {
+	r, _ := searchCk(t, cfg, reduce, fp)
+	return r
+}
+
+func searchCk(t *testing.T, cfg model.Config, reduce, fp bool) (explore.Result, *properties.Checker) {
 	t.Helper()
 	ck, err := protocols.Build(cfg)
 	if err != nil {
@@ -22,7 +28,7 @@ func search(t *testing.T, cfg model.Config, reduce, fp bool) explore.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return r, ck
 }
 
 // Pinned unique-state counts: a change here means the model changed.
@@ -73,15 +79,7 @@ func TestVariantsAreCaught(t *testing.T) {
 					cfg := v.Example
 					cfg.Protocol, cfg.Variant = "ucast", v.Name
 					cfg.Properties = []string{v.Catches}
-					ck, err := protocols.Build(cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					ck.Reduce = reduce
-					r, err := explore.BFS(ck, explore.Options{Fingerprint: fp})
-					if err != nil {
-						t.Fatal(err)
-					}
+					r, ck := searchCk(t, cfg, reduce, fp)
 					if r.Verdict != explore.Fail || r.Violation.PropertyName() != v.Catches {
 						t.Fatalf("reduce=%v fp=%v: want fail %s, got %v %v", reduce, fp, v.Catches, r.Verdict, r.Violation)
 					}
