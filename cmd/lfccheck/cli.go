@@ -39,6 +39,7 @@ usage:
   lfccheck replay [--json] FILE
                               re-execute a saved trace step by step
   lfccheck trees [flags]      print multicast trees and their static analysis (App. A.1)
+  lfccheck sweep [flags]      check a grid of sizes; report the largest verified per series
   lfccheck help               show this text; 'lfccheck check --help' lists check's flags;
                               'lfccheck help topology' describes topology files
 
@@ -69,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = runReplay(args, stdout)
 	case "trees":
 		code, err = runTrees(args, stdout, stderr)
+	case "sweep":
+		code, err = runSweep(args, stdout, stderr)
 	case "help", "-h", "--help":
 		if len(args) > 0 && args[0] == "topology" {
 			fmt.Fprint(stdout, topology.FileFormat)

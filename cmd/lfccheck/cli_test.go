@@ -244,3 +244,26 @@ func TestBadTopologyInput(t *testing.T) {
 		}
 	}
 }
+
+func TestSweep(t *testing.T) {
+	code, out, _ := runCLI("sweep", "--nodes", "2-4", "--credits", "1", "--packets", "1", "--tree", "binary,chain", "-q", "--timeout", "20s", "--max-states", "1")
+	if code != 2 || out != "" {
+		t.Fatalf("unknown flag accepted: %d %s", code, out)
+	}
+	code, out, _ = runCLI("sweep", "--nodes", "2-4", "--credits", "1", "--packets", "1", "--tree", "chain", "-q", "--json")
+	var v struct {
+		Results []map[string]any
+		Summary []map[string]any
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &v) != nil || len(v.Results) != 3 || len(v.Summary) != 1 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if v.Summary[0]["largest_nodes_passed"].(float64) != 2 || v.Summary[0]["first_failure"] != "P=3: deadlock" {
+		t.Fatalf("summary %v", v.Summary)
+	}
+	// A series stops at its first incomplete size.
+	code, out, _ = runCLI("sweep", "--nodes", "3-4", "--credits", "1", "--packets", "2", "--tree", "binary", "-q", "--timeout", "1ms")
+	if code != 3 || !strings.Contains(out, "incomplete") || !strings.Contains(out, "skipped") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
