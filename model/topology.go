@@ -47,7 +47,8 @@ type GroupSpec struct {
 
 // TreeSpec is one tree of an explicit topology: a built-in family name or
 // explicit parent->child edges (as [parent, child] pairs, in forwarding
-// order).
+// order). Root -1 with a family stands for every member of the group that
+// has no tree of its own (the "*" of topology files).
 type TreeSpec struct {
 	Group  string   `json:"group"`
 	Root   int      `json:"root"`
