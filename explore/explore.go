@@ -205,6 +205,16 @@ func (s *search) run() (Result, error) {
 	var stopErr error
 	var violated uint32
 	var violCode uint32
+	var id uint32
+	visit := func(code uint32, succ []byte, err error) bool {
+		s.transitions++
+		if err != nil {
+			stopErr, violated, violCode = err, id, code
+			return false
+		}
+		s.add(succ, id, code)
+		return true
+	}
 	for head := 0; head < len(s.refs); head++ {
 		if head == levelEnd {
 			s.depth++
@@ -222,17 +232,8 @@ func (s *search) run() (Result, error) {
 				s.progress(head)
 			}
 		}
-		state := s.ar.get(s.refs[head])
-		id := uint32(head)
-		ferr := s.m.Successors(state, func(code uint32, succ []byte, err error) bool {
-			s.transitions++
-			if err != nil {
-				stopErr, violated, violCode = err, id, code
-				return false
-			}
-			s.add(succ, id, code)
-			return true
-		})
+		id = uint32(head)
+		ferr := s.m.Successors(s.ar.get(s.refs[head]), visit)
 		if stopErr != nil {
 			return s.fail(stopErr, s.trace(violated, []uint32{violCode}))
 		}

@@ -5,53 +5,39 @@ import (
 	"strings"
 )
 
-func pktList(ps []Packet) string {
+// listOf renders xs as "[a b c]" using f for each element.
+func listOf[T any](xs []T, f func(T) string) string {
 	var b strings.Builder
 	b.WriteByte('[')
-	for i, p := range ps {
+	for i, x := range xs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(p.String())
+		b.WriteString(f(x))
 	}
 	b.WriteByte(']')
 	return b.String()
 }
 
-func descList(ds []Desc) string {
-	ps := make([]Packet, len(ds))
-	for i, d := range ds {
-		ps[i] = d.Pkt
-	}
-	return pktList(ps)
+func pktList(ps []Packet) string { return listOf(ps, Packet.String) }
+
+func descList(ds []Desc) string { return listOf(ds, func(d Desc) string { return d.Pkt.String() }) }
+
+func sendList(ss []SendBuf) string {
+	return listOf(ss, func(s SendBuf) string { return s.Pkt.String() })
 }
 
 func recvList(rs []RecvBuf) string {
-	var b strings.Builder
-	b.WriteByte('[')
-	for i, r := range rs {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(r.Pkt.String())
-		fmt.Fprintf(&b, "<%d", r.From)
+	return listOf(rs, func(r RecvBuf) string {
+		s := fmt.Sprintf("%s<%d", r.Pkt, r.From)
 		if r.Copied {
-			b.WriteString(" copied")
+			s += " copied"
 		}
 		if r.Pending > 0 {
-			fmt.Fprintf(&b, " fwd%d", r.Pending)
+			s += fmt.Sprintf(" fwd%d", r.Pending)
 		}
-	}
-	b.WriteByte(']')
-	return b.String()
-}
-
-func sendList(ss []SendBuf) string {
-	ps := make([]Packet, len(ss))
-	for i, s := range ss {
-		ps[i] = s.Pkt
-	}
-	return pktList(ps)
+		return s
+	})
 }
 
 // Diff lists, one short line each, what differs between a and b: credits,

@@ -37,6 +37,9 @@ type Flow struct {
 	Count int `json:"count"`
 }
 
+// String renders a flow as SRC:DST:COUNT, the form --flow takes.
+func (f Flow) String() string { return fmt.Sprintf("%d:%d:%d", f.Src, f.Dst, f.Count) }
+
 // Config holds every parameter of a run. Its JSON form is part of the trace
 // and result formats.
 type Config struct {

@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Group is a multicast group: a fixed set of members (thesis §3.1.3, §4.2.3).
 type Group struct {
@@ -70,6 +73,24 @@ type Cast struct {
 	Group string `json:"group,omitempty"`
 	Root  int    `json:"root"`
 	Count int    `json:"count"`
+}
+
+// String renders a cast as [GROUP/]ROOT:COUNT, the form --cast takes.
+func (c Cast) String() string {
+	g := ""
+	if c.Group != "" {
+		g = c.Group + "/"
+	}
+	return fmt.Sprintf("%s%d:%d", g, c.Root, c.Count)
+}
+
+// JoinStrings renders a list of flows or casts separated by commas.
+func JoinStrings[T fmt.Stringer](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = x.String()
+	}
+	return strings.Join(s, ",")
 }
 
 // castTree finds the tree a cast multicasts on.

@@ -64,15 +64,22 @@ func (c *Checker) CheckFinal(w *model.World) error {
 // Initial returns the encoded initial state and any invariant it violates.
 func (c *Checker) Initial() ([]byte, error) {
 	w := c.Sys.Initial()
-	if err := c.CheckState(w); err != nil {
-		return w.Encode(nil), err
+	err := c.CheckState(w)
+	if err == nil && len(w.Enabled(nil)) == 0 {
+		err = c.CheckFinal(w)
 	}
-	if len(w.Enabled(nil)) == 0 {
-		if err := c.CheckFinal(w); err != nil {
-			return w.Encode(nil), err
+	return w.Encode(nil), err
+}
+
+// Explain returns the explanation the named property gives for a violation
+// found in w, if it has one.
+func (c *Checker) Explain(property string, w *model.World) []string {
+	for i := range c.Props {
+		if c.Props[i].Name == property && c.Props[i].Explain != nil {
+			return c.Props[i].Explain(w)
 		}
 	}
-	return w.Encode(nil), nil
+	return nil
 }
 
 // Successors calls visit for every enabled action of the encoded state with

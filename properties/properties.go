@@ -24,6 +24,9 @@ type Property struct {
 	Step func(w *model.World, s *model.StepInfo) error
 	// Final must hold in every reachable state with no enabled action.
 	Final func(w *model.World) error
+	// Explain, when set, adds lines that explain a violation of this
+	// property in the state w where it was found.
+	Explain func(w *model.World) []string
 }
 
 // Violation is a property failure found in a state or transition.
@@ -47,6 +50,17 @@ var Deadlock = Property{
 			return nil
 		}
 		return fmt.Errorf("no action enabled, but %s", Remaining(w))
+	},
+	Explain: func(w *model.World) []string {
+		cyc := WaitForCycle(w)
+		if cyc == nil {
+			return []string{"no wait-for cycle of full receive pools: the deadlock is not App. A.1's buffer cycle"}
+		}
+		lines := []string{"wait-for cycle (App. A.1):"}
+		for _, l := range FormatCycle(w, cyc) {
+			lines = append(lines, "  "+l)
+		}
+		return lines
 	},
 }
 

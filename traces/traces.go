@@ -49,6 +49,9 @@ type Outcome struct {
 	ViolationStep int
 	// Terminal is set when no action is enabled after the last step.
 	Terminal bool
+	// Explanation is what the violated property says about the final
+	// state (for deadlock, App. A.1's wait-for cycle).
+	Explanation []string
 }
 
 // StepError reports an action that could not be applied.
@@ -68,6 +71,7 @@ func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
 	if err := ck.CheckState(w); err != nil {
 		o.Violation = asViolation(err)
 		o.Final = w
+		o.Explanation = ck.Explain(o.Violation.Property, w)
 		return o, nil
 	}
 	var out model.Outbox
@@ -90,6 +94,7 @@ func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
 					Err: fmt.Errorf("trace goes on after %s was violated at step %d", o.Violation.Property, i+1)}
 			}
 			o.Final = w
+			o.Explanation = ck.Explain(o.Violation.Property, w)
 			return o, nil
 		}
 	}
@@ -98,6 +103,7 @@ func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
 		o.Terminal = true
 		if err := ck.CheckFinal(w); err != nil {
 			o.Violation, o.ViolationStep = asViolation(err), len(actions)
+			o.Explanation = ck.Explain(o.Violation.Property, w)
 		}
 	}
 	return o, nil
@@ -156,15 +162,8 @@ func WriteText(w io.Writer, o Outcome) {
 			where = fmt.Sprintf("in the final state after step %d (no action enabled)", o.ViolationStep)
 		}
 		fmt.Fprintf(w, "violated: %s %s: %s\n", o.Violation.Property, where, o.Violation.Message)
-		if o.Violation.Property == properties.Deadlock.Name && o.Final != nil {
-			if cyc := properties.WaitForCycle(o.Final); cyc != nil {
-				fmt.Fprintln(w, "wait-for cycle (App. A.1):")
-				for _, l := range properties.FormatCycle(o.Final, cyc) {
-					fmt.Fprintf(w, "  %s\n", l)
-				}
-			} else {
-				fmt.Fprintln(w, "no wait-for cycle of full receive pools: the deadlock is not App. A.1's buffer cycle")
-			}
+		for _, l := range o.Explanation {
+			fmt.Fprintln(w, l)
 		}
 	}
 	if o.Final != nil {

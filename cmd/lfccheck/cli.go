@@ -431,11 +431,7 @@ func describeConfig(cfg model.Config) string {
 	if len(cfg.Flows) == 0 && len(cfg.Casts) == 0 {
 		s += fmt.Sprintf(" packets=%d", cfg.Packets)
 	} else if len(cfg.Flows) > 0 {
-		var fl []string
-		for _, f := range cfg.Flows {
-			fl = append(fl, fmt.Sprintf("%d:%d:%d", f.Src, f.Dst, f.Count))
-		}
-		s += " flows=" + strings.Join(fl, ",")
+		s += " flows=" + model.JoinStrings(cfg.Flows)
 	}
 	switch {
 	case cfg.Topology != nil:
@@ -444,15 +440,7 @@ func describeConfig(cfg model.Config) string {
 		s += " tree=" + cfg.Tree
 	}
 	if len(cfg.Casts) > 0 {
-		var cs []string
-		for _, c := range cfg.Casts {
-			g := ""
-			if c.Group != "" {
-				g = c.Group + "/"
-			}
-			cs = append(cs, fmt.Sprintf("%s%d:%d", g, c.Root, c.Count))
-		}
-		s += " casts=" + strings.Join(cs, ",")
+		s += " casts=" + model.JoinStrings(cfg.Casts)
 	}
 	return s + fmt.Sprintf(" refresh=%d host-buffers=%d send-buffers=%d", cfg.Refresh, cfg.HostBuffers, cfg.SendBuffers)
 }

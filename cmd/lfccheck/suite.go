@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"lfccheck/explore"
@@ -72,18 +71,10 @@ func suite() []suiteCheck {
 
 func shortConfig(c model.Config) string {
 	if len(c.Casts) > 0 {
-		var cs []string
-		for _, x := range c.Casts {
-			cs = append(cs, fmt.Sprintf("%d:%d", x.Root, x.Count))
-		}
-		return fmt.Sprintf("%s P=%d C=%d casts=%s", c.Tree, c.Nodes, c.Credits, strings.Join(cs, ","))
+		return fmt.Sprintf("%s P=%d C=%d casts=%s", c.Tree, c.Nodes, c.Credits, model.JoinStrings(c.Casts))
 	}
 	if len(c.Flows) > 0 {
-		var fl []string
-		for _, f := range c.Flows {
-			fl = append(fl, fmt.Sprintf("%d:%d:%d", f.Src, f.Dst, f.Count))
-		}
-		return fmt.Sprintf("P=%d C=%d flows=%s", c.Nodes, c.Credits, strings.Join(fl, ","))
+		return fmt.Sprintf("P=%d C=%d flows=%s", c.Nodes, c.Credits, model.JoinStrings(c.Flows))
 	}
 	return fmt.Sprintf("P=%d C=%d K=%d", c.Nodes, c.Credits, c.Packets)
 }
@@ -133,13 +124,19 @@ func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 	}
 	fmt.Fprintf(stdout, "\n%d checks: %d as expected, %d unexpected, %d incomplete\n", len(checks), len(checks)-bad-incomplete, bad, incomplete)
+	return exitFor(bad, incomplete), nil
+}
+
+// exitFor is the exit code of a run of several checks: a failure (or
+// unexpected outcome) wins over an incomplete search.
+func exitFor(failed, incomplete int) int {
 	switch {
-	case bad > 0:
-		return exitFail, nil
+	case failed > 0:
+		return exitFail
 	case incomplete > 0:
-		return exitIncomplete, nil
+		return exitIncomplete
 	}
-	return exitPass, nil
+	return exitPass
 }
 
 // OverlapSmall is the topology of examples/overlap-small.topo: three

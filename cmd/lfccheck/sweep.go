@@ -230,11 +230,5 @@ func runSweep(args []string, stdout, stderr io.Writer) (int, error) {
 			fmt.Fprintln(stdout, line)
 		}
 	}
-	switch {
-	case failed > 0:
-		return exitFail, nil
-	case incomplete > 0:
-		return exitIncomplete, nil
-	}
-	return exitPass, nil
+	return exitFor(failed, incomplete), nil
 }

@@ -273,10 +273,11 @@ func buildTree(gi int, g *model.Group, root model.NodeID, edges [][2]int, p int)
 	for _, m := range g.Members {
 		in[m] = true
 	}
+	const unknown = model.NotMember - 1 // a member whose parent is not yet known
 	for i := range tr.Parent {
 		tr.Parent[i] = model.NotMember
 		if in[i] {
-			tr.Parent[i] = model.NotMember - 1 // member, parent not yet known
+			tr.Parent[i] = unknown
 		}
 	}
 	tr.Parent[root] = model.IsRoot
