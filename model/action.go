@@ -6,99 +6,151 @@ import (
 	"strings"
 )
 
-// ActionKind is the kind of a nondeterministic choice.
-type ActionKind uint8
+// Owner says which part of the system performs an action of a kind: the
+// node's NI, the node's host, or the link that delivers to the node. The
+// explorer's fairness and independence reasoning relies on it.
+type Owner uint8
 
-// The action kinds. Their printed forms are part of the trace format: never
-// rename them.
+// Owners.
 const (
-	ActLaunch  ActionKind = iota + 1 // "host H launch"
-	ActDeliver                       // "deliver I->J"
-	ActCopy                          // "ni N copy"
-	ActProcess                       // "host H process"
+	OwnerNI Owner = iota + 1
+	OwnerHost
+	OwnerLink
 )
 
-// Action is one nondeterministic choice. For ActDeliver, From is the link's
-// sender and Node its receiver; other kinds use Node only.
-type Action struct {
-	Kind ActionKind
-	Node NodeID
-	From NodeID
+// ActionKind is a kind of nondeterministic choice. The kernel defines one,
+// Deliver; protocols declare the rest (launches, copies, timer expiries,
+// recovery steps, ...). Every action of a kind other than Deliver is local
+// to one node: whether it is enabled depends only on that node's state, and
+// it changes only that node's state and the links out of it. This is what
+// lets the live runtime run each node in its own goroutine.
+type ActionKind struct {
+	// Name is the kind's short name, e.g. "launch".
+	Name string
+	// Pattern is the printed form of an action, with {node} for the node
+	// that performs it and {peer} for its other node, e.g.
+	// "host {node} launch" or "deliver {peer}->{node}". Printed forms are
+	// part of the trace format: never change a released one.
+	Pattern string
+	// Owner is the part of the node that performs the action.
+	Owner Owner
+	// Enabled reports whether the action is enabled in node state n. Not
+	// used for Deliver, which the kernel enumerates per link.
+	Enabled func(n Node) bool
+	// Apply performs the action on node state n (only called when
+	// enabled), appending its effects to out.
+	Apply func(n Node, out *Outbox)
+	// Ample declares that an action of this kind may be explored alone
+	// when enabled (an ample set of one action): it commutes with every
+	// other action, no other action disables it, and no property the
+	// protocol defines observes its effect except on terminal states. The
+	// protocol's package doc must argue this; the checker applies it only
+	// when the protocol also declares its state graph acyclic.
+	Ample bool
 }
 
-// String gives the action's stable printed name.
-func (a Action) String() string {
-	switch a.Kind {
-	case ActLaunch:
-		return fmt.Sprintf("host %d launch", a.Node)
-	case ActDeliver:
-		return fmt.Sprintf("deliver %d->%d", a.From, a.Node)
-	case ActCopy:
-		return fmt.Sprintf("ni %d copy", a.Node)
-	case ActProcess:
-		return fmt.Sprintf("host %d process", a.Node)
-	}
-	return fmt.Sprintf("action?%d", a.Kind)
+// Deliver is the kernel's action kind: the packet at the head of the link
+// from peer to node arrives at node's NI and the protocol's Receive handler
+// runs to completion.
+var Deliver = &ActionKind{Name: "deliver", Pattern: "deliver {peer}->{node}", Owner: OwnerLink}
+
+// Action is one nondeterministic choice: Kind indexes the system's kind
+// list, Node performs it, Peer is its other node (for Deliver, the link's
+// sender).
+type Action struct {
+	Kind uint8
+	Node NodeID
+	Peer NodeID
 }
 
 // Code packs the action into 32 bits for compact storage by the explorer.
-func (a Action) Code() uint32 {
-	return uint32(a.Kind)<<16 | uint32(a.Node)<<8 | uint32(a.From)
-}
+func (a Action) Code() uint32 { return uint32(a.Kind)<<16 | uint32(a.Node)<<8 | uint32(a.Peer) }
 
 // ActionFromCode is the inverse of Action.Code.
 func ActionFromCode(c uint32) Action {
-	return Action{Kind: ActionKind(c >> 16), Node: NodeID(c >> 8), From: NodeID(c)}
+	return Action{Kind: uint8(c >> 16), Node: NodeID(c >> 8), Peer: NodeID(c)}
 }
 
-// ParseAction parses a printed action name. It checks syntax and that node
-// ids are below p; whether the action is enabled is the world's business.
-func ParseAction(s string, p int) (Action, error) {
-	f := strings.Fields(s)
-	node := func(t string) (NodeID, error) {
-		n, err := strconv.Atoi(t)
-		if err != nil || n < 0 {
-			return 0, fmt.Errorf("bad node id %q in action %q", t, s)
+// Format renders an action of kind k.
+func (k *ActionKind) Format(a Action) string {
+	r := strings.NewReplacer("{node}", strconv.Itoa(int(a.Node)), "{peer}", strconv.Itoa(int(a.Peer)))
+	return r.Replace(k.Pattern)
+}
+
+// match parses s against the kind's pattern. It returns ok=false when s
+// does not have the pattern's shape, and an error when it has the shape
+// but a node id is bad.
+func (k *ActionKind) match(s string, p int) (node, peer NodeID, ok bool, err error) {
+	pat, rest := k.Pattern, s
+	for pat != "" {
+		i := strings.IndexByte(pat, '{')
+		if i < 0 {
+			return 0, 0, rest == pat, nil
 		}
-		if n >= p {
-			return 0, fmt.Errorf("node %d out of range 0..%d in action %q", n, p-1, s)
+		if !strings.HasPrefix(rest, pat[:i]) {
+			return 0, 0, false, nil
 		}
-		return NodeID(n), nil
+		rest = rest[i:]
+		j := strings.IndexByte(pat, '}')
+		field := pat[i+1 : j]
+		pat = pat[j+1:]
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 0 {
+			m := 1
+			for strings.HasPrefix(rest, "-") && m < len(rest) && rest[m] >= '0' && rest[m] <= '9' {
+				m++
+			}
+			if m > 1 {
+				return 0, 0, true, fmt.Errorf("bad node id %q in action %q", rest[:m], s)
+			}
+			return 0, 0, false, nil
+		}
+		v, perr := strconv.Atoi(rest[:n])
+		if perr != nil || v >= p {
+			return 0, 0, true, fmt.Errorf("node %s out of range 0..%d in action %q", rest[:n], p-1, s)
+		}
+		rest = rest[n:]
+		if field == "node" {
+			node = NodeID(v)
+		} else {
+			peer = NodeID(v)
+		}
 	}
-	switch {
-	case len(f) == 3 && f[0] == "host" && (f[2] == "launch" || f[2] == "process"):
-		n, err := node(f[1])
+	return node, peer, rest == "", nil
+}
+
+// ParseAction parses a printed action name against the system's kinds. It
+// checks syntax and that node ids are below P; whether the action is
+// enabled is the world's business.
+func (s *System) ParseAction(str string) (Action, error) {
+	norm := strings.Join(strings.Fields(str), " ")
+	for i, k := range s.Kinds {
+		node, peer, ok, err := k.match(norm, s.P)
 		if err != nil {
 			return Action{}, err
 		}
-		k := ActLaunch
-		if f[2] == "process" {
-			k = ActProcess
-		}
-		return Action{Kind: k, Node: n}, nil
-	case len(f) == 3 && f[0] == "ni" && f[2] == "copy":
-		n, err := node(f[1])
-		if err != nil {
-			return Action{}, err
-		}
-		return Action{Kind: ActCopy, Node: n}, nil
-	case len(f) == 2 && f[0] == "deliver":
-		from, to, ok := strings.Cut(f[1], "->")
 		if !ok {
-			return Action{}, fmt.Errorf("bad link %q in action %q (want I->J)", f[1], s)
+			continue
 		}
-		i, err := node(from)
-		if err != nil {
-			return Action{}, err
+		if k == Deliver && node == peer {
+			return Action{}, fmt.Errorf("no link from a node to itself in action %q", str)
 		}
-		j, err := node(to)
-		if err != nil {
-			return Action{}, err
-		}
-		if i == j {
-			return Action{}, fmt.Errorf("no link from a node to itself in action %q", s)
-		}
-		return Action{Kind: ActDeliver, Node: j, From: i}, nil
+		return Action{Kind: uint8(i), Node: node, Peer: peer}, nil
 	}
-	return Action{}, fmt.Errorf("unknown action %q (want \"host H launch\", \"deliver I->J\", \"ni N copy\" or \"host H process\")", s)
+	var want []string
+	for _, k := range s.Kinds {
+		want = append(want, fmt.Sprintf("%q", strings.NewReplacer("{node}", "N", "{peer}", "I").Replace(k.Pattern)))
+	}
+	return Action{}, fmt.Errorf("unknown action %q (want %s)", str, strings.Join(want, ", "))
+}
+
+// ActionName renders an action of this system.
+func (s *System) ActionName(a Action) string {
+	if int(a.Kind) >= len(s.Kinds) {
+		return fmt.Sprintf("action?%d", a.Kind)
+	}
+	return s.Kinds[a.Kind].Format(a)
 }

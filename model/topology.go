@@ -93,8 +93,8 @@ func JoinStrings[T fmt.Stringer](xs []T) string {
 	return strings.Join(s, ",")
 }
 
-// castTree finds the tree a cast multicasts on.
-func (t *Topology) castTree(c Cast) (int, error) {
+// CastTree finds the tree a cast multicasts on.
+func (t *Topology) CastTree(c Cast) (int, error) {
 	if c.Count < 1 {
 		return 0, fmt.Errorf("count must be at least 1")
 	}

@@ -1,156 +1,275 @@
 package model
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// World is one global state of the modeled system.
+// Node is one node's protocol state: its NI and its host, including any
+// history (ghost) state the protocol's properties declare. Each protocol
+// defines its own node type; the kernel composes P of them with the links
+// into a World and asks them to encode, copy, describe and diff themselves.
+// A node keeps a reference to its static configuration (its id, its
+// workload), which is not part of the encoding.
+type Node interface {
+	// Encode appends the node's canonical encoding: every field that
+	// distinguishes states, keeping the order of every FIFO queue.
+	Encode(buf []byte) []byte
+	// Decode overwrites the node with the encoding read from d, reusing
+	// its storage.
+	Decode(d *Decoder)
+	// CopyFrom makes the node a deep copy of src (of the same type),
+	// reusing its storage.
+	CopyFrom(src Node)
+	// Describe renders the node's state, one line per part (NI, host).
+	Describe() []string
+	// Diff reports through change every difference from prev: what
+	// changed (e.g. "ni 1 recv pool"), its old and its new rendering.
+	Diff(prev Node, change func(what, from, to string))
+}
+
+// Machine is a protocol bound to a configuration: the static part of a
+// model, which world states refer to.
+type Machine interface {
+	// Kinds lists the protocol's action kinds, including the kernel's
+	// Deliver, in the order in which World.Enabled enumerates the actions
+	// of one node.
+	Kinds() []*ActionKind
+	// NewNode builds node id in its initial state.
+	NewNode(id NodeID) Node
+	// Receive is the NI's packet-arrival handler: pkt arrived at node n
+	// from NI from.
+	Receive(n Node, from NodeID, pkt Packet, out *Outbox)
+}
+
+// System is a machine composed with its configuration: everything static
+// that the explorer, the step-by-step driver and the live runtime share.
+type System struct {
+	Cfg   Config
+	P     int
+	M     Machine
+	Kinds []*ActionKind
+}
+
+// NewSystem composes a machine with the configuration it was built from.
+func NewSystem(cfg Config, m Machine) (*System, error) {
+	if cfg.Nodes < 2 || cfg.Nodes > MaxNodes {
+		return nil, fmt.Errorf("nodes must be in 2..%d, got %d", MaxNodes, cfg.Nodes)
+	}
+	s := &System{Cfg: cfg, P: cfg.Nodes, M: m, Kinds: m.Kinds()}
+	deliver := 0
+	for _, k := range s.Kinds {
+		if k == Deliver {
+			deliver++
+		} else if k.Enabled == nil || k.Apply == nil {
+			return nil, fmt.Errorf("model: action kind %q lacks Enabled or Apply", k.Name)
+		}
+	}
+	if deliver != 1 || len(s.Kinds) > 255 {
+		return nil, fmt.Errorf("model: a machine lists the Deliver kind exactly once, among at most 255 kinds")
+	}
+	return s, nil
+}
+
+// World is one global state: every node's state and every FIFO link.
 type World struct {
 	Sys   *System
-	NIs   []NI
-	Hosts []Host
+	Nodes []Node
 	Links [][]Packet // Links[i*P+j] is the FIFO link i->j, head first
 }
 
 // Link returns the contents of link i->j, head first.
 func (w *World) Link(i, j NodeID) []Packet { return w.Links[int(i)*w.Sys.P+int(j)] }
 
-// StepInfo tells the property checks what one step did beyond the state
-// change: which packet, if any, was delivered to a host, and that host's
-// stream log before the delivery.
-type StepInfo struct {
-	Delivered bool
-	Host      NodeID
-	Pkt       Packet
-	Stream    int
-	Prev      StreamLog
+// Initial builds the initial world state.
+func (s *System) Initial() *World {
+	w := &World{Sys: s, Nodes: make([]Node, s.P), Links: make([][]Packet, s.P*s.P)}
+	for i := range w.Nodes {
+		w.Nodes[i] = s.M.NewNode(NodeID(i))
+	}
+	return w
 }
 
 // ErrNotEnabled is returned (wrapped) by Apply for an action that is not
 // enabled in the state.
 var ErrNotEnabled = errors.New("action not enabled")
 
-// Enabled appends the enabled actions to buf in a fixed order and returns it.
+// Enabled appends the enabled actions to buf and returns it: node by node,
+// and within a node in the order of the machine's kinds (Deliver once per
+// nonempty link into the node, by sender).
 func (w *World) Enabled(buf []Action) []Action {
 	P := w.Sys.P
 	for n := 0; n < P; n++ {
-		id := NodeID(n)
-		if w.canLaunch(id) {
-			buf = append(buf, Action{Kind: ActLaunch, Node: id})
-		}
-		for i := 0; i < P; i++ {
-			if i != n && len(w.Links[i*P+n]) > 0 {
-				buf = append(buf, Action{Kind: ActDeliver, Node: id, From: NodeID(i)})
+		for ki, k := range w.Sys.Kinds {
+			if k == Deliver {
+				for i := 0; i < P; i++ {
+					if i != n && len(w.Links[i*P+n]) > 0 {
+						buf = append(buf, Action{Kind: uint8(ki), Node: NodeID(n), Peer: NodeID(i)})
+					}
+				}
+				continue
 			}
-		}
-		if w.copyIndex(id) >= 0 {
-			buf = append(buf, Action{Kind: ActCopy, Node: id})
-		}
-		if len(w.Hosts[n].Queue) > 0 {
-			buf = append(buf, Action{Kind: ActProcess, Node: id})
+			if k.Enabled(w.Nodes[n]) {
+				buf = append(buf, Action{Kind: uint8(ki), Node: NodeID(n)})
+			}
 		}
 	}
 	return buf
 }
 
-func (w *World) canLaunch(n NodeID) bool {
-	return w.Hosts[n].Next < len(w.Sys.Work[n]) && len(w.NIs[n].Send) < w.Sys.Cfg.SendBuffers
-}
-
-// copyIndex is the receive buffer NI n would copy to its host next, or -1.
-func (w *World) copyIndex(n NodeID) int {
-	if len(w.Hosts[n].Queue) >= w.Sys.Cfg.HostBuffers {
-		return -1
-	}
-	return w.NIs[n].NextCopy()
-}
-
-// Apply performs action a, using out as scratch space, and fills info.
-// An action that is not enabled leaves the world unchanged and returns an
-// error wrapping ErrNotEnabled.
-func (w *World) Apply(a Action, out *Outbox, info *StepInfo) error {
-	*info = StepInfo{}
+// Apply performs action a, with out as its (reset) outbox, and puts the
+// transmissions on their links. An action that is not enabled leaves the
+// world unchanged and returns an error wrapping ErrNotEnabled.
+func (w *World) Apply(a Action, out *Outbox) error {
 	out.Reset()
 	P := w.Sys.P
-	if int(a.Node) >= P || int(a.From) >= P {
-		return fmt.Errorf("%s: %w: node out of range", a, ErrNotEnabled)
+	if int(a.Kind) >= len(w.Sys.Kinds) || int(a.Node) >= P || int(a.Peer) >= P {
+		return fmt.Errorf("%s: %w: out of range", w.Sys.ActionName(a), ErrNotEnabled)
 	}
-	ni := &w.NIs[a.Node]
-	host := &w.Hosts[a.Node]
-	switch a.Kind {
-	case ActLaunch:
-		if !w.canLaunch(a.Node) {
-			return fmt.Errorf("%s: %w", a, ErrNotEnabled)
+	k := w.Sys.Kinds[a.Kind]
+	n := w.Nodes[a.Node]
+	if k == Deliver {
+		l := int(a.Peer)*P + int(a.Node)
+		if a.Peer == a.Node || len(w.Links[l]) == 0 {
+			return fmt.Errorf("%s: %w", k.Format(a), ErrNotEnabled)
 		}
-		it := w.Sys.Work[a.Node][host.Next]
-		host.Next++
-		w.Sys.LaunchAt(ni, it, out)
-	case ActDeliver:
-		k := int(a.From)*P + int(a.Node)
-		if a.From == a.Node || len(w.Links[k]) == 0 {
-			return fmt.Errorf("%s: %w", a, ErrNotEnabled)
+		pkt := w.Links[l][0]
+		copy(w.Links[l], w.Links[l][1:])
+		w.Links[l] = w.Links[l][:len(w.Links[l])-1]
+		w.Sys.M.Receive(n, a.Peer, pkt, out)
+	} else {
+		if a.Peer != 0 || !k.Enabled(n) {
+			return fmt.Errorf("%s: %w", k.Format(a), ErrNotEnabled)
 		}
-		pkt := w.Links[k][0]
-		copy(w.Links[k], w.Links[k][1:])
-		w.Links[k] = w.Links[k][:len(w.Links[k])-1]
-		w.Sys.ReceiveAt(ni, a.From, pkt, out)
-	case ActCopy:
-		if len(host.Queue) >= w.Sys.Cfg.HostBuffers {
-			return fmt.Errorf("%s: %w: no free host buffer", a, ErrNotEnabled)
-		}
-		pkt, ok := w.Sys.CopyAt(ni, out)
-		if !ok {
-			return fmt.Errorf("%s: %w: nothing to copy", a, ErrNotEnabled)
-		}
-		host.Queue = append(host.Queue, pkt)
-		st := w.Sys.Stream(pkt)
-		lg := &host.Log[st]
-		*info = StepInfo{Delivered: true, Host: a.Node, Pkt: pkt, Stream: st, Prev: *lg}
-		lg.Last = pkt.Seq
-		if pkt.Seq >= 1 && pkt.Seq <= 64 {
-			lg.Mask |= 1 << (pkt.Seq - 1)
-		}
-	case ActProcess:
-		if len(host.Queue) == 0 {
-			return fmt.Errorf("%s: %w", a, ErrNotEnabled)
-		}
-		copy(host.Queue, host.Queue[1:])
-		host.Queue = host.Queue[:len(host.Queue)-1]
-	default:
-		return fmt.Errorf("%s: %w: unknown kind", a, ErrNotEnabled)
+		k.Apply(n, out)
 	}
-	w.flush(a.Node, out)
+	for _, t := range out.Sends {
+		l := int(a.Node)*P + int(t.To)
+		w.Links[l] = append(w.Links[l], t.Pkt)
+	}
 	return nil
 }
 
-// flush puts the outbox's transmissions from NI n on their links.
-func (w *World) flush(n NodeID, out *Outbox) {
-	for _, t := range out.Sends {
-		k := int(n)*w.Sys.P + int(t.To)
-		w.Links[k] = append(w.Links[k], t.Pkt)
+// Encode appends the canonical encoding of w to buf: every node, then
+// every link with its packets in order. Two worlds are the same state
+// exactly when their encodings are equal, in every run and process.
+func (w *World) Encode(buf []byte) []byte {
+	for _, n := range w.Nodes {
+		buf = n.Encode(buf)
 	}
-}
-
-// Finished reports whether the run has ended properly: every packet
-// launched, nothing in flight, queued, pooled or unprocessed. Credits still
-// owed (free credits below the refresh threshold) are allowed.
-func (w *World) Finished() bool {
-	for n := range w.Hosts {
-		h := &w.Hosts[n]
-		if h.Next < len(w.Sys.Work[n]) || len(h.Queue) > 0 {
-			return false
-		}
-		ni := &w.NIs[n]
-		if len(ni.Recv) > 0 || len(ni.Send) > 0 {
-			return false
-		}
-		for p := range ni.PCB {
-			if len(ni.PCB[p].Blocked) > 0 {
-				return false
+	P := w.Sys.P
+	for i := 0; i < P; i++ {
+		for j := 0; j < P; j++ {
+			if i == j {
+				continue
+			}
+			l := w.Links[i*P+j]
+			buf = binary.AppendUvarint(buf, uint64(len(l)))
+			for _, p := range l {
+				buf = AppendPacket(buf, p)
 			}
 		}
 	}
+	return buf
+}
+
+// Decode overwrites w with the state encoded in b, reusing w's storage.
+func (s *System) Decode(b []byte, w *World) error {
+	P := s.P
+	if w.Sys != s || len(w.Nodes) != P {
+		*w = *s.Initial()
+	}
+	d := Decoder{b: b}
+	for _, n := range w.Nodes {
+		n.Decode(&d)
+	}
+	for i := 0; i < P; i++ {
+		for j := 0; j < P; j++ {
+			if i == j {
+				continue
+			}
+			k := d.Count()
+			l := w.Links[i*P+j][:0]
+			for ; k > 0 && d.err == nil; k-- {
+				l = append(l, d.Packet())
+			}
+			w.Links[i*P+j] = l
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errCorrupt
+	}
+	return d.err
+}
+
+// CopyFrom makes w a deep copy of src, reusing w's storage.
+func (w *World) CopyFrom(src *World) {
+	if w.Sys != src.Sys || len(w.Nodes) != len(src.Nodes) {
+		*w = *src.Sys.Initial()
+	}
+	for i, n := range src.Nodes {
+		w.Nodes[i].CopyFrom(n)
+	}
+	for k := range src.Links {
+		w.Links[k] = append(w.Links[k][:0], src.Links[k]...)
+	}
+}
+
+// Clone returns a deep copy of w.
+func (w *World) Clone() *World {
+	c := &World{}
+	c.CopyFrom(w)
+	return c
+}
+
+// Diff lists, one short line each, what differs between a and b: node by
+// node as the protocol describes it, then the links.
+func Diff(a, b *World) []string {
+	var out []string
+	ch := func(what, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s: %s -> %s", what, x, y))
+		}
+	}
+	for n := range a.Nodes {
+		b.Nodes[n].Diff(a.Nodes[n], ch)
+	}
+	P := a.Sys.P
+	for i := 0; i < P; i++ {
+		for j := 0; j < P; j++ {
+			if i != j {
+				ch(fmt.Sprintf("link %d->%d", i, j), PacketList(a.Links[i*P+j]), PacketList(b.Links[i*P+j]))
+			}
+		}
+	}
+	return out
+}
+
+// Format renders the whole state: each node's lines, then every non-empty
+// link.
+func (w *World) Format() string {
+	var b strings.Builder
+	for _, n := range w.Nodes {
+		for _, l := range n.Describe() {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	P := w.Sys.P
+	for i := 0; i < P; i++ {
+		for j := 0; j < P; j++ {
+			if l := w.Links[i*P+j]; i != j && len(l) > 0 {
+				fmt.Fprintf(&b, "link %d->%d: %s\n", i, j, PacketList(l))
+			}
+		}
+	}
+	return b.String()
+}
+
+// LinksEmpty reports whether no packet is in flight.
+func (w *World) LinksEmpty() bool {
 	for _, l := range w.Links {
 		if len(l) > 0 {
 			return false
@@ -159,88 +278,11 @@ func (w *World) Finished() bool {
 	return true
 }
 
-// Clone returns a deep copy of w.
-func (w *World) Clone() *World {
-	c := &World{}
-	if err := w.Sys.Decode(w.Encode(nil), c); err != nil {
-		panic("model: clone of an encodable world failed: " + err.Error())
+// InFlight counts the packets on all links.
+func (w *World) InFlight() int {
+	n := 0
+	for _, l := range w.Links {
+		n += len(l)
 	}
-	return c
-}
-
-// CopyFrom makes w a deep copy of src, reusing w's slices.
-func (w *World) CopyFrom(src *World) {
-	w.Sys = src.Sys
-	if len(w.NIs) != len(src.NIs) {
-		w.NIs = make([]NI, len(src.NIs))
-		w.Hosts = make([]Host, len(src.Hosts))
-		w.Links = make([][]Packet, len(src.Links))
-	}
-	for n := range src.NIs {
-		d, s := &w.NIs[n], &src.NIs[n]
-		d.ID = s.ID
-		if len(d.PCB) != len(s.PCB) {
-			d.PCB = make([]PCB, len(s.PCB))
-		}
-		for p := range s.PCB {
-			d.PCB[p].SendCredits = s.PCB[p].SendCredits
-			d.PCB[p].FreeCredits = s.PCB[p].FreeCredits
-			d.PCB[p].Blocked = append(d.PCB[p].Blocked[:0], s.PCB[p].Blocked...)
-		}
-		d.Recv = append(d.Recv[:0], s.Recv...)
-		d.Send = append(d.Send[:0], s.Send...)
-		dh, sh := &w.Hosts[n], &src.Hosts[n]
-		dh.Next = sh.Next
-		dh.Queue = append(dh.Queue[:0], sh.Queue...)
-		dh.Log = append(dh.Log[:0], sh.Log...)
-	}
-	for k := range src.Links {
-		w.Links[k] = append(w.Links[k][:0], src.Links[k]...)
-	}
-}
-
-// The node-local steps below are shared by every driver: World.Apply uses
-// them on a global state, the live runtime on an NI owned by one goroutine.
-
-// LaunchAt allocates a send packet for it at ni and runs the protocol's
-// send handler.
-func (s *System) LaunchAt(ni *NI, it WorkItem, out *Outbox) {
-	pkt := Packet{Tag: it.Tag, Src: ni.ID, Tree: it.Tree, Origin: ni.ID, Seq: it.Seq}
-	ni.Send = append(ni.Send, SendBuf{Pkt: pkt})
-	s.Proto.Launch(ni, it, out)
-}
-
-// ReceiveAt receives pkt from the link from->ni: a data packet into a buffer
-// of from's pool partition, then the protocol's receive handler.
-func (s *System) ReceiveAt(ni *NI, from NodeID, pkt Packet, out *Outbox) {
-	buf := -1
-	if pkt.Tag.IsData() {
-		ni.Recv = append(ni.Recv, RecvBuf{Pkt: pkt, From: from})
-		buf = len(ni.Recv) - 1
-	}
-	s.Proto.Receive(ni, pkt, buf, out)
-}
-
-// NextCopy is the index of the receive buffer the NI copies to its host
-// next (the oldest one not yet copied), or -1.
-func (ni *NI) NextCopy() int {
-	for i := range ni.Recv {
-		if !ni.Recv[i].Copied {
-			return i
-		}
-	}
-	return -1
-}
-
-// CopyAt copies ni's next packet to the host (the caller provides the free
-// host buffer) and runs the protocol's post-copy handler.
-func (s *System) CopyAt(ni *NI, out *Outbox) (Packet, bool) {
-	i := ni.NextCopy()
-	if i < 0 {
-		return Packet{}, false
-	}
-	ni.Recv[i].Copied = true
-	pkt := ni.Recv[i].Pkt
-	s.Proto.Copied(ni, i, out)
-	return pkt, true
+	return n
 }

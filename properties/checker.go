@@ -1,48 +1,117 @@
 package properties
 
 import (
+	"fmt"
+	"sync/atomic"
+
 	"lfccheck/model"
 )
 
 // Checker binds a system to the properties to check. It implements the
-// explorer's model interface over canonical state encodings. A Checker holds
-// scratch space and is not safe for concurrent use.
+// explorer's model interface over canonical state encodings.
+//
+// A Checker holds scratch space for one worker. The static parts (system,
+// properties) and the record of reached Sometimes goals are shared: Fork
+// returns a checker for another goroutine, so a parallel explorer needs no
+// change to protocols or properties.
 type Checker struct {
 	Sys   *model.System
+	Def   *model.Def
 	Props []Property
-	// Reduce enables the partial-order reduction described at Reduce.
+	// Reduce enables the ample-set reduction described at Successors.
 	Reduce bool
+
+	reached []atomic.Bool // per property: a Sometimes goal was reached
 
 	cur, next model.World
 	acts      []model.Action
 	out       model.Outbox
-	info      model.StepInfo
 	buf       []byte
 }
 
-// NewChecker builds a checker.
-func NewChecker(sys *model.System, props []Property) *Checker {
-	return &Checker{Sys: sys, Props: props}
+// Build resolves cfg against its registered protocol and builds the
+// checker for the selected properties (all of the protocol's when
+// cfg.Properties is empty). Reduction is on when the protocol allows it.
+func Build(cfg model.Config) (*Checker, error) {
+	def, err := model.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err = def.Resolve(cfg)
+	if err != nil {
+		return nil, err
+	}
+	props, err := Select(def.Properties, cfg.Properties)
+	if err != nil {
+		return nil, err
+	}
+	m, err := def.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sys, err := model.NewSystem(cfg, m)
+	if err != nil {
+		return nil, err
+	}
+	c := NewChecker(sys, props)
+	c.Def = def
+	c.Reduce = c.CanReduce()
+	return c, nil
 }
 
-// CheckState checks the state invariants in w.
+// NewChecker builds a checker with no reduction.
+func NewChecker(sys *model.System, props []Property) *Checker {
+	return &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props))}
+}
+
+// Fork returns a checker sharing c's system, properties, settings and
+// reached goals, with scratch space of its own.
+func (c *Checker) Fork() *Checker {
+	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, reached: c.reached}
+}
+
+// CanReduce reports whether the ample-set reduction is sound for this
+// checker: the protocol declares its state graph acyclic and at least one
+// action kind ample.
+func (c *Checker) CanReduce() bool {
+	if c.Def == nil || !c.Def.Acyclic {
+		return false
+	}
+	for _, k := range c.Sys.Kinds {
+		if k.Ample {
+			return true
+		}
+	}
+	return false
+}
+
+func violation(p *Property, err error) error {
+	return &Violation{Property: p.Name, Message: err.Error()}
+}
+
+// CheckState checks the state invariants in w and notes reached goals.
 func (c *Checker) CheckState(w *model.World) error {
 	for i := range c.Props {
-		if f := c.Props[i].State; f != nil {
-			if err := f(w); err != nil {
-				return &Violation{Property: c.Props[i].Name, Message: err.Error()}
+		p := &c.Props[i]
+		if p.Sometimes != nil && !c.reached[i].Load() && p.Sometimes(w) {
+			c.reached[i].Store(true)
+		}
+		if p.State != nil {
+			if err := p.State(w); err != nil {
+				return violation(p, err)
 			}
 		}
 	}
 	return nil
 }
 
-// CheckStep checks the transition rules for a step that led to w.
-func (c *Checker) CheckStep(w *model.World, s *model.StepInfo) error {
+// CheckStep checks the transition rules for action a, which led to w with
+// outbox out, then the invariants in w.
+func (c *Checker) CheckStep(w *model.World, a model.Action, out *model.Outbox) error {
 	for i := range c.Props {
 		if f := c.Props[i].Step; f != nil {
-			if err := f(w, s); err != nil {
-				return &Violation{Property: c.Props[i].Name, Message: err.Error()}
+			if err := f(w, a, out); err != nil {
+				return violation(&c.Props[i], err)
 			}
 		}
 	}
@@ -54,11 +123,25 @@ func (c *Checker) CheckFinal(w *model.World) error {
 	for i := range c.Props {
 		if f := c.Props[i].Final; f != nil {
 			if err := f(w); err != nil {
-				return &Violation{Property: c.Props[i].Name, Message: err.Error()}
+				return violation(&c.Props[i], err)
 			}
 		}
 	}
 	return nil
+}
+
+// Unreached lists the Sometimes goals no checked state has reached so far.
+// After a complete search each of them is a violation: no reachable state
+// satisfies it.
+func (c *Checker) Unreached() []Violation {
+	var out []Violation
+	for i := range c.Props {
+		if c.Props[i].Sometimes != nil && !c.reached[i].Load() {
+			out = append(out, Violation{Property: c.Props[i].Name,
+				Message: "no reachable state satisfies it: " + c.Props[i].Doc})
+		}
+	}
+	return out
 }
 
 // Initial returns the encoded initial state and any invariant it violates.
@@ -73,10 +156,11 @@ func (c *Checker) Initial() ([]byte, error) {
 
 // Explain returns the explanation the named property gives for a violation
 // found in w, if it has one.
-func (c *Checker) Explain(property string, w *model.World) []string {
+func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 	for i := range c.Props {
 		if c.Props[i].Name == property && c.Props[i].Explain != nil {
-			return c.Props[i].Explain(w)
+			e := c.Props[i].Explain(w)
+			return &e
 		}
 	}
 	return nil
@@ -87,6 +171,15 @@ func (c *Checker) Explain(property string, w *model.World) []string {
 // the violation the transition causes, if any; it stops when visit returns
 // false. With no action enabled it returns the violated final condition, if
 // any.
+//
+// With Reduce set, when an action of a kind the protocol declares Ample is
+// enabled, it alone is explored (an ample set of one). The protocol
+// declares such a kind independent of every other action, never disabled
+// by another, and invisible to its properties except on terminal states;
+// with an acyclic state graph (Def.Acyclic) the cycle proviso holds
+// trivially, so the reduced graph keeps every terminal state and every
+// violation of the state invariants and transition rules. Tests compare
+// verdicts and terminal states with and without it.
 func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error {
 	if err := c.Sys.Decode(state, &c.cur); err != nil {
 		return err
@@ -96,14 +189,20 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 		return c.CheckFinal(&c.cur)
 	}
 	if c.Reduce {
-		c.acts = reduce(c.acts)
+		for _, a := range c.acts {
+			if c.Sys.Kinds[a.Kind].Ample {
+				c.acts[0] = a
+				c.acts = c.acts[:1]
+				break
+			}
+		}
 	}
 	for _, a := range c.acts {
 		c.next.CopyFrom(&c.cur)
-		if err := c.next.Apply(a, &c.out, &c.info); err != nil {
-			return err
+		if err := c.next.Apply(a, &c.out); err != nil {
+			return fmt.Errorf("enabled action failed: %w", err)
 		}
-		verr := c.CheckStep(&c.next, &c.info)
+		verr := c.CheckStep(&c.next, a, &c.out)
 		c.buf = c.next.Encode(c.buf[:0])
 		if !visit(a.Code(), c.buf, verr) {
 			return nil
@@ -113,23 +212,6 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 }
 
 // ActionName names an action code.
-func (c *Checker) ActionName(code uint32) string { return model.ActionFromCode(code).String() }
-
-// reduce applies an ample-set partial-order reduction: when some host can
-// process a delivered packet, that single action is explored and the others
-// are postponed. "host H process" only pops the head of host H's queue: it
-// commutes with every other action, no other action disables it, and no
-// property reads the host queue except Finished on terminal states. Every
-// run of the model is finite (each action advances a packet or consumes a
-// credit packet), so the state graph is acyclic and the cycle proviso holds
-// trivially. The reduced graph therefore keeps every terminal state and every
-// violation of the state invariants and delivery rules.
-func reduce(acts []model.Action) []model.Action {
-	for _, a := range acts {
-		if a.Kind == model.ActProcess {
-			acts[0] = a
-			return acts[:1]
-		}
-	}
-	return acts
+func (c *Checker) ActionName(code uint32) string {
+	return c.Sys.ActionName(model.ActionFromCode(code))
 }

@@ -50,8 +50,8 @@ type Outcome struct {
 	// Terminal is set when no action is enabled after the last step.
 	Terminal bool
 	// Explanation is what the violated property says about the final
-	// state (for deadlock, App. A.1's wait-for cycle).
-	Explanation []string
+	// state (for a deadlock, for example, a wait-for cycle).
+	Explanation *model.Explanation
 }
 
 // StepError reports an action that could not be applied.
@@ -75,22 +75,21 @@ func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
 		return o, nil
 	}
 	var out model.Outbox
-	var info model.StepInfo
 	for i, a := range actions {
 		pre := w.Clone()
-		if err := w.Apply(a, &out, &info); err != nil {
+		if err := w.Apply(a, &out); err != nil {
 			var names []string
 			for _, e := range w.Enabled(nil) {
-				names = append(names, e.String())
+				names = append(names, ck.Sys.ActionName(e))
 			}
-			return o, &StepError{Step: i + 1, Action: a.String(),
+			return o, &StepError{Step: i + 1, Action: ck.Sys.ActionName(a),
 				Err: fmt.Errorf("not enabled (enabled: %s)", orNone(strings.Join(names, ", ")))}
 		}
-		o.Steps = append(o.Steps, Step{N: i + 1, Action: a.String(), Changes: model.Diff(pre, w)})
-		if err := ck.CheckStep(w, &info); err != nil {
+		o.Steps = append(o.Steps, Step{N: i + 1, Action: ck.Sys.ActionName(a), Changes: model.Diff(pre, w)})
+		if err := ck.CheckStep(w, a, &out); err != nil {
 			o.Violation, o.ViolationStep = asViolation(err), i+1
 			if i+1 < len(actions) {
-				return o, &StepError{Step: i + 2, Action: actions[i+1].String(),
+				return o, &StepError{Step: i + 2, Action: ck.Sys.ActionName(actions[i+1]),
 					Err: fmt.Errorf("trace goes on after %s was violated at step %d", o.Violation.Property, i+1)}
 			}
 			o.Final = w
@@ -133,11 +132,12 @@ func FromCodes(codes []uint32) []model.Action {
 	return acts
 }
 
-// NewFile builds the saved form of an outcome.
-func NewFile(cfg model.Config, acts []model.Action, o Outcome) File {
-	f := File{Format: FormatVersion, Config: cfg, Steps: o.Steps, Actions: []string{}}
+// NewFile builds the saved form of an outcome of the actions acts, run on
+// sys.
+func NewFile(sys *model.System, acts []model.Action, o Outcome) File {
+	f := File{Format: FormatVersion, Config: sys.Cfg, Steps: o.Steps, Actions: []string{}}
 	for _, a := range acts {
-		f.Actions = append(f.Actions, a.String())
+		f.Actions = append(f.Actions, sys.ActionName(a))
 	}
 	if o.Violation != nil {
 		f.Property, f.Message = o.Violation.Property, o.Violation.Message
@@ -162,8 +162,10 @@ func WriteText(w io.Writer, o Outcome) {
 			where = fmt.Sprintf("in the final state after step %d (no action enabled)", o.ViolationStep)
 		}
 		fmt.Fprintf(w, "violated: %s %s: %s\n", o.Violation.Property, where, o.Violation.Message)
-		for _, l := range o.Explanation {
-			fmt.Fprintln(w, l)
+		if o.Explanation != nil {
+			for _, l := range o.Explanation.Text() {
+				fmt.Fprintln(w, l)
+			}
 		}
 	}
 	if o.Final != nil {
@@ -174,19 +176,24 @@ func WriteText(w io.Writer, o Outcome) {
 	}
 }
 
-// Marshal renders a trace file as indented JSON.
+// Marshal renders a trace file as indented JSON, without HTML escaping so
+// that the readable steps stay readable ("->", not "\u003e").
 func Marshal(f File) []byte {
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
 		panic("traces: marshal: " + err.Error()) // only plain data: cannot fail
 	}
-	return append(b, '\n')
+	return b.Bytes()
 }
 
-// Parse reads a trace file and checks its form: the format tag, a config,
-// and actions that parse with node ids in range. Errors name the problem
-// and, for syntax errors, the line and column.
-func Parse(data []byte) (File, []model.Action, error) {
+// Parse reads a trace file and checks its form: the format tag, a config
+// of a registered protocol, and an actions list. Errors name the problem
+// and, for syntax errors, the line and column. Actions are parsed against
+// the built system with ParseActions.
+func Parse(data []byte) (File, error) {
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -196,39 +203,44 @@ func Parse(data []byte) (File, []model.Action, error) {
 		switch {
 		case errors.As(err, &se):
 			l, c := lineCol(data, se.Offset)
-			return f, nil, fmt.Errorf("line %d, column %d: malformed JSON: %v", l, c, se)
+			return f, fmt.Errorf("line %d, column %d: malformed JSON: %v", l, c, se)
 		case errors.As(err, &te):
 			l, c := lineCol(data, te.Offset)
-			return f, nil, fmt.Errorf("line %d, column %d: field %q: wrong type %s", l, c, te.Field, te.Value)
+			return f, fmt.Errorf("line %d, column %d: field %q: wrong type %s", l, c, te.Field, te.Value)
 		case errors.Is(err, io.EOF):
-			return f, nil, errors.New("empty file: not a trace")
+			return f, errors.New("empty file: not a trace")
 		}
-		return f, nil, fmt.Errorf("not a trace: %v", err)
+		return f, fmt.Errorf("not a trace: %v", err)
 	}
 	if dec.More() {
-		return f, nil, errors.New("trailing data after the trace object")
+		return f, errors.New("trailing data after the trace object")
 	}
 	if f.Format != FormatVersion {
-		return f, nil, fmt.Errorf("format is %q, want %q", f.Format, FormatVersion)
+		return f, fmt.Errorf("format is %q, want %q", f.Format, FormatVersion)
 	}
 	if f.Config.Protocol == "" {
-		return f, nil, errors.New("config.protocol is missing")
+		return f, errors.New("config.protocol is missing")
 	}
 	if f.Config.Nodes < 2 || f.Config.Nodes > model.MaxNodes {
-		return f, nil, fmt.Errorf("config.nodes must be in 2..%d, got %d", model.MaxNodes, f.Config.Nodes)
+		return f, fmt.Errorf("config.nodes must be in 2..%d, got %d", model.MaxNodes, f.Config.Nodes)
 	}
 	if f.Actions == nil {
-		return f, nil, errors.New("actions list is missing")
+		return f, errors.New("actions list is missing")
 	}
-	acts := make([]model.Action, len(f.Actions))
-	for i, s := range f.Actions {
-		a, err := model.ParseAction(s, f.Config.Nodes)
+	return f, nil
+}
+
+// ParseActions parses printed action names against sys.
+func ParseActions(sys *model.System, names []string) ([]model.Action, error) {
+	acts := make([]model.Action, len(names))
+	for i, s := range names {
+		a, err := sys.ParseAction(s)
 		if err != nil {
-			return f, nil, fmt.Errorf("step %d: %v", i+1, err)
+			return nil, fmt.Errorf("step %d: %v", i+1, err)
 		}
 		acts[i] = a
 	}
-	return f, acts, nil
+	return acts, nil
 }
 
 func lineCol(data []byte, off int64) (int, int) {
@@ -245,11 +257,31 @@ func lineCol(data []byte, off int64) (int, int) {
 	return line, col
 }
 
-// Reproduces reports whether an outcome shows the violation a file records
-// (or, for a file that records none, shows none).
-func Reproduces(f File, o Outcome) bool {
-	if o.Violation == nil {
-		return f.Property == ""
+// Reproduces reports whether an outcome is the one a file records: the
+// same violated property with the same message at the same step (or, for
+// a file that records none, no violation), and the same steps with the
+// same changes. It returns a description of the first difference.
+func Reproduces(f File, o Outcome) (bool, string) {
+	switch {
+	case o.Violation == nil && f.Property != "":
+		return false, fmt.Sprintf("the trace records %s, but no property was violated", f.Property)
+	case o.Violation != nil && o.Violation.Property != f.Property:
+		return false, fmt.Sprintf("the trace records %q, but replay violates %s", f.Property, o.Violation.Property)
+	case o.Violation != nil && o.Violation.Message != f.Message:
+		return false, fmt.Sprintf("the trace records the message %q, but replay gives %q", f.Message, o.Violation.Message)
+	case o.Violation == nil && f.Message != "":
+		return false, fmt.Sprintf("the trace records the message %q without a property", f.Message)
 	}
-	return o.Violation.Property == f.Property
+	if f.Steps != nil {
+		if len(f.Steps) != len(o.Steps) {
+			return false, fmt.Sprintf("the trace records %d steps, replay made %d", len(f.Steps), len(o.Steps))
+		}
+		for i := range o.Steps {
+			a, b := f.Steps[i], o.Steps[i]
+			if a.N != b.N || a.Action != b.Action || strings.Join(a.Changes, "\n") != strings.Join(b.Changes, "\n") {
+				return false, fmt.Sprintf("step %d differs from the recorded one", i+1)
+			}
+		}
+	}
+	return true, ""
 }

@@ -1,7 +1,8 @@
 // Package live runs a model.System's protocol as an in-process
-// implementation: one goroutine per NI and one per host, Go channels as the
-// links, and the very same node-local steps (model.System.LaunchAt,
-// ReceiveAt, CopyAt) and protocol handlers that the explorer searches.
+// implementation: one goroutine per node, owning that node's state, and
+// unbounded FIFO inboxes as the links, running the very same action kinds
+// and Receive handler that the explorer searches. It knows no protocol:
+// whatever a protocol registers runs here.
 //
 // Every step is recorded, in a global order, as the model action it is, so a
 // run can be replayed through the model step by step; the model accepting
@@ -10,17 +11,21 @@
 //
 // # Why the recorded order is a valid model execution
 //
-// A goroutine performs a step on state it alone owns, appends the step to
-// the recording under a lock, and only then sends the step's effects
-// (packets, freed send packets, freed host buffers) on channels. A step that
-// consumes an effect is recorded after it receives it, so it is recorded
-// after the step that produced it. Each NI's inbox is one channel fed by all
-// its peers; a Go channel keeps each sender's order, so the packets of link
-// i->j are received in transmission order, as the model's FIFO link requires.
+// Every action kind other than Deliver is local to its node (model.ActionKind):
+// its enabledness and effect depend only on the node's own state, which its
+// goroutine alone owns. A goroutine performs a step, appends it to the
+// recording under a lock, and only then pushes the step's transmissions to
+// the receivers' inboxes. A delivery is recorded after the receiver takes
+// the packet from its inbox, so after the step that sent it. Each inbox
+// keeps the order of pushes, so the packets of link i->j are received in
+// transmission order, as the model's FIFO link requires.
 //
-// Channel capacities are sized from the flow-control bounds (at most C data
-// packets and C credit-carrying packets per ordered pair, at most S send and
-// H host buffers), so no send on a channel ever blocks.
+// # Termination
+//
+// A node goroutine that has no enabled local action and an empty inbox is
+// idle. The run ends when every node is idle and no packet is in flight: a
+// state with no enabled action, which Run returns for the caller to judge
+// (a proper end or a deadlock).
 package live
 
 import (
@@ -31,169 +36,172 @@ import (
 	"lfccheck/model"
 )
 
-type evKind uint8
-
-const (
-	evPacket   evKind = iota + 1 // a packet arrived from a peer
-	evLaunch                     // the host launches its next packet
-	evHostFree                   // the host freed a host receive buffer
-)
-
-type event struct {
-	kind evKind
+type msg struct {
 	from model.NodeID
 	pkt  model.Packet
-	item model.WorkItem
+}
+
+// inbox is an unbounded FIFO queue with a wake-up signal.
+type inbox struct {
+	mu     sync.Mutex
+	q      []msg
+	signal chan struct{}
+}
+
+func (b *inbox) push(m msg) {
+	b.mu.Lock()
+	b.q = append(b.q, m)
+	b.mu.Unlock()
+	select {
+	case b.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (b *inbox) pop() (msg, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.q) == 0 {
+		return msg{}, false
+	}
+	m := b.q[0]
+	b.q = b.q[1:]
+	return m, true
 }
 
 // Result is what a live run did.
 type Result struct {
 	// Actions is the recording of every step, in a valid global order.
 	Actions []model.Action
-	// Delivered lists, per host, the data packets it processed, in order.
+	// Delivered lists, per host, the packets handed to it, in order.
 	Delivered [][]model.Packet
-	// NIs holds each NI's state when the run ended.
-	NIs []model.NI
+	// Final is the state the run ended in: every node's state, no packet
+	// in flight, and no action enabled (unless the run was stopped).
+	Final *model.World
 }
 
-type recorder struct {
-	mu   sync.Mutex
-	acts []model.Action
+type run struct {
+	sys     *model.System
+	inboxes []*inbox
+	mu      sync.Mutex // guards acts, active
+	acts    []model.Action
+	active  int // nodes not idle + packets in flight
+	done    chan struct{}
+	once    sync.Once
 }
 
-func (r *recorder) record(a model.Action) {
+func (r *run) record(a model.Action) {
 	r.mu.Lock()
 	r.acts = append(r.acts, a)
 	r.mu.Unlock()
 }
 
-func (r *recorder) snapshot() []model.Action {
+// adjust changes the activity count. Reaching zero means every node is
+// idle and no packet is in flight, so nothing can happen any more: the run
+// is over (a node woken afterwards by a stale signal finds nothing to do).
+func (r *run) adjust(d int) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]model.Action(nil), r.acts...)
+	r.active += d
+	if r.active == 0 {
+		r.once.Do(func() { close(r.done) })
+	}
+	r.mu.Unlock()
 }
 
-// Run executes sys's workload until every host has launched its packets and
-// processed every packet addressed to it, or until ctx ends. On ctx's end it
-// returns the partial result and an error.
+// Run executes sys until no action is enabled anywhere, or until ctx
+// ends. On ctx's end it returns the partial result and an error.
 func Run(ctx context.Context, sys *model.System) (*Result, error) {
 	P := sys.P
-	cfg := sys.Cfg
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	inbox := make([]chan event, P)
-	deliv := make([]chan model.Packet, P)
-	sendTok := make([]chan struct{}, P)
-	for n := 0; n < P; n++ {
-		inbox[n] = make(chan event, (P-1)*2*cfg.Credits+cfg.SendBuffers+cfg.HostBuffers+1)
-		deliv[n] = make(chan model.Packet, cfg.HostBuffers)
-		sendTok[n] = make(chan struct{}, cfg.SendBuffers)
-		for i := 0; i < cfg.SendBuffers; i++ {
-			sendTok[n] <- struct{}{}
-		}
+	r := &run{sys: sys, inboxes: make([]*inbox, P), active: P, done: make(chan struct{})}
+	for i := range r.inboxes {
+		r.inboxes[i] = &inbox{signal: make(chan struct{}, 1)}
 	}
-	rec := &recorder{}
-	res := &Result{Delivered: make([][]model.Packet, P), NIs: make([]model.NI, P)}
-
-	var nis sync.WaitGroup
+	res := &Result{Delivered: make([][]model.Packet, P), Final: sys.Initial()}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
 	for n := 0; n < P; n++ {
-		nis.Add(1)
+		wg.Add(1)
 		go func(id model.NodeID) {
-			defer nis.Done()
-			res.NIs[id] = runNI(ctx, sys, id, inbox, deliv[id], sendTok[id], rec)
+			defer wg.Done()
+			res.Delivered[id] = r.node(id, res.Final.Nodes[id], stop)
 		}(model.NodeID(n))
 	}
-	var hosts sync.WaitGroup
-	for n := 0; n < P; n++ {
-		hosts.Add(1)
-		go func(id model.NodeID) {
-			defer hosts.Done()
-			res.Delivered[id] = runHost(ctx, sys, id, inbox[id], deliv[id], sendTok[id], rec)
-		}(model.NodeID(n))
+	var err error
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		err = ctx.Err()
 	}
-	hosts.Wait()
-	err := ctx.Err()
-	cancel()
-	nis.Wait()
-	res.Actions = rec.snapshot()
+	close(stop)
+	wg.Wait()
+	r.mu.Lock()
+	res.Actions = append([]model.Action(nil), r.acts...)
+	r.mu.Unlock()
 	if err != nil {
 		return res, fmt.Errorf("live run stopped before completion after %d steps: %w", len(res.Actions), err)
 	}
 	return res, nil
 }
 
-func runNI(ctx context.Context, sys *model.System, id model.NodeID, inbox []chan event,
-	deliv chan<- model.Packet, sendTok chan<- struct{}, rec *recorder) model.NI {
-	ni := sys.NewNI(id)
-	hostFree := sys.Cfg.HostBuffers
+// node runs node id's state n until stop is closed; it returns the packets
+// handed to its host.
+func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.Packet {
 	var out model.Outbox
+	var delivered []model.Packet
+	box := r.inboxes[id]
 	emit := func(a model.Action) {
-		rec.record(a)
-		for _, t := range out.Sends {
-			inbox[t.To] <- event{kind: evPacket, from: id, pkt: t.Pkt}
+		r.record(a)
+		for _, d := range out.Deliveries {
+			delivered = append(delivered, d.Pkt)
 		}
-		for i := 0; i < out.SendFreed; i++ {
-			sendTok <- struct{}{}
+		if len(out.Sends) > 0 {
+			r.adjust(len(out.Sends))
+		}
+		for _, t := range out.Sends {
+			r.inboxes[t.To].push(msg{from: id, pkt: t.Pkt})
 		}
 	}
 	for {
-		select {
-		case <-ctx.Done():
-			return ni
-		case ev := <-inbox[id]:
+		if m, ok := box.pop(); ok {
 			out.Reset()
-			switch ev.kind {
-			case evLaunch:
-				sys.LaunchAt(&ni, ev.item, &out)
-				emit(model.Action{Kind: model.ActLaunch, Node: id})
-			case evPacket:
-				sys.ReceiveAt(&ni, ev.from, ev.pkt, &out)
-				emit(model.Action{Kind: model.ActDeliver, Node: id, From: ev.from})
-			case evHostFree:
-				hostFree++
-			}
+			r.sys.M.Receive(n, m.from, m.pkt, &out)
+			emit(model.Action{Kind: r.deliverKind(), Node: id, Peer: m.from})
+			r.adjust(-1) // the packet is consumed
+			continue
 		}
-		// Copy to the host whatever the free host buffers allow.
-		for hostFree > 0 {
-			out.Reset()
-			pkt, ok := sys.CopyAt(&ni, &out)
-			if !ok {
-				break
-			}
-			hostFree--
-			emit(model.Action{Kind: model.ActCopy, Node: id})
-			deliv <- pkt
+		if r.localStep(id, n, &out, emit) {
+			continue
+		}
+		// Idle: nothing enabled locally and nothing received.
+		r.adjust(-1)
+		select {
+		case <-stop:
+			return delivered
+		case <-box.signal:
+			r.adjust(1)
 		}
 	}
 }
 
-func runHost(ctx context.Context, sys *model.System, id model.NodeID, niInbox chan<- event,
-	deliv <-chan model.Packet, sendTok <-chan struct{}, rec *recorder) []model.Packet {
-	work := sys.Work[id]
-	want := 0
-	for _, n := range sys.Expect[id] {
-		want += int(n)
-	}
-	var got []model.Packet
-	next := 0
-	for next < len(work) || len(got) < want {
-		var tok <-chan struct{}
-		if next < len(work) {
-			tok = sendTok
+// localStep performs the first enabled local action of node id, if any.
+func (r *run) localStep(id model.NodeID, n model.Node, out *model.Outbox, emit func(model.Action)) bool {
+	for ki, k := range r.sys.Kinds {
+		if k == model.Deliver || !k.Enabled(n) {
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return got
-		case <-tok:
-			// The NI records the launch when it handles the request.
-			niInbox <- event{kind: evLaunch, item: work[next]}
-			next++
-		case p := <-deliv:
-			rec.record(model.Action{Kind: model.ActProcess, Node: id})
-			got = append(got, p)
-			niInbox <- event{kind: evHostFree}
+		out.Reset()
+		k.Apply(n, out)
+		emit(model.Action{Kind: uint8(ki), Node: id})
+		return true
+	}
+	return false
+}
+
+func (r *run) deliverKind() uint8 {
+	for i, k := range r.sys.Kinds {
+		if k == model.Deliver {
+			return uint8(i)
 		}
 	}
-	return got
+	panic("live: system without Deliver")
 }

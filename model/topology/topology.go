@@ -111,20 +111,19 @@ func familyEdges(fn childrenFn, members []int, r int) [][2]int {
 	return edges
 }
 
-// Resolve builds the topology a configuration describes: its explicit
-// topology, or else the broadcast group of all nodes with one tree of
-// family cfg.Tree (default binary) per node.
-func Resolve(cfg model.Config) (*model.Topology, error) {
-	spec := cfg.Topology
+// Resolve builds the topology of a configuration: the explicit topology
+// spec, or else the broadcast group of all nodes with one tree of family
+// tree (default binary) per node.
+func Resolve(tree string, spec *model.TopologySpec, nodes int) (*model.Topology, error) {
 	if spec == nil {
-		fam := cfg.Tree
+		fam := tree
 		if fam == "" {
 			fam = "binary"
 		}
 		if err := CheckFamily(fam); err != nil {
 			return nil, err
 		}
-		all := make([]int, cfg.Nodes)
+		all := make([]int, nodes)
 		for i := range all {
 			all[i] = i
 		}
@@ -132,10 +131,10 @@ func Resolve(cfg model.Config) (*model.Topology, error) {
 			Groups: []model.GroupSpec{{Name: "all", Members: all}},
 			Trees:  []model.TreeSpec{{Group: "all", Root: -1, Family: fam}},
 		}
-	} else if cfg.Tree != "" {
+	} else if tree != "" {
 		return nil, fmt.Errorf("give a tree family or an explicit topology, not both")
 	}
-	return Build(spec, cfg.Nodes)
+	return Build(spec, nodes)
 }
 
 // Build validates a topology specification for p nodes and builds it. A

@@ -1,5 +1,6 @@
 // Package mcast implements MCAST, LFC's NI-level spanning-tree multicast on
-// UCAST's credits (thesis §4.2, Fig. 4.5-4.7), as pure event handlers.
+// UCAST's credits (thesis §4.2, Fig. 4.5-4.7, App. A), as pure event
+// handlers on UCAST's node state, and registers it as the protocol "mcast".
 //
 // # The protocol
 //
@@ -14,20 +15,25 @@
 // transmitted to every child; the release returns one credit to the NI's
 // parent in the packet's tree, never to hdr.src (§4.2.5). Unicast packets
 // travel on two-node unicast trees, whose parent is the sender, so the same
-// rule covers them. Unicast and multicast traffic mix in one run.
+// rule covers them. Unicast and multicast traffic mix in one run: --flow
+// adds unicast packets to the multicast workload.
 //
 // # Modeling decisions
 //
-//   - Atomicity as for UCAST (see package model): arrival, with the forward
-//     attempts it triggers, is one step; so is the copy to the host with the
-//     release it may trigger. A forward that finds no credit waits in the
-//     blocked-sends queue and is transmitted by a later arrival of credits;
-//     if that transmission completes the buffer's forwards and the host copy
-//     is done, the release happens in that step too.
+//   - Actions and atomicity as for UCAST (see package ucast): arrival, with
+//     the forward attempts it triggers, is one step; so is the copy to the
+//     host with the release it may trigger. A forward that finds no credit
+//     waits in the blocked-sends queue and is transmitted by a later arrival
+//     of credits; if that transmission completes the buffer's forwards and
+//     the host copy is done, the release happens in that step too.
 //   - The send packet of a multicast is shared by its descriptors and
 //     returns to the send pool after the last one is transmitted.
+//   - Unicast packets carry no explicit two-node tree id: the release goes
+//     to the buffer's sender, which is that tree's parent.
+//   - "host H process" is ample for the reasons given for UCAST: the
+//     forwarding state is the NI's, never the host queue's.
 //
-// # Invariants (checked by the properties package)
+// # Invariants
 //
 //  1. credit-conservation, 2. pool-bound: as for UCAST, per ordered pair
 //     of immediate sender and receiver.
@@ -39,15 +45,40 @@
 //     queued forwards.
 //  6. deadlock: as for UCAST. Chains deadlock (Fig. 4.8); trees that meet
 //     App. A.1's distance condition, or its inverse form, cannot.
+//
+// # Broken variants
+//
+//   - credit-to-src: a released buffer's credit goes to hdr.src of the
+//     packet as it arrived instead of to the NI's parent in the packet's
+//     tree. Because send_packet rewrites hdr.src at every hop (Fig. 4.2),
+//     hdr.src is the immediate sender, which is the tree parent whenever
+//     packets arrive along their tree; the variant instead reads the
+//     packet's originating root (Origin), which is what a forwarding NI that
+//     did not rewrite src would see (§4.2.5's hazard), and returns the
+//     credit there.
+//   - early-release: the receive buffer is released after the host copy
+//     even while forwards are still queued.
 package mcast
 
 import (
 	"fmt"
 
 	"lfccheck/model"
-	"lfccheck/properties"
+	"lfccheck/model/topology"
 	"lfccheck/protocols/ucast"
 )
+
+// TagMulticast is MCAST's data packet (Fig. 4.5).
+const TagMulticast model.Tag = 2
+
+func init() {
+	model.RegisterTag(TagMulticast, model.TagInfo{Name: "MULTICAST", Data: true, Brief: func(p model.Packet) string {
+		if int(p.Tree) == int(p.Origin) {
+			return fmt.Sprintf("m%d#%d", p.Origin, p.Seq)
+		}
+		return fmt.Sprintf("m%dt%d#%d", p.Origin, p.Tree, p.Seq)
+	}})
+}
 
 // Variant names.
 const (
@@ -56,119 +87,133 @@ const (
 	EarlyRelease = "early-release"
 )
 
-// Variants lists MCAST's variants, the correct one first.
-func Variants() []model.VariantInfo {
-	return []model.VariantInfo{
-		{Name: Correct, Doc: "the protocol of Fig. 4.5-4.7"},
-		{Name: CreditToSrc, Doc: "a released buffer's credit goes to the packet's originating root (hdr.src left unchanged by forwarding) instead of the tree parent",
-			Catches: "credit-conservation", Example: model.Config{Nodes: 3, Credits: 1, Packets: 1, Tree: "chain", Casts: []model.Cast{{Root: 0, Count: 1}}}},
-		{Name: EarlyRelease, Doc: "the receive buffer is released after the host copy even while forwards are still queued",
-			Catches: "buffer-held", Example: model.Config{Nodes: 3, Credits: 1, Packets: 1, Tree: "chain", Casts: []model.Cast{{Root: 0, Count: 2}}}},
-	}
+// Machine is MCAST: UCAST's machine with forwarding hooks and the
+// topology.
+type Machine struct {
+	*ucast.Machine
+	Topo *model.Topology
 }
 
-// Properties are MCAST's properties, in checking order.
-func Properties() []properties.Property {
-	return []properties.Property{
-		properties.Deadlock, properties.CreditConservation, properties.PoolBound,
-		properties.FIFO, properties.ExactlyOnce, properties.BufferHeld,
-	}
-}
-
-// MCAST is the protocol: UCAST's machinery plus the forwarding tables.
-type MCAST struct {
-	U       *ucast.UCAST
-	Topo    *model.Topology
-	Variant string
-}
-
-// New builds MCAST for a configuration and its topology.
-func New(cfg model.Config, topo *model.Topology) (*MCAST, error) {
-	m := &MCAST{Topo: topo, Variant: cfg.Variant}
-	if m.Variant == "" {
-		m.Variant = Correct
-	}
-	known := false
-	for _, v := range Variants() {
-		known = known || v.Name == m.Variant
-	}
-	if !known {
-		return nil, fmt.Errorf("unknown mcast variant %q (see 'lfccheck list')", cfg.Variant)
-	}
-	ucfg := cfg
-	ucfg.Variant = ucast.Correct
-	u, err := ucast.New(ucfg)
+// New builds MCAST for a resolved configuration: the unicast flows first,
+// then the multicasts (the casts in order, or else every member of every
+// group multicasting Packets packets on its own tree, round-robin over the
+// trees).
+func New(cfg model.Config) (*Machine, error) {
+	p := cfg.Params.(*Params)
+	topo, err := topology.Resolve(p.Tree, p.Topology, cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	u.ReturnTo = m.returnTo
-	m.U = u
-	return m, nil
+	work := p.Params.UnicastWork(cfg.Nodes, make([][]ucast.WorkItem, cfg.Nodes), false)
+	tseq := make([]uint16, len(topo.Trees))
+	cast := func(tree int) error {
+		tseq[tree]++
+		if tseq[tree] > model.MaxStreamSeq {
+			return fmt.Errorf("more than %d packets multicast on the tree of %d", model.MaxStreamSeq, topo.Trees[tree].Root)
+		}
+		r := topo.Trees[tree].Root
+		work[r] = append(work[r], ucast.WorkItem{Tag: TagMulticast, Tree: uint16(tree), Seq: tseq[tree]})
+		return nil
+	}
+	for i, c := range p.Casts {
+		t, err := topo.CastTree(c)
+		if err != nil {
+			return nil, fmt.Errorf("cast %d (%s): %v", i+1, c, err)
+		}
+		for k := 0; k < c.Count; k++ {
+			if err := cast(t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(p.Casts) == 0 {
+		for k := 0; k < p.Packets; k++ {
+			for t := range topo.Trees {
+				if err := cast(t); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := ucast.CheckWork(work); err != nil {
+		return nil, err
+	}
+	mm := &Machine{Machine: ucast.NewMachine(cfg, &p.Params, work), Topo: topo}
+	mm.Attach(cfg.Variant)
+	return mm, nil
 }
 
-// returnTo is event_packet_released's target (Fig. 4.7): the NI's parent in
-// the packet's tree; for unicast packets, the unicast tree's parent, which
-// is the sender.
-func (m *MCAST) returnTo(ni *model.NI, rb *model.RecvBuf) model.NodeID {
-	if rb.Pkt.Tag != model.TagMulticast {
-		return rb.From
+// Attach installs MCAST's forwarding on m's UCAST hooks: streams per tree,
+// event_multicast, forwarding on arrival, and release to the tree parent.
+// Protocols that multicast on UCAST's credits (ordered broadcast, RECOV)
+// attach it to their own machine.
+func (m *Machine) Attach(variant string) {
+	u := m.Machine
+	u.Streams = u.P + len(m.Topo.Trees)
+	u.Stream = func(p model.Packet) int {
+		if p.Tag == TagMulticast {
+			return u.P + int(p.Tree)
+		}
+		return int(p.Origin)
 	}
-	if m.Variant == CreditToSrc {
-		return rb.Pkt.Origin
+	u.ReturnTo = func(n *ucast.Node, rb *ucast.RecvBuf) model.NodeID {
+		if rb.Pkt.Tag != TagMulticast {
+			return rb.From
+		}
+		if variant == CreditToSrc {
+			return rb.Pkt.Origin
+		}
+		return model.NodeID(m.Topo.Trees[rb.Pkt.Tree].Parent[n.ID])
 	}
-	return model.NodeID(m.Topo.Trees[rb.Pkt.Tree].Parent[ni.ID])
+	u.OnLaunch = m.launch
+	u.OnData = m.receive
+	u.OnCopied = func(n *ucast.Node, pkt model.Packet, out *model.Outbox) {
+		if i := n.FindRecv(pkt); n.Recv[i].Pending == 0 || variant == EarlyRelease {
+			u.Release(n, pkt, out)
+		}
+	}
+	u.Finish(func(src int, it ucast.WorkItem) []model.NodeID {
+		if it.Tag != TagMulticast {
+			return []model.NodeID{it.Dest}
+		}
+		var out []model.NodeID
+		for _, mem := range m.Topo.Groups[m.Topo.Trees[it.Tree].Group].Members {
+			if int(mem) != src {
+				out = append(out, mem)
+			}
+		}
+		return out
+	})
 }
 
-// InitNI gives the NI its UCAST credits.
-func (m *MCAST) InitNI(ni *model.NI) { m.U.InitNI(ni) }
-
-// Launch is event_unicast or event_multicast (Fig. 4.6).
-func (m *MCAST) Launch(ni *model.NI, it model.WorkItem, out *model.Outbox) {
-	if it.Tag != model.TagMulticast {
-		m.U.Launch(ni, it, out)
-		return
-	}
-	sb := &ni.Send[len(ni.Send)-1]
-	sb.Pkt.Tag = model.TagMulticast
-	sb.Pkt.Tree = it.Tree
-	children := m.Topo.Trees[it.Tree].Children[ni.ID]
+// launch is event_multicast (Fig. 4.6) for the send packet just allocated.
+func (m *Machine) launch(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
+	children := m.Topo.Trees[it.Tree].Children[n.ID]
 	if len(children) == 0 {
-		ni.Send = ni.Send[:len(ni.Send)-1]
-		out.SendFreed++
+		n.Send = n.Send[:len(n.Send)-1]
 		return
 	}
+	sb := &n.Send[len(n.Send)-1]
 	sb.Refs = uint8(len(children))
-	pkt := sb.Pkt
-	m.forward(ni, pkt, children, false, out)
+	m.forward(n, sb.Pkt, children, false, out)
 }
 
 // forward is forward_packet (Fig. 4.6): one descriptor per child through
 // credit_send.
-func (m *MCAST) forward(ni *model.NI, pkt model.Packet, children []model.NodeID, fwd bool, out *model.Outbox) {
+func (m *Machine) forward(n *ucast.Node, pkt model.Packet, children []model.NodeID, fwd bool, out *model.Outbox) {
 	for _, c := range children {
-		m.U.CreditSend(ni, model.Desc{Dest: c, Fwd: fwd, Pkt: pkt}, out)
+		m.CreditSend(n, ucast.Desc{Dest: c, Fwd: fwd, Pkt: pkt}, out)
 	}
 }
 
-// Receive is event_packet_received (Fig. 4.7): accept credits, then for a
-// multicast packet forward it to this NI's children (delivery to the host
-// is the separate copy step).
-func (m *MCAST) Receive(ni *model.NI, pkt model.Packet, buf int, out *model.Outbox) {
-	m.U.AcceptNewCredits(ni, pkt, out)
-	if pkt.Tag != model.TagMulticast {
-		return
+// receive is the multicast part of event_packet_received (Fig. 4.7): the
+// packet takes a buffer of its sender's pool partition and is forwarded to
+// this NI's children (delivery to the host is the separate copy step).
+func (m *Machine) receive(n *ucast.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
+	if pkt.Tag != TagMulticast {
+		panic(fmt.Sprintf("mcast: unexpected data packet %s", pkt))
 	}
-	// Accepting credits may have released older buffers; the new one is
-	// still the last.
-	buf = len(ni.Recv) - 1
-	children := m.Topo.Trees[pkt.Tree].Children[ni.ID]
-	ni.Recv[buf].Pending = uint8(len(children))
-	m.forward(ni, pkt, children, true, out)
-}
-
-// Copied releases the buffer once copied and fully forwarded.
-func (m *MCAST) Copied(ni *model.NI, buf int, out *model.Outbox) {
-	if ni.Recv[buf].Pending == 0 || m.Variant == EarlyRelease {
-		m.U.Release(ni, buf, out)
-	}
+	children := m.Topo.Trees[pkt.Tree].Children[n.ID]
+	n.Recv = append(n.Recv, ucast.RecvBuf{Pkt: pkt, From: from, Pending: uint8(len(children))})
+	m.forward(n, pkt, children, true, out)
 }

@@ -1,16 +1,17 @@
 package mcast_test
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
 
 	"lfccheck/explore"
 	"lfccheck/model"
-	"lfccheck/model/topology"
 	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
 
@@ -45,17 +46,17 @@ func replayed(t *testing.T, r explore.Result, ck *properties.Checker) traces.Out
 // Fig. 4.8: four NIs, one credit per pair, every NI multicasts on its
 // chain: deadlock, with the 4-NI wait-for cycle of App. A.1.
 func TestChainDeadlocksFig48(t *testing.T) {
-	r, ck := check(t, model.Config{Nodes: 4, Credits: 1, Packets: 1, Tree: "chain"})
+	r, ck := check(t, mcast.Config("chain", 4, 1, 1))
 	if r.Verdict != explore.Fail || r.Violation.PropertyName() != "deadlock" {
 		t.Fatalf("got %v %v", r.Verdict, r.Violation)
 	}
 	o := replayed(t, r, ck)
-	cyc := properties.WaitForCycle(o.Final)
+	cyc := ucast.WaitForCycle(o.Final)
 	if len(cyc) != 4 {
-		t.Fatalf("wait-for cycle %v, want 4 NIs", properties.FormatCycle(o.Final, cyc))
+		t.Fatalf("wait-for cycle %v, want 4 NIs", ucast.FormatCycle(o.Final, cyc))
 	}
 	for _, e := range cyc {
-		if e.Held == nil || e.Held.Tag != model.TagMulticast || len(e.Pool) != 1 {
+		if e.Held == nil || e.Held.Tag != mcast.TagMulticast || len(e.Pool) != 1 {
 			t.Fatalf("cycle edge %+v", e)
 		}
 	}
@@ -81,7 +82,7 @@ func TestTreeFamilies(t *testing.T) {
 		{"kary:3", 3, 1, 1, true, 17176},
 		{"chain", 3, 1, 1, false, 0},
 	} {
-		r, _ := check(t, model.Config{Nodes: c.p, Credits: c.c, Packets: c.k, Tree: c.tree})
+		r, _ := check(t, mcast.Config(c.tree, c.p, c.c, c.k))
 		if c.pass && (r.Verdict != explore.Pass || r.Stats.States != c.states) {
 			t.Errorf("%s P=%d C=%d K=%d: %v %v, %d states (pinned %d)", c.tree, c.p, c.c, c.k, r.Verdict, r.Violation, r.Stats.States, c.states)
 		}
@@ -95,27 +96,25 @@ func TestBinomialFourNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about a minute; skipped with -short")
 	}
-	r, _ := check(t, model.Config{Nodes: 4, Credits: 1, Packets: 1, Tree: "binomial"})
+	r, _ := check(t, mcast.Config("binomial", 4, 1, 1))
 	if r.Verdict != explore.Pass || r.Stats.States != 7348276 {
 		t.Fatalf("binomial P=4: %v %v %d states", r.Verdict, r.Violation, r.Stats.States)
 	}
 }
 
 func TestVariantsAreCaught(t *testing.T) {
-	for _, v := range mcast.Variants() {
+	for _, v := range mcast.Def.Variants {
 		if v.Catches == "" {
 			continue
 		}
-		cfg := v.Example
-		cfg.Variant = v.Name
+		cfg := mcast.Def.VariantClaim(v).Config
 		r, ck := check(t, cfg)
 		if r.Verdict != explore.Fail || r.Violation.PropertyName() != v.Catches {
 			t.Fatalf("%s: want fail %s, got %v %v", v.Name, v.Catches, r.Verdict, r.Violation)
 		}
 		replayed(t, r, ck)
 		// The correct protocol passes the same configuration.
-		cfg.Variant = ""
-		if r, _ := check(t, cfg); r.Verdict != explore.Pass {
+		if r, _ := check(t, v.Example); r.Verdict != explore.Pass {
 			t.Fatalf("%s example with the correct protocol: %v %v", v.Name, r.Verdict, r.Violation)
 		}
 	}
@@ -123,9 +122,11 @@ func TestVariantsAreCaught(t *testing.T) {
 
 // Unicast and multicast traffic mix in one run.
 func TestUnicastAndMulticastMix(t *testing.T) {
-	r, _ := check(t, model.Config{Nodes: 3, Credits: 1, Tree: "binary",
-		Flows: []model.Flow{{Src: 1, Dst: 0, Count: 2}, {Src: 2, Dst: 1, Count: 1}},
-		Casts: []model.Cast{{Root: 0, Count: 2}, {Root: 2, Count: 1}}})
+	cfg := mcast.Config("binary", 3, 1, 1)
+	p := cfg.Params.(*mcast.Params)
+	p.Flows = []ucast.Flow{{Src: 1, Dst: 0, Count: 2}, {Src: 2, Dst: 1, Count: 1}}
+	p.Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 2, Count: 1}}
+	r, _ := check(t, cfg)
 	if r.Verdict != explore.Pass {
 		t.Fatalf("%v %v", r.Verdict, r.Violation)
 	}
@@ -138,39 +139,48 @@ func TestOverlappingGroupsDeadlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, p, err := topology.ParseFile("overlap-small.topo", data)
-	if err != nil {
-		t.Fatal(err)
+	if !bytes.Equal(data, mcast.OverlapSmallFile) {
+		t.Fatal("examples/overlap-small.topo differs from the embedded copy")
 	}
-	casts := []model.Cast{{Group: "g1", Root: 0, Count: 1}, {Group: "g2", Root: 2, Count: 1}, {Group: "g3", Root: 4, Count: 1}}
-	r, ck := check(t, model.Config{Nodes: p, Credits: 1, Topology: spec, Casts: casts})
+	r, ck := check(t, mcast.OverlapConfig(3))
 	if r.Verdict != explore.Fail || r.Violation.PropertyName() != "deadlock" {
 		t.Fatalf("got %v %v", r.Verdict, r.Violation)
 	}
 	o := replayed(t, r, ck)
-	if cyc := properties.WaitForCycle(o.Final); len(cyc) != 3 {
-		t.Fatalf("want a 3-NI cycle, got %v", properties.FormatCycle(o.Final, cyc))
+	if cyc := ucast.WaitForCycle(o.Final); len(cyc) != 3 {
+		t.Fatalf("want a 3-NI cycle, got %v", ucast.FormatCycle(o.Final, cyc))
 	}
-	two := &model.TopologySpec{Groups: spec.Groups[:2], Trees: spec.Trees[:2]}
-	if r, _ := check(t, model.Config{Nodes: p, Credits: 1, Topology: two, Casts: casts[:2]}); r.Verdict != explore.Pass {
+	if r, _ := check(t, mcast.OverlapConfig(2)); r.Verdict != explore.Pass {
 		t.Fatalf("two groups: %v %v", r.Verdict, r.Violation)
 	}
 }
 
 func TestBadMulticastConfigs(t *testing.T) {
-	for _, c := range []struct {
-		cfg  model.Config
-		want string
-	}{
-		{model.Config{Protocol: "mcast", Nodes: 3, Credits: 1, Tree: "bushy"}, "unknown tree family"},
-		{model.Config{Protocol: "mcast", Nodes: 3, Credits: 1, Casts: []model.Cast{{Root: 5, Count: 1}}}, "not a member of any group"},
-		{model.Config{Protocol: "mcast", Nodes: 3, Credits: 1, Casts: []model.Cast{{Group: "x", Root: 0, Count: 1}}}, `no group "x"`},
-		{model.Config{Protocol: "mcast", Nodes: 3, Credits: 1, Casts: []model.Cast{{Root: 0, Count: 0}}}, "count must be at least 1"},
-		{model.Config{Protocol: "mcast", Variant: "nope", Nodes: 3, Credits: 1}, "unknown mcast variant"},
-		{model.Config{Protocol: "ucast", Nodes: 3, Credits: 1, Tree: "binary"}, "has no multicast"},
+	for _, c := range [][3]string{
+		{"mcast", "tree=bushy", "unknown tree family"},
+		{"mcast", "cast=5:1", "not a member of any group"},
+		{"mcast", "cast=x/0:1", `no group "x"`},
+		{"mcast", "cast=0:0", "count must be in 1..64"},
+		{"mcast", "variant=nope", "unknown mcast variant"},
+		{"ucast", "tree=binary", `has no parameter "tree"`},
+		{"mcast", "packets=0", "nothing to send"},
+		{"mcast", "packets=2 cast=0:1", "give packets or casts, not both"},
+		{"ucast", "packets=2 flow=0:1:1", "give packets or flows, not both"},
+		{"ucast", "refresh=0", "must be in 1..64"},
+		{"ucast", "host-buffers=0", "must be in 1..255"},
+		{"ucast", "send-buffers=0", "must be in 1..255"},
+		{"ucast", "packets=0", "nothing to send"},
 	} {
-		if _, err := protocols.Build(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: got %v, want %q", c.cfg, err, c.want)
+		s, err := model.SplitSettings("protocol=" + c[0] + " nodes=3 " + c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := model.ParseSettings(s)
+		if err == nil {
+			_, err = protocols.Build(cfg)
+		}
+		if err == nil || !strings.Contains(err.Error(), c[2]) {
+			t.Errorf("%s %s: got %v, want %q", c[0], c[1], err, c[2])
 		}
 	}
 }

@@ -1,17 +1,58 @@
 // Package ucast implements UCAST, LFC's credit-based reliable FIFO unicast
-// between NIs (thesis §4.1, Fig. 4.1–4.3), as pure event handlers over
-// model.NI state.
+// between NIs (thesis §4.1, Fig. 4.1–4.3), as pure event handlers over its
+// own node state, and registers it as the protocol "ucast". Protocols built
+// on UCAST's credits (MCAST, fetch-and-add) embed its Node and Machine and
+// replace its hooks.
+//
+// # The modeled system (§3.1–3.6, §4.1)
+//
+// Every NI holds, per peer, a protocol control block (send credits, a FIFO
+// blocked-sends queue, free credits; Fig. 4.1), a receive pool partitioned
+// per immediate sender (at most C buffers each by the flow-control
+// contract), and a bounded send pool (§3.5). Every host has a bounded pool
+// of host receive buffers (§3.6): the NI copies a received data packet into
+// a free one, and the host processes and frees it later.
 //
 // # The protocol
 //
-// Every NI holds, for each peer, send credits (initially C: one per receive
-// buffer the peer reserves for it), a FIFO blocked-sends queue and a count of
-// free credits owed to the peer. credit_send transmits when a credit is
-// available and otherwise queues the descriptor; send_packet piggybacks all
-// owed credits on the outgoing packet; accept_new_credits adds arriving
-// credits and transmits blocked descriptors in FIFO order while credits last;
-// releasing a receive buffer returns one credit to its sender, by an explicit
-// CREDIT packet once CREDIT_REFRESH credits are owed (Fig. 4.3).
+// Every NI holds C send credits per peer (one per receive buffer the peer
+// reserves for it). credit_send transmits when a credit is available and
+// otherwise queues the descriptor; send_packet piggybacks all owed credits
+// on the outgoing packet; accept_new_credits adds arriving credits and
+// transmits blocked descriptors in FIFO order while credits last; releasing
+// a receive buffer returns one credit to its sender, by an explicit CREDIT
+// packet once CREDIT_REFRESH credits are owed (Fig. 4.3).
+//
+// # Actions and atomicity
+//
+// Each action is one atomic transition of one node (the kernel's "deliver
+// I->J" is the arrival event):
+//
+//   - "host H launch": host H takes a send packet from its NI's send pool and
+//     launches the next item of its workload; the NI's send event handler
+//     (event_unicast, event_multicast) runs in the same step. Merging the two
+//     hides no interleaving: the launch has no effect other than appending to
+//     the NI's FIFO send queue, so any schedule that delays the NI's handling
+//     is equivalent to one that delays the launch itself.
+//   - "deliver I->J": the packet at the head of link I->J arrives at NI J and
+//     event_packet_received runs to completion (§3.3.4: NI handlers run to
+//     completion, single-threaded). A data packet is put in a buffer of I's
+//     partition of J's receive pool; a CREDIT packet occupies none (§3.4).
+//   - "ni N copy": NI N copies its oldest received, not yet copied data
+//     packet into a free host receive buffer (the NI's host-DMA resource
+//     queue is FIFO, §3.3.4, §3.5); if the buffer is then no longer needed
+//     the packet-release handler runs in the same step, as on DMA
+//     completion.
+//   - "host H process": host H hands its oldest delivered packet to the
+//     client (lfc_upcall) and frees the host buffer (§3.6, §3.7).
+//
+// "host H process" only pops the head of host H's queue: it commutes with
+// every other action, no other action disables it, and no property reads
+// the host queue except the deadlock condition on terminal states. Every
+// run is finite (each action advances a packet or consumes a credit
+// packet), so the state graph is acyclic. The kind is therefore declared
+// Ample and the protocol Acyclic, and the explorer explores a process step
+// alone when one is enabled.
 //
 // # Modeling decisions
 //
@@ -25,8 +66,10 @@
 //     partition), which for unicast is hdr.src of Fig. 4.3 and for MCAST the
 //     tree parent of Fig. 4.7; the two agree whenever hdr.src is written by
 //     send_packet, as it always is.
+//   - The default CREDIT_REFRESH is half the window, at least 1 (§8.2.1's
+//     half-window acknowledgement rule applied to credits).
 //
-// # Invariants (checked by the properties package)
+// # Invariants
 //
 //  1. credit-conservation: for every ordered pair S->R, S's send credits for
 //     R + data packets in flight S->R + R's occupied buffers from S + R's
@@ -41,15 +84,27 @@
 // # Broken variants
 //
 // Named variants break one rule each so tests can show the checker catches
-// it (see Variants).
+// it (see Def).
 package ucast
 
 import (
 	"fmt"
 
 	"lfccheck/model"
-	"lfccheck/properties"
 )
+
+// Packet tags of UCAST (Table 3.3).
+const (
+	TagUnicast model.Tag = 1 // UCAST data packet (Fig. 4.1)
+	TagCredit  model.Tag = 3 // explicit credit update (Fig. 4.3)
+)
+
+func init() {
+	model.RegisterTag(TagUnicast, model.TagInfo{Name: "UNICAST", Data: true,
+		Brief: func(p model.Packet) string { return fmt.Sprintf("u%d#%d", p.Origin, p.Seq) }})
+	model.RegisterTag(TagCredit, model.TagInfo{Name: "CREDIT",
+		Brief: func(model.Packet) string { return "cr" }})
+}
 
 // Variant names.
 const (
@@ -59,82 +114,202 @@ const (
 	NoCreditReturn = "no-credit-return"
 )
 
-// Properties are UCAST's properties, in checking order.
-func Properties() []properties.Property {
-	return []properties.Property{
-		properties.Deadlock, properties.CreditConservation, properties.PoolBound,
-		properties.FIFO, properties.ExactlyOnce,
-	}
+// WorkItem is one packet a host launches: Tag says which protocol handler
+// takes it (UNICAST to Dest, or a tag of a protocol built on UCAST), Seq
+// numbers it in its stream.
+type WorkItem struct {
+	Tag  model.Tag
+	Dest model.NodeID
+	Tree uint16
+	Seq  uint16
 }
 
-// Variants lists UCAST's variants, the correct one first.
-func Variants() []model.VariantInfo {
-	return []model.VariantInfo{
-		{Name: Correct, Doc: "the protocol of Fig. 4.1-4.3"},
-		{Name: NoCreditCheck, Doc: "credit_send transmits even with no credit left", Catches: "pool-bound",
-			Example: model.Config{Nodes: 2, Credits: 1, Packets: 2}},
-		{Name: BlockedLIFO, Doc: "accept_new_credits serves the blocked-sends queue newest first", Catches: "fifo",
-			Example: model.Config{Nodes: 2, Credits: 1, Packets: 3}},
-		{Name: NoCreditReturn, Doc: "event_packet_released forgets to return the credit", Catches: "credit-conservation",
-			Example: model.Config{Nodes: 2, Credits: 1, Packets: 1}},
-	}
+// Machine is UCAST bound to a configuration: constants, workload and the
+// hooks that protocols built on UCAST replace.
+type Machine struct {
+	P           int
+	C           int // initial send credits per peer
+	Refresh     int // CREDIT_REFRESH
+	HostBuffers int
+	SendBuffers int
+	Variant     string
+	// Work lists, per host, the packets it launches in order.
+	Work [][]WorkItem
+	// Expect gives, per host and stream, how many packets it must receive.
+	Expect [][]uint16
+	// Streams is the number of FIFO streams a host tracks; Stream gives a
+	// data packet's stream (default: one per origin).
+	Streams int
+	Stream  func(p model.Packet) int
+	// ReturnTo names the NI a released buffer's credit goes to (default:
+	// the buffer's sender).
+	ReturnTo func(n *Node, rb *RecvBuf) model.NodeID
+	// OnLaunch handles a launch of a non-UNICAST work item, after its send
+	// packet was allocated as the last entry of n.Send.
+	OnLaunch func(n *Node, it WorkItem, out *model.Outbox)
+	// OnData handles an arrived packet of a data tag other than UNICAST,
+	// after its credits were accepted; it decides whether the packet
+	// takes a receive buffer.
+	OnData func(n *Node, from model.NodeID, pkt model.Packet, out *model.Outbox)
+	// OnControl handles an arrived control packet other than CREDIT after
+	// its credits were accepted.
+	OnControl func(n *Node, from model.NodeID, pkt model.Packet, out *model.Outbox)
+	// OnCopied runs after the buffer holding pkt was copied to the host
+	// (default: release it).
+	OnCopied func(n *Node, pkt model.Packet, out *model.Outbox)
+	// NewNodeHook, when set, builds the node (for protocols whose node
+	// type embeds Node); it must call InitNode.
+	NewNodeHook func(id model.NodeID) model.Node
+	// Kinds can be extended by embedding protocols before the system is
+	// built.
+	ExtraKinds []*model.ActionKind
+	// NodeOf extracts the UCAST node from a node built by NewNodeHook.
+	NodeOf func(n model.Node) *Node
+
+	kinds []*model.ActionKind
 }
 
-// UCAST is the protocol with its runtime constants.
-type UCAST struct {
-	P       int
-	C       int // initial send credits per peer
-	Refresh int // CREDIT_REFRESH
-	Variant string
-	// ReturnTo, when set, names the NI a released buffer's credit goes to
-	// (MCAST: the tree parent, Fig. 4.7); by default the buffer's sender.
-	ReturnTo func(ni *model.NI, rb *model.RecvBuf) model.NodeID
+// NewMachine builds UCAST's machine for a resolved configuration with
+// parameters p and workload work.
+func NewMachine(cfg model.Config, p *Params, work [][]WorkItem) *Machine {
+	m := &Machine{P: cfg.Nodes, C: p.Credits, Refresh: p.Refresh, HostBuffers: p.HostBuffers,
+		SendBuffers: p.SendBuffers, Variant: cfg.Variant, Work: work, Streams: cfg.Nodes}
+	m.Stream = func(p model.Packet) int { return int(p.Origin) }
+	m.ReturnTo = func(_ *Node, rb *RecvBuf) model.NodeID { return rb.From }
+	m.OnCopied = func(n *Node, pkt model.Packet, out *model.Outbox) { m.Release(n, pkt, out) }
+	m.NodeOf = func(n model.Node) *Node { return n.(*Node) }
+	return m
 }
 
-// New builds UCAST for a configuration.
-func New(cfg model.Config) (*UCAST, error) {
-	u := &UCAST{P: cfg.Nodes, C: cfg.Credits, Refresh: cfg.Refresh, Variant: cfg.Variant}
-	if u.Variant == "" {
-		u.Variant = Correct
+// Finish computes Expect from the workload and, for every item, the
+// destinations dests gives it (UNICAST: its Dest). Call it once all hooks
+// are set.
+func (m *Machine) Finish(dests func(src int, it WorkItem) []model.NodeID) {
+	m.Expect = make([][]uint16, m.P)
+	for h := range m.Expect {
+		m.Expect[h] = make([]uint16, m.Streams)
 	}
-	if u.Refresh == 0 {
-		u.Refresh = model.DefaultRefresh(u.C)
-	}
-	for _, v := range Variants() {
-		if v.Name == u.Variant {
-			return u, nil
+	for src := range m.Work {
+		for _, it := range m.Work[src] {
+			st := m.Stream(model.Packet{Tag: it.Tag, Origin: model.NodeID(src), Tree: it.Tree})
+			for _, d := range dests(src, it) {
+				m.Expect[d][st]++
+			}
 		}
 	}
-	return nil, fmt.Errorf("unknown ucast variant %q (see 'lfccheck list')", cfg.Variant)
 }
 
-// InitNI gives the NI C send credits for every peer.
-func (u *UCAST) InitNI(ni *model.NI) {
-	for p := range ni.PCB {
-		if p != int(ni.ID) {
-			ni.PCB[p].SendCredits = u.C
+// Kinds are launch, deliver, copy and process, in that order per node,
+// then any extra kinds.
+func (m *Machine) Kinds() []*model.ActionKind {
+	if m.kinds == nil {
+		m.kinds = append([]*model.ActionKind{
+			{Name: "launch", Pattern: "host {node} launch", Owner: model.OwnerHost,
+				Enabled: func(n model.Node) bool { return m.canLaunch(m.NodeOf(n)) },
+				Apply:   func(n model.Node, out *model.Outbox) { m.Launch(m.NodeOf(n), out) }},
+			model.Deliver,
+			{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI,
+				Enabled: func(n model.Node) bool { return m.canCopy(m.NodeOf(n)) },
+				Apply:   func(n model.Node, out *model.Outbox) { m.Copy(m.NodeOf(n), out) }},
+			{Name: "process", Pattern: "host {node} process", Owner: model.OwnerHost, Ample: true,
+				Enabled: func(n model.Node) bool { return len(m.NodeOf(n).Queue) > 0 },
+				Apply:   func(n model.Node, _ *model.Outbox) { m.Process(m.NodeOf(n)) }},
+		}, m.ExtraKinds...)
+	}
+	return m.kinds
+}
+
+// NewNode builds node id with C send credits for every peer.
+func (m *Machine) NewNode(id model.NodeID) model.Node {
+	if m.NewNodeHook != nil {
+		return m.NewNodeHook(id)
+	}
+	n := &Node{}
+	m.InitNode(n, id)
+	return n
+}
+
+// InitNode sets n to node id's initial UCAST state.
+func (m *Machine) InitNode(n *Node, id model.NodeID) {
+	*n = Node{ID: id, M: m, NI: NI{PCB: make([]PCB, m.P)}, Host: Host{Log: make([]model.StreamLog, m.Streams)}}
+	for p := range n.PCB {
+		if p != int(id) {
+			n.PCB[p].SendCredits = m.C
 		}
 	}
 }
 
-// Launch is event_unicast (Fig. 4.2) for the send packet just allocated.
-func (u *UCAST) Launch(ni *model.NI, it model.WorkItem, out *model.Outbox) {
-	sb := &ni.Send[len(ni.Send)-1]
-	sb.Pkt.Tag = model.TagUnicast
+func (m *Machine) canLaunch(n *Node) bool {
+	return n.Next < len(m.Work[n.ID]) && len(n.Send) < m.SendBuffers
+}
+
+func (m *Machine) canCopy(n *Node) bool {
+	return len(n.Queue) < m.HostBuffers && n.NextCopy() >= 0
+}
+
+// Launch allocates a send packet for host n's next work item and runs the
+// NI's send handler: event_unicast (Fig. 4.2) or the OnLaunch hook.
+func (m *Machine) Launch(n *Node, out *model.Outbox) {
+	it := m.Work[n.ID][n.Next]
+	n.Next++
+	pkt := model.Packet{Tag: it.Tag, Src: n.ID, Tree: it.Tree, Origin: n.ID, Seq: it.Seq}
+	n.Send = append(n.Send, SendBuf{Pkt: pkt})
+	if it.Tag != TagUnicast {
+		m.OnLaunch(n, it, out)
+		return
+	}
+	sb := &n.Send[len(n.Send)-1]
 	sb.Refs++
-	u.CreditSend(ni, model.Desc{Dest: it.Dest, Pkt: sb.Pkt}, out)
+	m.CreditSend(n, Desc{Dest: it.Dest, Pkt: sb.Pkt}, out)
+}
+
+// Receive is event_packet_received (Fig. 4.3): a data packet takes a
+// buffer of its sender's pool partition (UNICAST; other data tags decide in
+// OnData), then the packet's credits are accepted. Delivery to the host is
+// the separate "ni N copy" action.
+func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
+	n := m.NodeOf(mn)
+	if pkt.Tag == TagUnicast {
+		n.Recv = append(n.Recv, RecvBuf{Pkt: pkt, From: from})
+	}
+	m.AcceptNewCredits(n, pkt, out)
+	switch {
+	case pkt.Tag == TagUnicast || pkt.Tag == TagCredit:
+	case pkt.Tag.IsData():
+		m.OnData(n, from, pkt, out)
+	default:
+		m.OnControl(n, from, pkt, out)
+	}
+}
+
+// Copy copies n's oldest uncopied received packet into a free host buffer,
+// records the delivery, and runs OnCopied.
+func (m *Machine) Copy(n *Node, out *model.Outbox) {
+	i := n.NextCopy()
+	n.Recv[i].Copied = true
+	pkt := n.Recv[i].Pkt
+	n.Queue = append(n.Queue, pkt)
+	out.Deliver(n.ID, pkt, m.Stream(pkt), &n.Log[m.Stream(pkt)])
+	m.OnCopied(n, pkt, out)
+}
+
+// Process is the host's processing of its oldest delivered packet, which
+// frees the host buffer.
+func (m *Machine) Process(n *Node) {
+	copy(n.Queue, n.Queue[1:])
+	n.Queue = n.Queue[:len(n.Queue)-1]
 }
 
 // CreditSend is credit_send (Fig. 4.2).
-func (u *UCAST) CreditSend(ni *model.NI, d model.Desc, out *model.Outbox) {
-	pcb := &ni.PCB[d.Dest]
+func (m *Machine) CreditSend(n *Node, d Desc, out *model.Outbox) {
+	pcb := &n.PCB[d.Dest]
 	if pcb.SendCredits > 0 {
 		pcb.SendCredits--
-		u.SendPacket(ni, d, out)
+		m.SendPacket(n, d, out)
 		return
 	}
-	if u.Variant == NoCreditCheck {
-		u.SendPacket(ni, d, out)
+	if m.Variant == NoCreditCheck {
+		m.SendPacket(n, d, out)
 		return
 	}
 	pcb.Blocked = append(pcb.Blocked, d)
@@ -142,10 +317,10 @@ func (u *UCAST) CreditSend(ni *model.NI, d model.Desc, out *model.Outbox) {
 
 // SendPacket is send_packet (Fig. 4.2): stamp the header, piggyback all owed
 // credits, transmit, and account for the transmitted descriptor.
-func (u *UCAST) SendPacket(ni *model.NI, d model.Desc, out *model.Outbox) {
-	pcb := &ni.PCB[d.Dest]
+func (m *Machine) SendPacket(n *Node, d Desc, out *model.Outbox) {
+	pcb := &n.PCB[d.Dest]
 	pkt := d.Pkt
-	pkt.Src = ni.ID
+	pkt.Src = n.ID
 	pkt.Credits = uint8(pcb.FreeCredits)
 	pcb.FreeCredits = 0
 	out.Transmit(d.Dest, pkt)
@@ -153,80 +328,59 @@ func (u *UCAST) SendPacket(ni *model.NI, d model.Desc, out *model.Outbox) {
 		return
 	}
 	if d.Fwd {
-		for i := range ni.Recv {
-			rb := &ni.Recv[i]
-			if rb.Pkt.SameData(pkt) && rb.Pending > 0 {
-				rb.Pending--
-				if rb.Pending == 0 && rb.Copied {
-					u.Release(ni, i, out)
-				}
-				return
+		if i := n.FindRecv(pkt); i >= 0 && n.Recv[i].Pending > 0 {
+			n.Recv[i].Pending--
+			if n.Recv[i].Pending == 0 && n.Recv[i].Copied {
+				m.Release(n, pkt, out)
 			}
 		}
 		return
 	}
-	for i := range ni.Send {
-		if ni.Send[i].Pkt.SameData(pkt) {
-			ni.Send[i].Refs--
-			if ni.Send[i].Refs == 0 {
-				ni.Send = append(ni.Send[:i], ni.Send[i+1:]...)
-				out.SendFreed++
+	for i := range n.Send {
+		if n.Send[i].Pkt.SameData(pkt) {
+			n.Send[i].Refs--
+			if n.Send[i].Refs == 0 {
+				n.Send = append(n.Send[:i], n.Send[i+1:]...)
 			}
 			return
 		}
 	}
 }
 
-// Receive is event_packet_received (Fig. 4.3). Delivery to the host is the
-// separate "ni N copy" action, so a UNICAST packet only waits in its buffer.
-func (u *UCAST) Receive(ni *model.NI, pkt model.Packet, buf int, out *model.Outbox) {
-	u.AcceptNewCredits(ni, pkt, out)
-}
-
 // AcceptNewCredits is accept_new_credits (Fig. 4.3).
-func (u *UCAST) AcceptNewCredits(ni *model.NI, pkt model.Packet, out *model.Outbox) {
-	pcb := &ni.PCB[pkt.Src]
+func (m *Machine) AcceptNewCredits(n *Node, pkt model.Packet, out *model.Outbox) {
+	pcb := &n.PCB[pkt.Src]
 	pcb.SendCredits += int(pkt.Credits)
 	for len(pcb.Blocked) > 0 && pcb.SendCredits > 0 {
-		var d model.Desc
-		if u.Variant == BlockedLIFO {
+		var d Desc
+		if m.Variant == BlockedLIFO {
 			d = pcb.Blocked[len(pcb.Blocked)-1]
 			pcb.Blocked = pcb.Blocked[:len(pcb.Blocked)-1]
 		} else {
 			d = pcb.Blocked[0]
 			pcb.Blocked = append(pcb.Blocked[:0], pcb.Blocked[1:]...)
 		}
-		u.CreditSend(ni, d, out)
+		m.CreditSend(n, d, out)
 	}
 }
 
-// Copied releases the buffer once it is copied and has nothing left to
-// forward.
-func (u *UCAST) Copied(ni *model.NI, buf int, out *model.Outbox) {
-	if ni.Recv[buf].Pending == 0 {
-		u.Release(ni, buf, out)
-	}
-}
-
-// Release is event_packet_released (Fig. 4.3, 4.7): free the buffer and
-// return a credit to its immediate sender.
-func (u *UCAST) Release(ni *model.NI, buf int, out *model.Outbox) {
-	to := ni.Recv[buf].From
-	if u.ReturnTo != nil {
-		to = u.ReturnTo(ni, &ni.Recv[buf])
-	}
-	ni.Recv = append(ni.Recv[:buf], ni.Recv[buf+1:]...)
-	if u.Variant == NoCreditReturn {
+// Release is event_packet_released (Fig. 4.3, 4.7): free the buffer
+// holding pkt and return a credit to the NI ReturnTo names.
+func (m *Machine) Release(n *Node, pkt model.Packet, out *model.Outbox) {
+	i := n.FindRecv(pkt)
+	to := m.ReturnTo(n, &n.Recv[i])
+	n.Recv = append(n.Recv[:i], n.Recv[i+1:]...)
+	if m.Variant == NoCreditReturn {
 		return
 	}
-	u.ReturnCreditTo(ni, to, out)
+	m.ReturnCreditTo(n, to, out)
 }
 
 // ReturnCreditTo is return_credit_to (Fig. 4.3).
-func (u *UCAST) ReturnCreditTo(ni *model.NI, sender model.NodeID, out *model.Outbox) {
-	pcb := &ni.PCB[sender]
+func (m *Machine) ReturnCreditTo(n *Node, sender model.NodeID, out *model.Outbox) {
+	pcb := &n.PCB[sender]
 	pcb.FreeCredits++
-	if pcb.FreeCredits >= u.Refresh {
-		u.SendPacket(ni, model.Desc{Dest: sender, Pkt: model.Packet{Tag: model.TagCredit, Origin: ni.ID}}, out)
+	if pcb.FreeCredits >= m.Refresh {
+		m.SendPacket(n, Desc{Dest: sender, Pkt: model.Packet{Tag: TagCredit, Origin: n.ID}}, out)
 	}
 }

@@ -12,6 +12,13 @@ import (
 	"lfccheck/traces"
 )
 
+// cfg is a UCAST configuration; refresh 0 means the default.
+func cfg(nodes, credits, packets, refresh int) model.Config {
+	c := ucast.Config(nodes, credits, packets)
+	c.Params.(*ucast.Params).Refresh = refresh
+	return c
+}
+
 func search(t *testing.T, cfg model.Config, reduce, fp bool) explore.Result {
 	r, _ := searchCk(t, cfg, reduce, fp)
 	return r
@@ -38,15 +45,15 @@ func TestPinnedStateCounts(t *testing.T) {
 		reduced, full       int64
 		fullTrans, maxDepth int64
 	}{
-		{model.Config{Nodes: 2, Credits: 1, Packets: 1}, 37, 53, 100, 10},
-		{model.Config{Nodes: 2, Credits: 1, Packets: 2}, 234, 409, 1090, 20},
-		{model.Config{Nodes: 2, Credits: 2, Packets: 4}, 7489, 14348, 53420, 40},
-		{model.Config{Nodes: 2, Credits: 2, Packets: 3, Refresh: 2}, 3040, 6473, 19156, 25},
-		{model.Config{Nodes: 3, Credits: 1, Packets: 1}, 28885, 81502, 397353, 30},
+		{cfg(2, 1, 1, 0), 37, 53, 100, 10},
+		{cfg(2, 1, 2, 0), 234, 409, 1090, 20},
+		{cfg(2, 2, 4, 0), 7489, 14348, 53420, 40},
+		{cfg(2, 2, 3, 2), 3040, 6473, 19156, 25},
+		{cfg(3, 1, 1, 0), 28885, 81502, 397353, 30},
 	}
 	for _, c := range cases {
-		c.cfg.Protocol = "ucast"
-		name := fmt.Sprintf("P%d-C%d-K%d-R%d", c.cfg.Nodes, c.cfg.Credits, c.cfg.Packets, c.cfg.Refresh)
+		p := c.cfg.Params.(*ucast.Params)
+		name := fmt.Sprintf("P%d-C%d-K%d-R%d", c.cfg.Nodes, p.Credits, p.Packets, p.Refresh)
 		t.Run(name, func(t *testing.T) {
 			for _, fp := range []bool{false, true} {
 				red := search(t, c.cfg, true, fp)
@@ -69,17 +76,14 @@ func TestPinnedStateCounts(t *testing.T) {
 // counterexample that replays through the model, with and without the
 // reduction and in both storage modes.
 func TestVariantsAreCaught(t *testing.T) {
-	for _, v := range ucast.Variants() {
+	for _, v := range ucast.Def.Variants {
 		if v.Catches == "" {
 			continue
 		}
 		t.Run(v.Name, func(t *testing.T) {
 			for _, reduce := range []bool{true, false} {
 				for _, fp := range []bool{false, true} {
-					cfg := v.Example
-					cfg.Protocol, cfg.Variant = "ucast", v.Name
-					cfg.Properties = []string{v.Catches}
-					r, ck := searchCk(t, cfg, reduce, fp)
+					r, ck := searchCk(t, ucast.Def.VariantClaim(v).Config, reduce, fp)
 					if r.Verdict != explore.Fail || r.Violation.PropertyName() != v.Catches {
 						t.Fatalf("reduce=%v fp=%v: want fail %s, got %v %v", reduce, fp, v.Catches, r.Verdict, r.Violation)
 					}
@@ -97,9 +101,7 @@ func TestVariantsAreCaught(t *testing.T) {
 			}
 			// The same configuration with the correct protocol passes: the
 			// variant, not the configuration, is what fails.
-			cfg := v.Example
-			cfg.Protocol = "ucast"
-			if r := search(t, cfg, true, false); r.Verdict != explore.Pass {
+			if r := search(t, v.Example, true, false); r.Verdict != explore.Pass {
 				t.Fatalf("correct protocol on the variant's example: %v %v", r.Verdict, r.Violation)
 			}
 		})
@@ -108,7 +110,7 @@ func TestVariantsAreCaught(t *testing.T) {
 
 // A refresh threshold above C leaves credits owed forever: deadlock.
 func TestRefreshAboveCreditsDeadlocks(t *testing.T) {
-	r := search(t, model.Config{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 2, Refresh: 2}, true, false)
+	r := search(t, cfg(2, 1, 2, 2), true, false)
 	if r.Verdict != explore.Fail || r.Violation.PropertyName() != "deadlock" {
 		t.Fatalf("got %v %v", r.Verdict, r.Violation)
 	}
@@ -116,8 +118,9 @@ func TestRefreshAboveCreditsDeadlocks(t *testing.T) {
 
 // Explicit flows: one-way traffic needs explicit CREDIT packets.
 func TestOneWayFlowUsesCreditPackets(t *testing.T) {
-	cfg := model.Config{Protocol: "ucast", Nodes: 2, Credits: 2, Flows: []model.Flow{{Src: 0, Dst: 1, Count: 6}}}
-	if r := search(t, cfg, true, false); r.Verdict != explore.Pass {
+	c := cfg(2, 2, 1, 0)
+	c.Params.(*ucast.Params).Flows = []ucast.Flow{{Src: 0, Dst: 1, Count: 6}}
+	if r := search(t, c, true, false); r.Verdict != explore.Pass {
 		t.Fatalf("got %v %v", r.Verdict, r.Violation)
 	}
 }
@@ -128,9 +131,9 @@ func TestThreeNodesTwoPacketsExactEqualsFingerprint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("about 30s; skipped with -short")
 	}
-	cfg := model.Config{Protocol: "ucast", Nodes: 3, Credits: 1, Packets: 2}
-	exact := search(t, cfg, true, false)
-	fp := search(t, cfg, true, true)
+	c := cfg(3, 1, 2, 0)
+	exact := search(t, c, true, false)
+	fp := search(t, c, true, true)
 	if exact.Verdict != explore.Pass || fp.Verdict != explore.Pass {
 		t.Fatalf("verdicts %v / %v", exact.Verdict, fp.Verdict)
 	}

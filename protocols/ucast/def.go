@@ -1,0 +1,188 @@
+package ucast
+
+import (
+	"fmt"
+
+	"lfccheck/model"
+	"lfccheck/properties"
+)
+
+// Def is UCAST's protocol definition.
+var Def = &model.Def{
+	Name:      "ucast",
+	Doc:       "credit-based reliable FIFO unicast between NIs (thesis §4.1)",
+	Params:    ParamSpecs(),
+	NewParams: func() model.Params { return Defaults() },
+	Variants: []model.Variant{
+		{Name: Correct, Doc: "the protocol of Fig. 4.1-4.3"},
+		{Name: NoCreditCheck, Doc: "credit_send transmits even with no credit left", Catches: "pool-bound",
+			Example: Config(2, 1, 2)},
+		{Name: BlockedLIFO, Doc: "accept_new_credits serves the blocked-sends queue newest first", Catches: "fifo",
+			Example: Config(2, 1, 3)},
+		{Name: NoCreditReturn, Doc: "event_packet_released forgets to return the credit", Catches: "credit-conservation",
+			Example: Config(2, 1, 1)},
+	},
+	Properties: Properties(),
+	Acyclic:    true,
+	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },
+	Claims:     claims(),
+}
+
+// Config is a UCAST configuration of nodes NIs, credits C and packets K.
+func Config(nodes, credits, packets int) model.Config {
+	p := Defaults()
+	p.Credits, p.Packets = credits, packets
+	return model.Config{Protocol: "ucast", Nodes: nodes, Params: p}
+}
+
+func claims() []model.Claim {
+	const doc = "UCAST is reliable, FIFO and deadlock-free"
+	var cs []model.Claim
+	for _, c := range [][3]int{{2, 1, 3}, {2, 2, 4}, {3, 1, 1}, {3, 2, 1}} {
+		cs = append(cs, model.Claim{Name: fmt.Sprintf("P=%d C=%d K=%d", c[0], c[1], c[2]),
+			Config: Config(c[0], c[1], c[2]), Expect: "pass", Ref: "§4.1", Doc: doc})
+	}
+	flows := Config(3, 1, 1)
+	fp := flows.Params.(*Params)
+	fp.Flows = []Flow{{0, 1, 3}, {1, 0, 3}, {2, 1, 2}}
+	cs = append(cs, model.Claim{Name: "P=3 C=1 flows=" + Join(fp.Flows), Config: flows, Expect: "pass", Ref: "§4.1", Doc: doc})
+	refresh := Config(2, 1, 2)
+	refresh.Params.(*Params).Refresh = 2
+	cs = append(cs, model.Claim{Name: "refresh>C P=2 C=1 K=2", Config: refresh, Expect: "fail deadlock", Ref: "Fig. 4.3",
+		Doc: "credits owed below CREDIT_REFRESH > C are never returned"})
+	return cs
+}
+
+// New builds UCAST for a resolved configuration.
+func New(cfg model.Config) (*Machine, error) {
+	p := cfg.Params.(*Params)
+	work := p.UnicastWork(cfg.Nodes, make([][]WorkItem, cfg.Nodes), len(p.Flows) == 0)
+	if err := CheckWork(work); err != nil {
+		return nil, err
+	}
+	m := NewMachine(cfg, p, work)
+	m.Finish(func(_ int, it WorkItem) []model.NodeID { return []model.NodeID{it.Dest} })
+	return m, nil
+}
+
+// Machine of a world built from a machine of this package (or one that
+// embeds it through hooks).
+func mach(w *model.World) *Machine { return w.Nodes[0].(interface{ Base() *Node }).Base().M }
+
+// Base returns the UCAST part of the node.
+func (n *Node) Base() *Node { return n }
+
+// NodeAt returns the UCAST part of node i of w.
+func NodeAt(w *model.World, i int) *Node { return w.Nodes[i].(interface{ Base() *Node }).Base() }
+
+// Properties are UCAST's properties, in checking order.
+func Properties() []model.Property {
+	return []model.Property{Deadlock, CreditConservation, PoolBound, properties.FIFO, ExactlyOnce}
+}
+
+// Deadlock: a state with no enabled action must be a proper end; the
+// explanation is App. A.1's wait-for cycle of full receive pools.
+var Deadlock = properties.Deadlock(func(w *model.World) error {
+	if Finished(w) {
+		return nil
+	}
+	return fmt.Errorf("%s", Remaining(w))
+}, ExplainCycle)
+
+// ExactlyOnce over the hosts' stream logs and the workload's expectations.
+var ExactlyOnce = properties.ExactlyOnce(
+	func(w *model.World, h int) []model.StreamLog { return NodeAt(w, h).Log },
+	func(w *model.World, h int) []uint16 { return mach(w).Expect[h] })
+
+// Finished reports whether the run has ended properly: every packet
+// launched, nothing in flight, queued, pooled or unprocessed. Credits still
+// owed (free credits below the refresh threshold) are allowed.
+func Finished(w *model.World) bool {
+	for i := range w.Nodes {
+		n := NodeAt(w, i)
+		if n.Next < len(n.M.Work[i]) || len(n.Queue) > 0 || len(n.Recv) > 0 || len(n.Send) > 0 {
+			return false
+		}
+		for p := range n.PCB {
+			if len(n.PCB[p].Blocked) > 0 {
+				return false
+			}
+		}
+	}
+	return w.LinksEmpty()
+}
+
+// Remaining summarizes the work left in a state, for deadlock messages.
+func Remaining(w *model.World) string {
+	unsent, blocked, pooled, queued := 0, 0, 0, 0
+	for i := range w.Nodes {
+		n := NodeAt(w, i)
+		unsent += len(n.M.Work[i]) - n.Next
+		queued += len(n.Queue)
+		pooled += len(n.Recv)
+		for p := range n.PCB {
+			blocked += len(n.PCB[p].Blocked)
+		}
+	}
+	return properties.Counts(unsent, "packets not launched", blocked, "blocked sends",
+		pooled, "NI receive buffers occupied", queued, "packets unprocessed by hosts", w.InFlight(), "packets in flight")
+}
+
+// CreditConservation: per ordered pair S->R, credits held by S, data
+// packets in flight S->R, R's buffers occupied by S's packets, credits R
+// owes S and credits in flight R->S add up to C, and no count is negative.
+var CreditConservation = model.Property{
+	Name: "credit-conservation",
+	Doc:  "per ordered pair, credits held + data in flight + buffers occupied + credits owed or returning = C; none negative",
+	State: func(w *model.World) error {
+		P, C := w.Sys.P, mach(w).C
+		for s := 0; s < P; s++ {
+			for r := 0; r < P; r++ {
+				if s == r {
+					continue
+				}
+				held := NodeAt(w, s).PCB[r].SendCredits
+				owed := NodeAt(w, r).PCB[s].FreeCredits
+				if held < 0 {
+					return fmt.Errorf("ni %d holds %d credits for %d", s, held, r)
+				}
+				if owed < 0 {
+					return fmt.Errorf("ni %d owes %d credits to %d", r, owed, s)
+				}
+				data := 0
+				for _, p := range w.Link(model.NodeID(s), model.NodeID(r)) {
+					if p.Tag.IsData() {
+						data++
+					}
+				}
+				back := 0
+				for _, p := range w.Link(model.NodeID(r), model.NodeID(s)) {
+					back += int(p.Credits)
+				}
+				bufs := NodeAt(w, r).PoolCount(model.NodeID(s))
+				if sum := held + data + bufs + owed + back; sum != C {
+					return fmt.Errorf("pair %d->%d: held %d + in flight %d + buffers %d + owed %d + returning %d = %d, want C = %d",
+						s, r, held, data, bufs, owed, back, sum, C)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// PoolBound: no NI ever holds more than C packets from one sender.
+var PoolBound = model.Property{
+	Name: "pool-bound",
+	Doc:  "no NI receive pool ever holds more than C packets of one sender",
+	State: func(w *model.World) error {
+		C := mach(w).C
+		for r := range w.Nodes {
+			for s := 0; s < w.Sys.P; s++ {
+				if n := NodeAt(w, r).PoolCount(model.NodeID(s)); n > C {
+					return fmt.Errorf("ni %d holds %d packets from %d, more than C = %d", r, n, s, C)
+				}
+			}
+		}
+		return nil
+	},
+}

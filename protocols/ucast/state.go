@@ -1,0 +1,246 @@
+package ucast
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"lfccheck/model"
+)
+
+// Desc is a send descriptor (Fig. 4.1): a packet to transmit to Dest. Fwd is
+// set when the packet lives in a receive buffer being forwarded (protocols
+// that forward, such as MCAST) rather than in the send pool.
+type Desc struct {
+	Dest model.NodeID
+	Fwd  bool
+	Pkt  model.Packet
+}
+
+// PCB is the per-peer protocol control block (Fig. 4.1).
+type PCB struct {
+	SendCredits int    // credits this NI holds for the peer
+	FreeCredits int    // credits owed to the peer, not yet returned
+	Blocked     []Desc // blocked-sends queue, FIFO
+}
+
+// RecvBuf is an occupied NI receive buffer. From is the immediate sender,
+// so the pool partition the buffer belongs to. A buffer is named by its
+// packet (model.Packet.SameData), which no handler changes, never by its
+// position in the pool.
+type RecvBuf struct {
+	Pkt     model.Packet
+	From    model.NodeID
+	Copied  bool  // delivered to the host
+	Pending uint8 // forwards not yet transmitted (forwarding protocols)
+}
+
+// SendBuf is an occupied NI send packet with the number of send
+// descriptors that still refer to it.
+type SendBuf struct {
+	Pkt  model.Packet
+	Refs uint8
+}
+
+// NI is the state of one network interface.
+type NI struct {
+	PCB  []PCB     // indexed by peer; the entry for the NI itself is unused
+	Recv []RecvBuf // occupied receive buffers in arrival order
+	Send []SendBuf // occupied send packets in allocation order
+}
+
+// Host is the state of one host process, with the stream logs that the
+// fifo and exactly-once properties read (history state).
+type Host struct {
+	Next  int               // index of the next workload item to launch
+	Queue []model.Packet    // delivered, not yet processed (full host buffers)
+	Log   []model.StreamLog // per stream (see Machine.Stream)
+}
+
+// Node is one node's UCAST state: its NI and its host. Protocols built on
+// UCAST embed it.
+type Node struct {
+	ID model.NodeID
+	M  *Machine // static; not part of the encoding
+	NI
+	Host
+}
+
+var _ model.Node = (*Node)(nil)
+
+// Encode appends the node's canonical encoding.
+func (n *Node) Encode(buf []byte) []byte {
+	for p := range n.PCB {
+		if p == int(n.ID) {
+			continue
+		}
+		pcb := &n.PCB[p]
+		buf = append(buf, byte(pcb.SendCredits), byte(pcb.FreeCredits))
+		buf = binary.AppendUvarint(buf, uint64(len(pcb.Blocked)))
+		for _, d := range pcb.Blocked {
+			buf = model.AppendBool(append(buf, byte(d.Dest)), d.Fwd)
+			buf = model.AppendPacket(buf, d.Pkt)
+		}
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(n.Recv)))
+	for _, r := range n.Recv {
+		buf = append(model.AppendBool(append(buf, byte(r.From)), r.Copied), r.Pending)
+		buf = model.AppendPacket(buf, r.Pkt)
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(n.Send)))
+	for _, s := range n.Send {
+		buf = model.AppendPacket(append(buf, s.Refs), s.Pkt)
+	}
+	buf = binary.AppendUvarint(buf, uint64(n.Next))
+	buf = model.AppendPackets(buf, n.Queue)
+	for _, l := range n.Log {
+		buf = binary.AppendUvarint(buf, uint64(l.Last))
+		buf = binary.AppendUvarint(buf, l.Mask)
+	}
+	return buf
+}
+
+// Decode reads the encoding written by Encode.
+func (n *Node) Decode(d *model.Decoder) {
+	for p := range n.PCB {
+		if p == int(n.ID) {
+			continue
+		}
+		pcb := &n.PCB[p]
+		pcb.SendCredits = int(int8(d.Byte()))
+		pcb.FreeCredits = int(int8(d.Byte()))
+		pcb.Blocked = pcb.Blocked[:0]
+		for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+			dest := model.NodeID(d.Byte())
+			fwd := d.Bool()
+			pcb.Blocked = append(pcb.Blocked, Desc{Dest: dest, Fwd: fwd, Pkt: d.Packet()})
+		}
+	}
+	n.Recv = n.Recv[:0]
+	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+		r := RecvBuf{From: model.NodeID(d.Byte()), Copied: d.Bool(), Pending: d.Byte()}
+		r.Pkt = d.Packet()
+		n.Recv = append(n.Recv, r)
+	}
+	n.Send = n.Send[:0]
+	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+		sb := SendBuf{Refs: d.Byte()}
+		sb.Pkt = d.Packet()
+		n.Send = append(n.Send, sb)
+	}
+	n.Next = int(d.Uvarint())
+	n.Queue = d.Packets(n.Queue)
+	for i := range n.Log {
+		n.Log[i].Last = uint16(d.Uvarint())
+		n.Log[i].Mask = d.Uvarint()
+	}
+}
+
+// CopyFrom makes n a deep copy of src, a *Node.
+func (n *Node) CopyFrom(src model.Node) { n.CopyNode(src.(*Node)) }
+
+// CopyNode makes n a deep copy of s, reusing n's storage.
+func (n *Node) CopyNode(s *Node) {
+	n.ID, n.M = s.ID, s.M
+	if len(n.PCB) != len(s.PCB) {
+		n.PCB = make([]PCB, len(s.PCB))
+	}
+	for p := range s.PCB {
+		n.PCB[p].SendCredits = s.PCB[p].SendCredits
+		n.PCB[p].FreeCredits = s.PCB[p].FreeCredits
+		n.PCB[p].Blocked = append(n.PCB[p].Blocked[:0], s.PCB[p].Blocked...)
+	}
+	n.Recv = append(n.Recv[:0], s.Recv...)
+	n.Send = append(n.Send[:0], s.Send...)
+	n.Next = s.Next
+	n.Queue = append(n.Queue[:0], s.Queue...)
+	n.Log = append(n.Log[:0], s.Log...)
+}
+
+func descList(ds []Desc) string { return model.ListOf(ds, func(d Desc) string { return d.Pkt.String() }) }
+
+func sendList(ss []SendBuf) string {
+	return model.ListOf(ss, func(s SendBuf) string { return s.Pkt.String() })
+}
+
+func recvList(rs []RecvBuf) string {
+	return model.ListOf(rs, func(r RecvBuf) string {
+		s := fmt.Sprintf("%s<%d", r.Pkt, r.From)
+		if r.Copied {
+			s += " copied"
+		}
+		if r.Pending > 0 {
+			s += fmt.Sprintf(" fwd%d", r.Pending)
+		}
+		return s
+	})
+}
+
+// Describe renders the NI (credits, owed credits and blocked sends per
+// peer, pools) and the host (launch progress, queue) on one line each.
+func (n *Node) Describe() []string {
+	s := fmt.Sprintf("ni %d:", n.ID)
+	for p := range n.PCB {
+		if p == int(n.ID) {
+			continue
+		}
+		pcb := &n.PCB[p]
+		s += fmt.Sprintf(" [to %d: credits %d owes %d", p, pcb.SendCredits, pcb.FreeCredits)
+		if len(pcb.Blocked) > 0 {
+			s += " blocked " + descList(pcb.Blocked)
+		}
+		s += "]"
+	}
+	s += fmt.Sprintf(" recv %s send %s", recvList(n.Recv), sendList(n.Send))
+	h := fmt.Sprintf("host %d: launched %d of %d, queue %s", n.ID, n.Next, len(n.M.Work[n.ID]), model.PacketList(n.Queue))
+	return []string{s, h}
+}
+
+// Diff reports what differs from prev, a *Node.
+func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
+	x, id := prev.(*Node), n.ID
+	for p := range n.PCB {
+		if p == int(id) {
+			continue
+		}
+		ch(fmt.Sprintf("ni %d credits for %d", id, p), fmt.Sprint(x.PCB[p].SendCredits), fmt.Sprint(n.PCB[p].SendCredits))
+		ch(fmt.Sprintf("ni %d owes %d", id, p), fmt.Sprint(x.PCB[p].FreeCredits), fmt.Sprint(n.PCB[p].FreeCredits))
+		ch(fmt.Sprintf("ni %d blocked to %d", id, p), descList(x.PCB[p].Blocked), descList(n.PCB[p].Blocked))
+	}
+	ch(fmt.Sprintf("ni %d recv pool", id), recvList(x.Recv), recvList(n.Recv))
+	ch(fmt.Sprintf("ni %d send pool", id), sendList(x.Send), sendList(n.Send))
+	ch(fmt.Sprintf("host %d launched", id), fmt.Sprint(x.Next), fmt.Sprint(n.Next))
+	ch(fmt.Sprintf("host %d queue", id), model.PacketList(x.Queue), model.PacketList(n.Queue))
+}
+
+// FindRecv returns the index of the receive buffer holding pkt, or -1.
+func (n *Node) FindRecv(pkt model.Packet) int {
+	for i := range n.Recv {
+		if n.Recv[i].Pkt.SameData(pkt) {
+			return i
+		}
+	}
+	return -1
+}
+
+// PoolCount is the number of receive buffers occupied by packets from
+// sender.
+func (n *Node) PoolCount(sender model.NodeID) int {
+	c := 0
+	for i := range n.Recv {
+		if n.Recv[i].From == sender {
+			c++
+		}
+	}
+	return c
+}
+
+// NextCopy is the index of the receive buffer the NI copies to its host
+// next (the oldest one not yet copied), or -1.
+func (n *Node) NextCopy() int {
+	for i := range n.Recv {
+		if !n.Recv[i].Copied {
+			return i
+		}
+	}
+	return -1
+}
