@@ -6,6 +6,8 @@ import (
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
 )
 
 // BenchmarkExplore measures full searches of UCAST configurations and
@@ -16,9 +18,10 @@ func BenchmarkExplore(b *testing.B) {
 		cfg  model.Config
 		fp   bool
 	}{
-		{"ucast-3n-c1-k1/exact", model.Config{Protocol: "ucast", Nodes: 3, Credits: 1, Packets: 1}, false},
-		{"ucast-3n-c1-k1/fingerprint", model.Config{Protocol: "ucast", Nodes: 3, Credits: 1, Packets: 1}, true},
-		{"ucast-2n-c2-k4/exact", model.Config{Protocol: "ucast", Nodes: 2, Credits: 2, Packets: 4}, false},
+		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false},
+		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true},
+		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false},
+		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

@@ -85,7 +85,7 @@ func (k *ActionKind) match(s string, p int) (node, peer NodeID, ok bool, err err
 	for pat != "" {
 		i := strings.IndexByte(pat, '{')
 		if i < 0 {
-			return 0, 0, rest == pat, nil
+			return node, peer, rest == pat, nil
 		}
 		if !strings.HasPrefix(rest, pat[:i]) {
 			return 0, 0, false, nil
@@ -126,9 +126,8 @@ func (k *ActionKind) match(s string, p int) (node, peer NodeID, ok bool, err err
 // checks syntax and that node ids are below P; whether the action is
 // enabled is the world's business.
 func (s *System) ParseAction(str string) (Action, error) {
-	norm := strings.Join(strings.Fields(str), " ")
 	for i, k := range s.Kinds {
-		node, peer, ok, err := k.match(norm, s.P)
+		node, peer, ok, err := k.match(str, s.P)
 		if err != nil {
 			return Action{}, err
 		}

@@ -1,10 +1,12 @@
 package model_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"lfccheck/model"
 	"lfccheck/protocols"
+	"lfccheck/protocols/ucast"
 )
 
 func build(t testing.TB, cfg model.Config) *model.System {
@@ -21,14 +23,13 @@ func build(t testing.TB, cfg model.Config) *model.System {
 func walk(sys *model.System, limit int) []*model.World {
 	w := sys.Initial()
 	var out model.Outbox
-	var info model.StepInfo
 	seen := []*model.World{w.Clone()}
 	for i := 0; i < limit; i++ {
 		acts := w.Enabled(nil)
 		if len(acts) == 0 {
 			break
 		}
-		if err := w.Apply(acts[i%len(acts)], &out, &info); err != nil {
+		if err := w.Apply(acts[i%len(acts)], &out); err != nil {
 			panic(err)
 		}
 		seen = append(seen, w.Clone())
@@ -37,7 +38,9 @@ func walk(sys *model.System, limit int) []*model.World {
 }
 
 func TestEncodeDecodeRoundTrip(t *testing.T) {
-	sys := build(t, model.Config{Protocol: "ucast", Nodes: 3, Credits: 2, Packets: 3, HostBuffers: 2})
+	cfg := ucast.Config(3, 2, 3)
+	cfg.Params.(*ucast.Params).HostBuffers = 2
+	sys := build(t, cfg)
 	var w model.World
 	for i, s := range walk(sys, 200) {
 		enc := s.Encode(nil)
@@ -56,7 +59,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRejectsCorrupt(t *testing.T) {
-	sys := build(t, model.Config{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 1})
+	sys := build(t, ucast.Config(2, 1, 1))
 	enc := sys.Initial().Encode(nil)
 	var w model.World
 	if err := sys.Decode(enc[:len(enc)-1], &w); err == nil {
@@ -69,19 +72,18 @@ func TestDecodeRejectsCorrupt(t *testing.T) {
 
 func TestDistinctStatesEncodeDistinctly(t *testing.T) {
 	// Two different successor states of the initial state must differ.
-	sys := build(t, model.Config{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 1})
+	sys := build(t, ucast.Config(2, 1, 1))
 	w := sys.Initial()
 	var out model.Outbox
-	var info model.StepInfo
 	a, b := w.Clone(), w.Clone()
 	acts := w.Enabled(nil)
 	if len(acts) != 2 {
 		t.Fatalf("want 2 launches enabled initially, got %v", acts)
 	}
-	if err := a.Apply(acts[0], &out, &info); err != nil {
+	if err := a.Apply(acts[0], &out); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Apply(acts[1], &out, &info); err != nil {
+	if err := b.Apply(acts[1], &out); err != nil {
 		t.Fatal(err)
 	}
 	if string(a.Encode(nil)) == string(b.Encode(nil)) {
@@ -90,36 +92,35 @@ func TestDistinctStatesEncodeDistinctly(t *testing.T) {
 }
 
 func TestActionNamesRoundTrip(t *testing.T) {
-	for _, a := range []model.Action{
-		{Kind: model.ActLaunch, Node: 2},
-		{Kind: model.ActDeliver, Node: 1, From: 3},
-		{Kind: model.ActCopy, Node: 0},
-		{Kind: model.ActProcess, Node: 3},
-	} {
-		got, err := model.ParseAction(a.String(), 4)
-		if err != nil || got != a {
-			t.Fatalf("%q parsed as %v, %v", a.String(), got, err)
+	sys := build(t, ucast.Config(4, 1, 1))
+	for _, name := range []string{"host 2 launch", "deliver 3->1", "ni 0 copy", "host 3 process"} {
+		a, err := sys.ParseAction(name)
+		if err != nil || sys.ActionName(a) != name {
+			t.Fatalf("%q parsed as %v (%q), %v", name, a, sys.ActionName(a), err)
 		}
 		if model.ActionFromCode(a.Code()) != a {
 			t.Fatalf("code round trip of %v", a)
 		}
 	}
 	for _, bad := range []string{"", "host", "host 4 launch", "host -1 launch", "deliver 1-2", "deliver 1->1",
-		"deliver x->1", "ni 0 kopy", "host 1 launch now"} {
-		if _, err := model.ParseAction(bad, 4); err == nil {
+		"deliver x->1", "ni 0 kopy", "host 1 launch now", "host 01x launch"} {
+		if _, err := sys.ParseAction(bad); err == nil {
 			t.Fatalf("%q parsed without error", bad)
 		}
 	}
 }
 
 func TestApplyRejectsDisabled(t *testing.T) {
-	sys := build(t, model.Config{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 1})
+	sys := build(t, ucast.Config(2, 1, 1))
 	w := sys.Initial()
 	before := w.Encode(nil)
 	var out model.Outbox
-	var info model.StepInfo
-	for _, a := range []model.Action{{Kind: model.ActDeliver, Node: 1, From: 0}, {Kind: model.ActCopy, Node: 0}, {Kind: model.ActProcess, Node: 1}} {
-		if err := w.Apply(a, &out, &info); err == nil {
+	for _, name := range []string{"deliver 0->1", "ni 0 copy", "host 1 process"} {
+		a, err := sys.ParseAction(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Apply(a, &out); err == nil {
 			t.Fatalf("%v applied in the initial state", a)
 		}
 	}
@@ -129,18 +130,59 @@ func TestApplyRejectsDisabled(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	for _, c := range []model.Config{
-		{Protocol: "ucast", Nodes: 1, Credits: 1},
-		{Protocol: "ucast", Nodes: 65, Credits: 1},
-		{Protocol: "ucast", Nodes: 2, Credits: 0},
-		{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 65},
-		{Protocol: "ucast", Nodes: 2, Credits: 1, Flows: []model.Flow{{Src: 0, Dst: 2, Count: 1}}},
-		{Protocol: "ucast", Nodes: 2, Credits: 1, Flows: []model.Flow{{Src: 0, Dst: 0, Count: 1}}},
-		{Protocol: "ucast", Nodes: 2, Credits: 1, Flows: []model.Flow{{Src: 0, Dst: 1, Count: 0}}},
-		{Protocol: "ucast", Nodes: 2, Credits: 1, HostBuffers: 300},
+	for _, kv := range []string{
+		"nodes=1", "nodes=65", "credits=0", "packets=65", "flow=0:2:1", "flow=0:0:1", "flow=0:1:0", "host-buffers=300",
+		"packets=0", "refresh=0", "send-buffers=0", "credits=-1", "nodes=2 flow=0:1:40 flow=0:1:40",
 	} {
-		if _, err := protocols.Build(c); err == nil {
-			t.Fatalf("%+v accepted", c)
+		s, err := model.SplitSettings("protocol=ucast nodes=2 " + kv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := model.ParseSettings(s)
+		if err == nil {
+			_, err = protocols.Build(cfg)
+		}
+		if err == nil {
+			t.Fatalf("%s accepted", kv)
+		}
+	}
+}
+
+// Every claim's and variant's configuration survives the key=value round
+// trip: what printed commands and scenarios say is what the suite runs.
+func TestSettingsRoundTrip(t *testing.T) {
+	for _, d := range protocols.All() {
+		cfgs := []model.Config{}
+		for _, c := range d.Claims {
+			cfgs = append(cfgs, c.Config)
+		}
+		for _, v := range d.Variants[1:] {
+			cfgs = append(cfgs, d.VariantClaim(v).Config)
+		}
+		for _, cfg := range cfgs {
+			a, err := protocols.Build(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := model.ParseSettings(a.Sys.Cfg.Settings())
+			if err != nil {
+				t.Fatalf("%v: %v", a.Sys.Cfg.Settings(), err)
+			}
+			b, err := protocols.Build(back)
+			if err != nil {
+				t.Fatalf("%v: %v", a.Sys.Cfg.Settings(), err)
+			}
+			if a.Sys.Cfg.Describe() != b.Sys.Cfg.Describe() || string(a.Sys.Initial().Encode(nil)) != string(b.Sys.Initial().Encode(nil)) {
+				t.Fatalf("round trip changed %s into %s", a.Sys.Cfg.Describe(), b.Sys.Cfg.Describe())
+			}
+			ja, _ := json.Marshal(a.Sys.Cfg)
+			var c model.Config
+			if err := json.Unmarshal(ja, &c); err != nil {
+				t.Fatalf("%s: %v", ja, err)
+			}
+			if jb, _ := json.Marshal(c); string(ja) != string(jb) {
+				t.Fatalf("JSON round trip: %s became %s", ja, jb)
+			}
 		}
 	}
 }
@@ -149,14 +191,15 @@ func FuzzParseAction(f *testing.F) {
 	for _, s := range []string{"host 0 launch", "deliver 1->2", "ni 3 copy", "host 2 process", "deliver ->", ""} {
 		f.Add(s)
 	}
+	sys := build(f, ucast.Config(4, 1, 1))
 	f.Fuzz(func(t *testing.T, s string) {
-		a, err := model.ParseAction(s, 4)
+		a, err := sys.ParseAction(s)
 		if err != nil {
 			return
 		}
-		b, err := model.ParseAction(a.String(), 4)
+		b, err := sys.ParseAction(sys.ActionName(a))
 		if err != nil || a != b {
-			t.Fatalf("%q -> %v -> %q -> %v, %v", s, a, a.String(), b, err)
+			t.Fatalf("%q -> %v -> %q -> %v, %v", s, a, sys.ActionName(a), b, err)
 		}
 	})
 }

@@ -7,6 +7,8 @@ import (
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
 )
 
 func world(t *testing.T, cfg model.Config) *model.World {
@@ -26,19 +28,21 @@ func TestStatePropertiesCatchTampering(t *testing.T) {
 		tamper func(w *model.World)
 		want   string
 	}{
-		{properties.CreditConservation, func(w *model.World) { w.NIs[0].PCB[1].SendCredits++ }, "pair 0->1"},
-		{properties.CreditConservation, func(w *model.World) { w.NIs[1].PCB[0].FreeCredits = -1 }, "owes -1"},
-		{properties.PoolBound, func(w *model.World) {
-			p := model.Packet{Tag: model.TagUnicast, Src: 2, Origin: 2, Seq: 1}
-			w.NIs[0].Recv = append(w.NIs[0].Recv, model.RecvBuf{Pkt: p, From: 2}, model.RecvBuf{Pkt: p, From: 2})
+		{ucast.CreditConservation, func(w *model.World) { ucast.NodeAt(w, 0).PCB[1].SendCredits++ }, "pair 0->1"},
+		{ucast.CreditConservation, func(w *model.World) { ucast.NodeAt(w, 1).PCB[0].FreeCredits = -1 }, "owes -1"},
+		{ucast.PoolBound, func(w *model.World) {
+			p := model.Packet{Tag: ucast.TagUnicast, Src: 2, Origin: 2, Seq: 1}
+			n := ucast.NodeAt(w, 0)
+			n.Recv = append(n.Recv, ucast.RecvBuf{Pkt: p, From: 2}, ucast.RecvBuf{Pkt: p, From: 2})
 		}, "ni 0 holds 2 packets from 2"},
-		{properties.BufferHeld, func(w *model.World) {
-			p := model.Packet{Tag: model.TagMulticast, Src: 1, Origin: 1, Tree: 1, Seq: 1}
-			w.NIs[2].PCB[0].Blocked = append(w.NIs[2].PCB[0].Blocked, model.Desc{Dest: 0, Fwd: true, Pkt: p})
+		{mcast.BufferHeld, func(w *model.World) {
+			p := model.Packet{Tag: mcast.TagMulticast, Src: 1, Origin: 1, Tree: 1, Seq: 1}
+			n := ucast.NodeAt(w, 2)
+			n.PCB[0].Blocked = append(n.PCB[0].Blocked, ucast.Desc{Dest: 0, Fwd: true, Pkt: p})
 		}, "receive buffer was released"},
 	}
 	for _, c := range cases {
-		w := world(t, model.Config{Protocol: "mcast", Nodes: 3, Credits: 1, Packets: 1})
+		w := world(t, mcast.Config("binary", 3, 1, 1))
 		if err := c.p.State(w); err != nil {
 			t.Fatalf("%s fails initially: %v", c.p.Name, err)
 		}
@@ -50,35 +54,55 @@ func TestStatePropertiesCatchTampering(t *testing.T) {
 }
 
 func TestStepAndFinalProperties(t *testing.T) {
-	w := world(t, model.Config{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 2})
-	p := model.Packet{Tag: model.TagUnicast, Origin: 0, Seq: 1}
-	// Seq 1 after seq 2: FIFO violation; seq 2 again: duplicate.
-	late := &model.StepInfo{Delivered: true, Host: 1, Pkt: p, Prev: model.StreamLog{Last: 2, Mask: 0b10}}
-	if err := properties.FIFO.Step(w, late); err == nil {
+	w := world(t, ucast.Config(2, 1, 2))
+	p := model.Packet{Tag: ucast.TagUnicast, Origin: 0, Seq: 1}
+	step := func(d model.Delivery) *model.Outbox { return &model.Outbox{Deliveries: []model.Delivery{d}} }
+	// Seq 1 after seq 2: FIFO violation; seq 1 again: duplicate.
+	late := step(model.Delivery{Host: 1, Pkt: p, Prev: model.StreamLog{Last: 2, Mask: 0b10}})
+	if err := properties.FIFO.Step(w, model.Action{}, late); err == nil {
 		t.Error("fifo accepted an out-of-order delivery")
 	}
-	dup := &model.StepInfo{Delivered: true, Host: 1, Pkt: p, Prev: model.StreamLog{Last: 1, Mask: 0b1}}
-	if err := properties.ExactlyOnce.Step(w, dup); err == nil {
+	dup := step(model.Delivery{Host: 1, Pkt: p, Prev: model.StreamLog{Last: 1, Mask: 0b1}})
+	if err := ucast.ExactlyOnce.Step(w, model.Action{}, dup); err == nil {
 		t.Error("exactly-once accepted a duplicate")
 	}
-	inOrder := &model.StepInfo{Delivered: true, Host: 1, Pkt: model.Packet{Tag: model.TagUnicast, Seq: 2}, Prev: model.StreamLog{Last: 1, Mask: 0b1}}
-	if properties.FIFO.Step(w, inOrder) != nil || properties.ExactlyOnce.Step(w, inOrder) != nil {
+	inOrder := step(model.Delivery{Host: 1, Pkt: model.Packet{Tag: ucast.TagUnicast, Seq: 2}, Prev: model.StreamLog{Last: 1, Mask: 0b1}})
+	if properties.FIFO.Step(w, model.Action{}, inOrder) != nil || ucast.ExactlyOnce.Step(w, model.Action{}, inOrder) != nil {
 		t.Error("an in-order delivery was rejected")
 	}
 	// The initial state is not finished: final conditions fail there.
-	if err := properties.Deadlock.Final(w); err == nil || !strings.Contains(err.Error(), "4 packets not launched") {
+	if err := ucast.Deadlock.Final(w); err == nil || !strings.Contains(err.Error(), "4 packets not launched") {
 		t.Errorf("deadlock: %v", err)
 	}
-	if err := properties.ExactlyOnce.Final(w); err == nil {
+	if err := ucast.ExactlyOnce.Final(w); err == nil {
 		t.Error("exactly-once accepted a final state with nothing delivered")
 	}
-	if properties.WaitForCycle(w) != nil {
+	if ucast.WaitForCycle(w) != nil {
 		t.Error("a wait-for cycle in the initial state")
 	}
 }
 
+// A Sometimes goal that no state reaches is reported after the search; one
+// that the initial state reaches is not.
+func TestSometimes(t *testing.T) {
+	ck, err := protocols.Build(ucast.Config(2, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	never := model.Property{Name: "never", Doc: "an impossible state", Sometimes: func(*model.World) bool { return false }}
+	always := model.Property{Name: "always", Doc: "any state", Sometimes: func(*model.World) bool { return true }}
+	c := properties.NewChecker(ck.Sys, []model.Property{never, always})
+	if _, err := c.Initial(); err != nil {
+		t.Fatal(err)
+	}
+	un := c.Unreached()
+	if len(un) != 1 || un[0].Property != "never" {
+		t.Fatalf("unreached: %v", un)
+	}
+}
+
 func TestSelect(t *testing.T) {
-	all := []properties.Property{properties.Deadlock, properties.FIFO}
+	all := []properties.Property{ucast.Deadlock, properties.FIFO}
 	if got, err := properties.Select(all, []string{"fifo"}); err != nil || len(got) != 1 || got[0].Name != "fifo" {
 		t.Fatalf("%v %v", got, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 func resolve(t *testing.T, fam string, p int) *model.Topology {
 	t.Helper()
-	topo, err := Resolve(model.Config{Nodes: p, Tree: fam})
+	topo, err := Resolve(fam, nil, p)
 	if err != nil {
 		t.Fatal(err)
 	}
