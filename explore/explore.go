@@ -60,6 +60,10 @@ type Options struct {
 	// once the search has run that long; nil disables progress output.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// Stop, when closed, interrupts the search: it ends promptly as
+	// Incomplete with a reason starting "interrupted" and the statistics
+	// so far.
+	Stop <-chan struct{}
 }
 
 // Stats describe a search.
@@ -260,6 +264,13 @@ func (s *search) fail(err error, trace []uint32) (Result, error) {
 }
 
 func (s *search) checkLimits(head int) (Result, bool) {
+	if s.opt.Stop != nil {
+		select {
+		case <-s.opt.Stop:
+			return s.finish(Incomplete, fmt.Sprintf("interrupted with %d states unexplored", len(s.refs)-head)), true
+		default:
+		}
+	}
 	if s.opt.MaxStates > 0 && int64(len(s.refs)) >= s.opt.MaxStates {
 		return s.finish(Incomplete, fmt.Sprintf("state limit %d reached with %d states unexplored", s.opt.MaxStates, len(s.refs)-head)), true
 	}

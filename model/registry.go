@@ -28,6 +28,9 @@ type Def struct {
 	// Claims are the thesis claims the protocol reproduces, each with the
 	// configuration that tests it and the verdict it should get.
 	Claims []Claim
+	// Sweep is the default grid of 'lfccheck sweep' for the protocol:
+	// parameters with comma-separated values, one series per combination.
+	Sweep []Setting
 }
 
 // Variant is a named protocol variant. A broken variant names the

@@ -1,12 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"lfccheck/explore"
+	"lfccheck/internal/fileio"
 	"lfccheck/model"
 	"lfccheck/model/topology"
 	"lfccheck/properties"
@@ -24,27 +24,56 @@ import (
 
 // Exit codes.
 const (
-	exitPass       = 0
-	exitFail       = 1
-	exitUsage      = 2
-	exitIncomplete = 3
+	exitPass        = 0
+	exitFail        = 1
+	exitUsage       = 2
+	exitIncomplete  = 3
+	maxInputBytes   = 16 << 20 // trace files
+	maxTopologySize = 1 << 20
 )
 
 const usage = `lfccheck: model checker for the LFC network-interface protocols
 
 usage:
   lfccheck                    run the built-in suite of checks (same as 'lfccheck suite')
+  lfccheck suite [flags]      the built-in suite: thesis claims and broken variants
   lfccheck check [flags]      check one configuration exhaustively
-  lfccheck list [--json]      list protocols, their variants and properties
+  lfccheck list [--json]      list protocols, their parameters, variants and properties
   lfccheck replay [--json] FILE
                               re-execute a saved trace step by step
   lfccheck trees [flags]      print multicast trees and their static analysis (App. A.1)
   lfccheck sweep [flags]      check a grid of sizes; report the largest verified per series
-  lfccheck help               show this text; 'lfccheck check --help' lists check's flags;
-                              'lfccheck help topology' describes topology files
+  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, trees,
+                              topology (the topology file format), exit-codes
 
 exit codes: 0 pass (or as expected), 1 property violated (or not as expected),
-            2 usage or input error, 3 search incomplete (a limit was hit)
+            2 usage or input error, 3 search incomplete (a limit was hit, or interrupted);
+            'lfccheck help exit-codes' has the details
+`
+
+const exitCodesHelp = `lfccheck exit codes
+
+  0  pass: every property holds over the complete state space (suite, sweep:
+     every check came out as expected; replay: the recorded outcome was
+     reproduced; list, trees, help: success)
+  1  fail: a property is violated (a counterexample is printed) or a
+     Sometimes goal is unreachable; suite, sweep: some check came out
+     differently than expected; replay: the outcome differs from the recorded one
+  2  usage or input error: one line on stderr naming the problem; nothing is
+     checked. Also when a result could not be written (a full disk, an
+     unwritable --trace-out): the result is printed first, then the error
+  3  incomplete: the search was cut short, nothing was proved. The verdict
+     line (or the JSON "reason") says why:
+       state limit N reached          --max-states: never more than N states stored
+       depth limit N reached          --max-depth
+       time limit D reached           --timeout
+       memory limit M reached         --max-memory (default: 60% of the memory
+                                      available, physical or cgroup limit)
+       interrupted                    SIGINT (Ctrl-C) or SIGTERM: the statistics
+                                      so far are printed, with the JSON object
+                                      under --json; suite and sweep print the rows
+                                      they finished and the interrupted one
+  When a suite or sweep has both failures and incomplete checks, 1 wins.
 `
 
 // usageError is an error in the command line or input: exit code 2.
@@ -52,56 +81,117 @@ type usageError struct{ error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// env is what a command needs from the process: its output streams and
+// the interrupt channel (closed on SIGINT or SIGTERM).
+type env struct {
+	stdout, stderr io.Writer
+	stop           <-chan struct{}
+}
+
+// errWriter remembers the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := "suite"
-	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "--help") {
-		cmd, args = args[0], args[1:]
-	}
-	var code int
-	var err error
-	switch cmd {
-	case "suite":
-		code, err = runSuite(args, stdout, stderr)
-	case "check":
-		code, err = runCheck(args, stdout, stderr)
-	case "list":
-		code, err = runList(args, stdout)
-	case "replay":
-		code, err = runReplay(args, stdout)
-	case "trees":
-		code, err = runTrees(args, stdout, stderr)
-	case "sweep":
-		code, err = runSweep(args, stdout, stderr)
-	case "help", "-h", "--help":
-		if len(args) > 0 && args[0] == "topology" {
-			fmt.Fprint(stdout, topology.FileFormat)
-			return exitPass
-		}
-		fmt.Fprint(stdout, usage)
-		return exitPass
-	default:
-		err = usagef("unknown command %q (want check, list, replay or suite; see 'lfccheck help')", cmd)
-	}
+	return runEnv(args, stdout, stderr, nil)
+}
+
+func runEnv(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
+	out := &errWriter{w: stdout}
+	e := env{stdout: out, stderr: stderr, stop: stop}
+	code, err := dispatch(args, e)
 	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return exitPass
 		}
-		fmt.Fprintf(stderr, "lfccheck: %v\n", err)
+		fmt.Fprintf(stderr, "lfccheck: %s\n", oneLine(err.Error()))
+		return exitUsage
+	}
+	if out.err != nil {
+		fmt.Fprintf(stderr, "lfccheck: writing standard output: %v\n", out.err)
 		return exitUsage
 	}
 	return code
 }
 
-func newFlags(name string, stderr io.Writer) *pflag.FlagSet {
+func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
+
+var commands = []string{"suite", "check", "list", "replay", "trees", "sweep", "help"}
+
+func dispatch(args []string, e env) (int, error) {
+	cmd := "suite"
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "--help") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "suite":
+		return runSuite(args, e)
+	case "check":
+		return runCheck(args, e)
+	case "list":
+		return runList(args, e)
+	case "replay":
+		return runReplay(args, e)
+	case "trees":
+		return runTrees(args, e)
+	case "sweep":
+		return runSweep(args, e)
+	case "help", "-h", "--help":
+		return runHelp(args, e)
+	}
+	return 0, usagef("unknown command %q (want %s; see 'lfccheck help')", cmd, strings.Join(commands, ", "))
+}
+
+func runHelp(args []string, e env) (int, error) {
+	if len(args) == 0 {
+		fmt.Fprint(e.stdout, usage)
+		return exitPass, nil
+	}
+	if len(args) > 1 {
+		return 0, usagef("help: want at most one topic, got %d", len(args))
+	}
+	switch args[0] {
+	case "topology":
+		fmt.Fprint(e.stdout, topology.FileFormat)
+		return exitPass, nil
+	case "exit-codes":
+		fmt.Fprint(e.stdout, exitCodesHelp)
+		return exitPass, nil
+	case "help":
+		fmt.Fprint(e.stdout, usage)
+		return exitPass, nil
+	}
+	for _, c := range commands {
+		if c == args[0] {
+			return dispatch([]string{c, "--help"}, e)
+		}
+	}
+	return 0, usagef("help: unknown topic %q (want a command, topology or exit-codes)", args[0])
+}
+
+func newFlags(name string, e env) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(e.stdout)
 	fs.SortFlags = false
 	return fs
 }
 
-func parseFlags(fs *pflag.FlagSet, args []string) error {
+func parseFlags(fs *pflag.FlagSet, args []string, synopsis string) error {
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage of lfccheck %s:\n%s", fs.Name(), fs.FlagUsages())
+		fmt.Fprintf(fs.Output(), "usage: lfccheck %s %s\n\nflags:\n%s", fs.Name(), synopsis, fs.FlagUsages())
 	}
 	// pflag prints its own message on errors; silence it and report one line.
 	out := fs.Output()
@@ -120,8 +210,8 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 
 // parseNoArgs parses flags for a command that takes no positional
 // arguments.
-func parseNoArgs(fs *pflag.FlagSet, args []string) error {
-	if err := parseFlags(fs, args); err != nil {
+func parseNoArgs(fs *pflag.FlagSet, args []string, synopsis string) error {
+	if err := parseFlags(fs, args, synopsis); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -130,14 +220,9 @@ func parseNoArgs(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
-// checkFlags are the flags of 'check'.
-type checkFlags struct {
-	cfg         model.Config
-	flows       []string
-	casts       []string
-	topoFile    string
-	jsonOut     bool
-	traceOut    string
+// searchFlags are the limit and store flags shared by check, suite and
+// sweep.
+type searchFlags struct {
 	maxStates   int64
 	maxDepth    int
 	timeout     time.Duration
@@ -147,125 +232,44 @@ type checkFlags struct {
 	quiet       bool
 }
 
-func (c *checkFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.cfg.Protocol, "protocol", "ucast", "protocol to check (see 'lfccheck list')")
-	fs.StringVar(&c.cfg.Variant, "variant", "correct", "protocol variant (see 'lfccheck list')")
-	fs.IntVar(&c.cfg.Nodes, "nodes", 3, "number of NIs (hosts), P")
-	fs.IntVar(&c.cfg.Credits, "credits", 1, "send credits per ordered pair, C (receive buffers per sender)")
-	fs.IntVar(&c.cfg.Packets, "packets", 1, "packets every node sends to every other node, K")
-	fs.IntVar(&c.cfg.Refresh, "refresh", 0, "CREDIT_REFRESH threshold (default max(1, C/2))")
-	fs.IntVar(&c.cfg.HostBuffers, "host-buffers", 1, "host receive buffers per host")
-	fs.IntVar(&c.cfg.SendBuffers, "send-buffers", 2, "NI send pool size per NI")
-	fs.StringArrayVar(&c.flows, "flow", nil, "explicit unicast workload entry SRC:DST:COUNT, repeatable (replaces --packets)")
-	fs.StringVar(&c.cfg.Tree, "tree", "", "mcast: tree family for the broadcast group: binary, binomial, chain, star, kary:K (default binary)")
-	fs.StringVar(&c.topoFile, "topology", "", "mcast: topology file with groups and trees (see 'lfccheck help topology')")
-	fs.StringArrayVar(&c.casts, "cast", nil, "mcast: explicit multicast workload entry [GROUP/]ROOT:COUNT, repeatable (replaces --packets)")
-	fs.StringArrayVar(&c.cfg.Properties, "property", nil, "check only this property, repeatable (default: all)")
-	fs.BoolVar(&c.jsonOut, "json", false, "print one JSON object instead of text")
-	fs.StringVar(&c.traceOut, "trace-out", "", "write the counterexample as a JSON trace to this file")
-	fs.Int64Var(&c.maxStates, "max-states", 0, "stop (incomplete) after this many states (0: no limit)")
-	fs.IntVar(&c.maxDepth, "max-depth", 0, "do not explore beyond this depth; incomplete if reached (0: no limit)")
-	fs.DurationVar(&c.timeout, "timeout", 0, "stop (incomplete) after this long, e.g. 30s, 5m (0: no limit)")
-	fs.StringVar(&c.maxMemory, "max-memory", "", "stop (incomplete) when the heap exceeds this, e.g. 8GiB (default 60% of physical memory)")
-	fs.BoolVar(&c.fingerprint, "fingerprint", false, "store 64-bit fingerprints instead of full states (less memory, tiny collision risk)")
-	fs.BoolVar(&c.noReduce, "no-reduce", false, "disable the partial-order reduction on host processing steps")
-	fs.BoolVarP(&c.quiet, "quiet", "q", false, "no progress lines on stderr")
+func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perCheck bool) {
+	each := ""
+	if perCheck {
+		each = " per check"
+	}
+	fs.Int64Var(&s.maxStates, "max-states", 0, "stop (incomplete) rather than store more than this many states"+each+" (0: no limit)")
+	fs.IntVar(&s.maxDepth, "max-depth", 0, "do not explore beyond this depth; incomplete if anything lies beyond"+each+" (0: no limit)")
+	fs.DurationVar(&s.timeout, "timeout", timeout, "stop (incomplete) after this long"+each+", e.g. 30s, 5m (0: no limit)")
+	fs.StringVar(&s.maxMemory, "max-memory", "", "stop (incomplete) when the heap exceeds this, e.g. 8GiB (default 60% of the memory available)")
+	fs.BoolVar(&s.fingerprint, "fingerprint", false, "store 64-bit fingerprints instead of full states (less memory, tiny collision risk)")
+	fs.BoolVar(&s.noReduce, "no-reduce", false, "disable the partial-order reduction the protocol declares")
+	fs.BoolVarP(&s.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
 
-// finish turns the string-valued flags into configuration.
-func (c *checkFlags) finish(fs *pflag.FlagSet) error {
-	for _, s := range c.flows {
-		fl, err := parseFlow(s)
+// options validates the flags and turns them into explorer options.
+func (s *searchFlags) options(e env) (explore.Options, error) {
+	if s.maxStates < 0 || s.maxDepth < 0 || s.timeout < 0 {
+		return explore.Options{}, usagef("--max-states, --max-depth and --timeout must not be negative")
+	}
+	opt := explore.Options{MaxStates: s.maxStates, MaxDepth: s.maxDepth, Timeout: s.timeout,
+		Fingerprint: s.fingerprint, Stop: e.stop}
+	opt.MaxMemory = explore.DefaultMemoryLimit()
+	if s.maxMemory != "" {
+		m, err := parseBytes(s.maxMemory)
 		if err != nil {
-			return err
+			return opt, err
 		}
-		c.cfg.Flows = append(c.cfg.Flows, fl)
+		opt.MaxMemory = m
 	}
-	for _, s := range c.casts {
-		ca, err := parseCast(s)
-		if err != nil {
-			return err
-		}
-		c.cfg.Casts = append(c.cfg.Casts, ca)
+	if opt.MaxMemory > 0 {
+		// Make the collector work harder near the limit rather than let
+		// the process grow past it.
+		debug.SetMemoryLimit(int64(opt.MaxMemory))
 	}
-	if c.topoFile != "" {
-		spec, nodes, err := loadTopology(c.topoFile)
-		if err != nil {
-			return err
-		}
-		if fs.Changed("nodes") && c.cfg.Nodes != nodes {
-			return usagef("--nodes %d disagrees with %s, which has nodes %d", c.cfg.Nodes, c.topoFile, nodes)
-		}
-		if c.cfg.Tree != "" {
-			return usagef("give --tree or --topology, not both")
-		}
-		c.cfg.Nodes, c.cfg.Topology = nodes, spec
+	if !s.quiet {
+		opt.Progress = e.stderr
 	}
-	return nil
-}
-
-func loadTopology(path string) (*model.TopologySpec, int, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, usagef("--topology: %v", err)
-	}
-	spec, nodes, err := topology.ParseFile(path, data)
-	if err != nil {
-		return nil, 0, usageError{err}
-	}
-	return spec, nodes, nil
-}
-
-func parseCast(s string) (model.Cast, error) {
-	var c model.Cast
-	rest := s
-	if g, r, ok := strings.Cut(s, "/"); ok {
-		c.Group, rest = g, r
-	}
-	root, count, ok := strings.Cut(rest, ":")
-	r, err1 := strconv.Atoi(root)
-	n, err2 := strconv.Atoi(count)
-	if !ok || err1 != nil || err2 != nil || c.Group == "" && strings.Contains(s, "/") {
-		return c, usagef("--cast %q: want [GROUP/]ROOT:COUNT", s)
-	}
-	c.Root, c.Count = r, n
-	return c, nil
-}
-
-// defaultMemoryLimit is 60% of physical memory (0, no limit, if unknown),
-// so a search too big for the machine ends as incomplete instead of being
-// killed.
-func defaultMemoryLimit() uint64 {
-	data, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "MemTotal:" {
-			kb, err := strconv.ParseUint(f[1], 10, 64)
-			if err == nil {
-				return kb * 1024 / 10 * 6
-			}
-		}
-	}
-	return 0
-}
-
-func parseFlow(s string) (model.Flow, error) {
-	parts := strings.Split(s, ":")
-	if len(parts) != 3 {
-		return model.Flow{}, usagef("--flow %q: want SRC:DST:COUNT", s)
-	}
-	var v [3]int
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			return model.Flow{}, usagef("--flow %q: %q is not a number", s, p)
-		}
-		v[i] = n
-	}
-	return model.Flow{Src: v[0], Dst: v[1], Count: v[2]}, nil
+	return opt, nil
 }
 
 // parseBytes reads sizes such as 512MiB, 8GiB, 2GB or a plain byte count.
@@ -283,10 +287,55 @@ func parseBytes(s string) (uint64, error) {
 		}
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || f <= 0 || f*float64(mult) > 1<<62 {
-		return 0, usagef("--max-memory %q: want a positive size such as 512MiB or 8GiB", s)
+	if err != nil || f <= 0 || f*float64(mult) > 1<<62 || f*float64(mult) < 1<<20 {
+		return 0, usagef("--max-memory %q: want a size of at least 1MiB such as 512MiB or 8GiB", s)
 	}
 	return uint64(f * float64(mult)), nil
+}
+
+// configFlags are the flags that make a configuration: protocol, variant,
+// nodes, properties and every protocol's parameters.
+type configFlags struct {
+	protocol, variant string
+	nodes             int
+	props             []string
+	params            *paramFlags
+}
+
+func (c *configFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.protocol, "protocol", protocols.All()[0].Name, "protocol to check (see 'lfccheck list')")
+	fs.StringVar(&c.variant, "variant", "correct", "protocol variant (see 'lfccheck list')")
+	fs.IntVar(&c.nodes, "nodes", 3, "number of NIs (hosts), P (mcast with --topology: the file's)")
+	fs.StringArrayVar(&c.props, "property", nil, "check only this property, repeatable (default: all)")
+	c.params = registerParams(fs)
+}
+
+func readInput(path string, max int64) ([]byte, error) {
+	return fileio.ReadCapped(path, max)
+}
+
+// config builds the configuration the flags describe.
+func (c *configFlags) config(fs *pflag.FlagSet) (model.Config, *model.Def, error) {
+	def, err := model.Lookup(c.protocol)
+	if err != nil {
+		return model.Config{}, nil, usageError{err}
+	}
+	if c.variant == "" {
+		return model.Config{}, nil, usagef("--variant is empty (see 'lfccheck list')")
+	}
+	cfg := model.Config{Protocol: def.Name, Variant: c.variant, Properties: c.props}
+	if fs.Changed("nodes") {
+		if c.nodes < 2 || c.nodes > model.MaxNodes {
+			return cfg, def, usagef("nodes must be in 2..%d, got %d", model.MaxNodes, c.nodes)
+		}
+		cfg.Nodes = c.nodes
+	}
+	p, err := c.params.apply(def, func(path string) ([]byte, error) { return readInput(path, maxTopologySize) })
+	if err != nil {
+		return cfg, def, err
+	}
+	cfg.Params = p
+	return cfg, def, nil
 }
 
 // checkResult is the JSON form of a check. Field names are interface.
@@ -310,73 +359,93 @@ type checkResult struct {
 	Reduction     bool         `json:"reduction"`
 	Properties    []string     `json:"properties"`
 	Trace         []string     `json:"trace,omitempty"`
-	WaitForCycle  []string     `json:"wait_for_cycle,omitempty"`
+	Explanation   []string     `json:"explanation,omitempty"`
 	TraceFile     string       `json:"trace_file,omitempty"`
+
+	// explanation's items also appear under the field the property names
+	// (for a deadlock: wait_for_cycle).
+	explField string
+	explLines []string
 }
 
-func runCheck(args []string, stdout, stderr io.Writer) (int, error) {
-	var f checkFlags
-	fs := newFlags("check", stderr)
-	f.register(fs)
-	if err := parseNoArgs(fs, args); err != nil {
+func (r checkResult) MarshalJSON() ([]byte, error) {
+	type plain checkResult
+	b, err := json.Marshal(plain(r))
+	if err != nil || r.explField == "" || len(r.explLines) == 0 {
+		return b, err
+	}
+	extra, _ := json.Marshal(map[string][]string{r.explField: r.explLines})
+	return append(append(b[:len(b)-1], ','), extra[1:]...), nil
+}
+
+func marshalIndent(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("lfccheck: marshal: " + err.Error()) // plain data only
+	}
+	var buf bytes.Buffer
+	json.Indent(&buf, b, "", "  ")
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+func runCheck(args []string, e env) (int, error) {
+	var cf configFlags
+	var sf searchFlags
+	fs := newFlags("check", e)
+	cf.register(fs)
+	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
+	traceOut := fs.String("trace-out", "", "write the counterexample as a JSON trace to this file ('-': standard output)")
+	sf.register(fs, 0, false)
+	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
 	}
-	if err := f.finish(fs); err != nil {
+	cfg, _, err := cf.config(fs)
+	if err != nil {
 		return 0, err
 	}
-	opt := explore.Options{MaxStates: f.maxStates, MaxDepth: f.maxDepth, Timeout: f.timeout, Fingerprint: f.fingerprint}
-	if f.maxStates < 0 || f.maxDepth < 0 || f.timeout < 0 {
-		return 0, usagef("check: --max-states, --max-depth and --timeout must not be negative")
+	opt, err := sf.options(e)
+	if err != nil {
+		return 0, err
 	}
-	opt.MaxMemory = defaultMemoryLimit()
-	if f.maxMemory != "" {
-		m, err := parseBytes(f.maxMemory)
-		if err != nil {
-			return 0, err
-		}
-		opt.MaxMemory = m
-	}
-	if opt.MaxMemory > 0 {
-		// Make the collector work harder near the limit rather than let
-		// the process grow past it.
-		debug.SetMemoryLimit(int64(opt.MaxMemory + opt.MaxMemory/4))
-	}
-	if !f.quiet {
-		opt.Progress = stderr
-	}
-	if f.traceOut != "" {
-		if err := checkWritableDir(f.traceOut); err != nil {
-			return 0, err
+	if *traceOut != "" {
+		if err := fileio.CheckOutput(*traceOut); err != nil {
+			return 0, usagef("--trace-out: %v", err)
 		}
 	}
-	ck, err := protocols.Build(f.cfg)
+	ck, err := properties.Build(cfg)
 	if err != nil {
 		return 0, usageError{err}
 	}
-	ck.Reduce = !f.noReduce
+	ck.Reduce = ck.Reduce && !sf.noReduce
 	res, err := checkOne(ck, opt)
 	if err != nil {
 		return 0, err
 	}
-	if res.file != nil && f.traceOut != "" {
-		if err := writeFileAtomic(f.traceOut, traces.Marshal(*res.file)); err != nil {
-			return 0, err
-		}
-		res.json.TraceFile = f.traceOut
+	if res.file != nil && *traceOut != "" {
+		res.json.TraceFile = *traceOut
 	}
-	if f.jsonOut {
-		b, _ := json.MarshalIndent(res.json, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
+	if *jsonOut {
+		e.stdout.Write(marshalIndent(res.json))
 	} else {
-		printCheck(stdout, res)
+		printCheck(e.stdout, res)
 	}
-	switch res.json.Verdict {
+	if res.file != nil && *traceOut != "" {
+		if err := fileio.WriteOutput(*traceOut, traces.Marshal(*res.file), e.stdout); err != nil {
+			return 0, usagef("--trace-out: %v", err)
+		}
+	}
+	return verdictCode(res.json.Verdict), nil
+}
+
+func verdictCode(v string) int {
+	switch v {
 	case string(explore.Pass):
-		return exitPass, nil
+		return exitPass
 	case string(explore.Fail):
-		return exitFail, nil
+		return exitFail
 	}
-	return exitIncomplete, nil
+	return exitIncomplete
 }
 
 // checked is the outcome of one check with everything needed to print it.
@@ -388,6 +457,8 @@ type checked struct {
 
 // checkOne searches ck's state space and, on a violation, re-runs the
 // counterexample step by step to render it and to confirm it reproduces.
+// After a complete search, a Sometimes goal that was never reached is a
+// failure without a counterexample.
 func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 	r, err := explore.BFS(ck, opt)
 	if err != nil {
@@ -405,6 +476,12 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 	for _, p := range ck.Props {
 		c.json.Properties = append(c.json.Properties, p.Name)
 	}
+	if r.Verdict == explore.Pass {
+		if un := ck.Unreached(); len(un) > 0 {
+			c.json.Verdict = string(explore.Fail)
+			c.json.Property, c.json.Message = un[0].Property, un[0].Message
+		}
+	}
 	if r.Verdict != explore.Fail {
 		return c, nil
 	}
@@ -416,43 +493,27 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 	if o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
 		return c, fmt.Errorf("internal error: the counterexample does not reproduce %s", r.Violation.PropertyName())
 	}
-	file := traces.NewFile(cfg, acts, o)
+	file := traces.NewFile(ck.Sys, acts, o)
 	c.outcome, c.file = &o, &file
 	c.json.Property, c.json.Message = o.Violation.Property, o.Violation.Message
 	c.json.Trace = file.Actions
-	if o.Violation.Property == properties.Deadlock.Name {
-		c.json.WaitForCycle = properties.FormatCycle(o.Final, properties.WaitForCycle(o.Final))
+	if o.Explanation != nil {
+		c.json.Explanation = o.Explanation.Text()
+		c.json.explField, c.json.explLines = o.Explanation.Field, o.Explanation.Lines
 	}
 	return c, nil
 }
 
-func describeConfig(cfg model.Config) string {
-	s := fmt.Sprintf("%s (%s) nodes=%d credits=%d", cfg.Protocol, cfg.Variant, cfg.Nodes, cfg.Credits)
-	if len(cfg.Flows) == 0 && len(cfg.Casts) == 0 {
-		s += fmt.Sprintf(" packets=%d", cfg.Packets)
-	} else if len(cfg.Flows) > 0 {
-		s += " flows=" + model.JoinStrings(cfg.Flows)
-	}
-	switch {
-	case cfg.Topology != nil:
-		s += fmt.Sprintf(" topology=%d groups", len(cfg.Topology.Groups))
-	case cfg.Tree != "":
-		s += " tree=" + cfg.Tree
-	}
-	if len(cfg.Casts) > 0 {
-		s += " casts=" + model.JoinStrings(cfg.Casts)
-	}
-	return s + fmt.Sprintf(" refresh=%d host-buffers=%d send-buffers=%d", cfg.Refresh, cfg.HostBuffers, cfg.SendBuffers)
-}
-
 func printCheck(w io.Writer, c checked) {
 	j := c.json
-	fmt.Fprintf(w, "%s\n", describeConfig(j.Config))
+	fmt.Fprintf(w, "%s\n", j.Config.Describe())
 	fmt.Fprintf(w, "properties: %s\n", strings.Join(j.Properties, ", "))
-	switch j.Verdict {
-	case string(explore.Pass):
+	switch {
+	case j.Verdict == string(explore.Pass):
 		fmt.Fprintf(w, "verdict: pass (every property holds over the complete state space)\n")
-	case string(explore.Fail):
+	case j.Verdict == string(explore.Fail) && c.outcome == nil:
+		fmt.Fprintf(w, "verdict: FAIL: %s violated over the complete state space: %s\n", j.Property, j.Message)
+	case j.Verdict == string(explore.Fail):
 		fmt.Fprintf(w, "verdict: FAIL: %s violated: %s\n", j.Property, j.Message)
 	default:
 		fmt.Fprintf(w, "verdict: INCOMPLETE: %s; nothing was proved\n", j.Reason)
@@ -471,54 +532,25 @@ func printCheck(w io.Writer, c checked) {
 		fmt.Fprintf(w, "counterexample (%d steps):\n", len(c.outcome.Steps))
 		traces.WriteText(w, *c.outcome)
 	}
-	if j.TraceFile != "" {
-		fmt.Fprintf(w, "trace written to %s (replay with 'lfccheck replay %s')\n", j.TraceFile, j.TraceFile)
+	if j.TraceFile != "" && j.TraceFile != "-" {
+		fmt.Fprintf(w, "trace written to %s (replay with 'lfccheck replay %s')\n", j.TraceFile, shellQuote(j.TraceFile))
 	}
 }
 
-func checkWritableDir(path string) error {
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil {
-		return usagef("--trace-out %s: directory %s does not exist", path, dir)
-	}
-	if !st.IsDir() {
-		return usagef("--trace-out %s: %s is not a directory", path, dir)
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so no partial file is ever left behind.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".lfccheck-*")
-	if err != nil {
-		return usagef("writing %s: %v", path, err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return usagef("writing %s: %v", path, werr)
-	}
-	return nil
-}
-
-func runList(args []string, stdout io.Writer) (int, error) {
-	fs := newFlags("list", io.Discard)
+func runList(args []string, e env) (int, error) {
+	fs := newFlags("list", e)
 	jsonOut := fs.Bool("json", false, "print JSON")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseNoArgs(fs, args, "[--json]"); err != nil {
 		return 0, err
 	}
 	type prop struct {
 		Name string `json:"name"`
 		Doc  string `json:"doc"`
+	}
+	type param struct {
+		Key     string `json:"key"`
+		Doc     string `json:"doc"`
+		Default string `json:"default,omitempty"`
 	}
 	type variant struct {
 		Name    string `json:"name"`
@@ -529,80 +561,87 @@ func runList(args []string, stdout io.Writer) (int, error) {
 	type proto struct {
 		Name       string    `json:"name"`
 		Doc        string    `json:"doc"`
+		Params     []param   `json:"parameters"`
 		Variants   []variant `json:"variants"`
 		Properties []prop    `json:"properties"`
 	}
 	var all []proto
-	for _, p := range protocols.All() {
-		x := proto{Name: p.Name, Doc: p.Doc}
-		for _, v := range p.Variants {
+	for _, d := range protocols.All() {
+		x := proto{Name: d.Name, Doc: d.Doc}
+		for _, s := range d.Params {
+			x.Params = append(x.Params, param{s.Key, s.Doc, s.Default})
+		}
+		for _, v := range d.Variants {
 			vv := variant{Name: v.Name, Doc: v.Doc, Catches: v.Catches}
 			if v.Catches != "" {
-				vv.Example = fmt.Sprintf("lfccheck check --protocol %s --variant %s %s", p.Name, v.Name, exampleFlags(v.Example))
+				cmd, err := commandFor(d.VariantClaim(v).Config)
+				if err != nil {
+					return 0, fmt.Errorf("internal error: variant %s: %v", v.Name, err)
+				}
+				vv.Example = cmd
 			}
 			x.Variants = append(x.Variants, vv)
 		}
-		for _, pr := range p.Properties {
+		for _, pr := range d.Properties {
 			x.Properties = append(x.Properties, prop{pr.Name, pr.Doc})
 		}
 		all = append(all, x)
 	}
 	if *jsonOut {
-		b, _ := json.MarshalIndent(all, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
+		e.stdout.Write(marshalIndent(all))
 		return exitPass, nil
 	}
 	for _, p := range all {
-		fmt.Fprintf(stdout, "%s: %s\n  variants:\n", p.Name, p.Doc)
+		fmt.Fprintf(e.stdout, "%s: %s\n  parameters:\n", p.Name, p.Doc)
+		for _, s := range p.Params {
+			fmt.Fprintf(e.stdout, "    --%-16s %s\n", s.Key, s.Doc)
+		}
+		fmt.Fprintf(e.stdout, "  variants:\n")
 		for _, v := range p.Variants {
-			fmt.Fprintf(stdout, "    %-18s %s\n", v.Name, v.Doc)
+			fmt.Fprintf(e.stdout, "    %-18s %s\n", v.Name, v.Doc)
 			if v.Catches != "" {
-				fmt.Fprintf(stdout, "    %-18s caught by %s: %s\n", "", v.Catches, v.Example)
+				fmt.Fprintf(e.stdout, "    %-18s caught by %s: %s\n", "", v.Catches, v.Example)
 			}
 		}
-		fmt.Fprintf(stdout, "  properties:\n")
+		fmt.Fprintf(e.stdout, "  properties:\n")
 		for _, pr := range p.Properties {
-			fmt.Fprintf(stdout, "    %-20s %s\n", pr.Name, pr.Doc)
+			fmt.Fprintf(e.stdout, "    %-20s %s\n", pr.Name, pr.Doc)
 		}
 	}
 	return exitPass, nil
 }
 
-func exampleFlags(c model.Config) string {
-	s := fmt.Sprintf("--nodes %d --credits %d --packets %d", c.Nodes, c.Credits, c.Packets)
-	if c.Refresh != 0 {
-		s += fmt.Sprintf(" --refresh %d", c.Refresh)
-	}
-	return s
-}
-
-func runReplay(args []string, stdout io.Writer) (int, error) {
-	fs := newFlags("replay", io.Discard)
+func runReplay(args []string, e env) (int, error) {
+	fs := newFlags("replay", e)
 	jsonOut := fs.Bool("json", false, "print the replay report as JSON")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlags(fs, args, "[--json] FILE"); err != nil {
 		return 0, err
 	}
 	if fs.NArg() != 1 {
 		return 0, usagef("replay: want exactly one trace file, got %d arguments", fs.NArg())
 	}
 	path := fs.Arg(0)
-	data, err := os.ReadFile(path)
+	data, err := readInput(path, maxInputBytes)
 	if err != nil {
 		return 0, usagef("replay: %v", err)
 	}
-	file, acts, err := traces.Parse(data)
+	file, err := traces.Parse(data)
 	if err != nil {
 		return 0, usagef("replay: %s: %v", path, err)
 	}
-	ck, err := protocols.Build(file.Config)
+	ck, err := properties.Build(file.Config)
 	if err != nil {
 		return 0, usagef("replay: %s: config: %v", path, err)
+	}
+	acts, err := traces.ParseActions(ck.Sys, file.Actions)
+	if err != nil {
+		return 0, usagef("replay: %s: %v", path, err)
 	}
 	o, err := traces.Run(ck, acts)
 	if err != nil {
 		return 0, usagef("replay: %s: %v", path, err)
 	}
-	ok := traces.Reproduces(file, o)
+	ok, why := traces.Reproduces(file, o)
 	if *jsonOut {
 		rep := struct {
 			File       string   `json:"file"`
@@ -612,25 +651,23 @@ func runReplay(args []string, stdout io.Writer) (int, error) {
 			Message    string   `json:"message,omitempty"`
 			Step       int      `json:"violation_step,omitempty"`
 			Reproduced bool     `json:"reproduced"`
+			Difference string   `json:"difference,omitempty"`
 			Actions    []string `json:"actions"`
-		}{File: path, Steps: len(o.Steps), Expected: file.Property, Reproduced: ok, Actions: file.Actions}
+		}{File: path, Steps: len(o.Steps), Expected: file.Property, Reproduced: ok, Difference: why, Actions: file.Actions}
 		if o.Violation != nil {
 			rep.Property, rep.Message, rep.Step = o.Violation.Property, o.Violation.Message, o.ViolationStep
 		}
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
+		e.stdout.Write(marshalIndent(rep))
 	} else {
-		fmt.Fprintf(stdout, "replaying %s: %s, %d steps\n", path, describeConfig(ck.Sys.Cfg), len(acts))
-		traces.WriteText(stdout, o)
+		fmt.Fprintf(e.stdout, "replaying %s: %s, %d steps\n", path, ck.Sys.Cfg.Describe(), len(acts))
+		traces.WriteText(e.stdout, o)
 		switch {
 		case ok && file.Property != "":
-			fmt.Fprintf(stdout, "reproduced: %s violated at step %d, as recorded\n", o.Violation.Property, o.ViolationStep)
+			fmt.Fprintf(e.stdout, "reproduced: %s violated at step %d, as recorded\n", o.Violation.Property, o.ViolationStep)
 		case ok:
-			fmt.Fprintf(stdout, "reproduced: all %d steps applied and no property was violated, as recorded\n", len(acts))
-		case o.Violation == nil:
-			fmt.Fprintf(stdout, "NOT reproduced: the trace records %s, but no property was violated\n", file.Property)
+			fmt.Fprintf(e.stdout, "reproduced: all %d steps applied and no property was violated, as recorded\n", len(acts))
 		default:
-			fmt.Fprintf(stdout, "NOT reproduced: the trace records %q, but replay violates %s\n", file.Property, o.Violation.Property)
+			fmt.Fprintf(e.stdout, "NOT reproduced: %s\n", why)
 		}
 	}
 	if ok {
@@ -639,36 +676,56 @@ func runReplay(args []string, stdout io.Writer) (int, error) {
 	return exitFail, nil
 }
 
-func runTrees(args []string, stdout, stderr io.Writer) (int, error) {
-	var f checkFlags
-	fs := newFlags("trees", stderr)
-	fs.IntVar(&f.cfg.Nodes, "nodes", 16, "number of NIs, P")
-	fs.StringVar(&f.cfg.Tree, "tree", "", "tree family for the broadcast group: binary, binomial, chain, star, kary:K (default binary)")
-	fs.StringVar(&f.topoFile, "topology", "", "topology file with groups and trees (see 'lfccheck help topology')")
+func runTrees(args []string, e env) (int, error) {
+	fs := newFlags("trees", e)
+	nodes := fs.Int("nodes", 16, "number of NIs, P")
+	tree := fs.String("tree", "binary", "tree family for the broadcast group: binary, binomial, chain, star, kary:K")
+	topoFile := fs.String("topology", "", "topology file with groups and trees (see 'lfccheck help topology')")
 	dot := fs.Bool("dot", false, "print the trees as a Graphviz digraph")
 	jsonOut := fs.Bool("json", false, "print the analysis as JSON")
 	edges := fs.Bool("edges", false, "list every tree's edges in the text output")
-	if err := parseNoArgs(fs, args); err != nil {
+	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
 	}
-	if err := f.finish(fs); err != nil {
-		return 0, err
+	if *dot && *jsonOut {
+		return 0, usagef("trees: give --dot or --json, not both")
 	}
-	if f.cfg.Nodes < 2 || f.cfg.Nodes > model.MaxNodes {
-		return 0, usagef("nodes must be in 2..%d, got %d", model.MaxNodes, f.cfg.Nodes)
+	var spec *model.TopologySpec
+	fam := *tree
+	if *topoFile != "" {
+		if fs.Changed("tree") {
+			return 0, usagef("trees: give --tree or --topology, not both")
+		}
+		data, err := readInput(*topoFile, maxTopologySize)
+		if err != nil {
+			return 0, usagef("--topology: %v", err)
+		}
+		s, n, err := topology.ParseFile(*topoFile, data)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		if fs.Changed("nodes") && *nodes != n {
+			return 0, usagef("--nodes %d disagrees with %s, which has nodes %d", *nodes, *topoFile, n)
+		}
+		spec, *nodes, fam = s, n, ""
 	}
-	topo, err := topology.Resolve(f.cfg)
+	if *nodes < 2 || *nodes > model.MaxNodes {
+		return 0, usagef("nodes must be in 2..%d, got %d", model.MaxNodes, *nodes)
+	}
+	if fam == "" && spec == nil {
+		return 0, usagef("trees: --tree is empty")
+	}
+	topo, err := topology.Resolve(fam, spec, *nodes)
 	if err != nil {
 		return 0, usageError{err}
 	}
 	switch {
 	case *dot:
-		topology.WriteDOT(stdout, topo)
+		topology.WriteDOT(e.stdout, topo)
 	case *jsonOut:
-		b, _ := json.MarshalIndent(topology.Analyze(topo, f.cfg.Nodes), "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
+		e.stdout.Write(marshalIndent(topology.Analyze(topo, *nodes)))
 	default:
-		topology.WriteText(stdout, topology.Analyze(topo, f.cfg.Nodes), *edges)
+		topology.WriteText(e.stdout, topology.Analyze(topo, *nodes), *edges)
 	}
 	return exitPass, nil
 }

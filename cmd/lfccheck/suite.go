@@ -1,110 +1,122 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strings"
+	"sync"
 	"time"
 
 	"lfccheck/explore"
 	"lfccheck/model"
+	"lfccheck/properties"
 	"lfccheck/protocols"
 )
 
-// suiteCheck is one line of the built-in suite: a configuration and the
-// outcome the thesis (or the broken variant's purpose) leads us to expect.
+// suiteCheck is one line of the built-in suite: a claim of a registered
+// protocol, or the claim a broken variant makes.
 type suiteCheck struct {
-	name   string
-	cfg    model.Config
-	expect string // "pass" or "fail <property>"
-	claim  string
+	name  string
+	claim model.Claim
 }
 
-// suite lists the built-in checks: every configuration the project can
-// check quickly, correct protocols and broken variants alike.
+// suite lists the built-in checks: every protocol's claims, then every
+// broken variant's example, in registration order. The configurations are
+// the protocols' own: 'lfccheck list' prints the variants' as commands.
 func suite() []suiteCheck {
 	var s []suiteCheck
-	for _, c := range []model.Config{
-		{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 3},
-		{Protocol: "ucast", Nodes: 2, Credits: 2, Packets: 4},
-		{Protocol: "ucast", Nodes: 3, Credits: 1, Packets: 1},
-		{Protocol: "ucast", Nodes: 3, Credits: 2, Packets: 1},
-		{Protocol: "ucast", Nodes: 3, Credits: 1, Flows: []model.Flow{{Src: 0, Dst: 1, Count: 3}, {Src: 1, Dst: 0, Count: 3}, {Src: 2, Dst: 1, Count: 2}}},
-	} {
-		s = append(s, suiteCheck{name: "ucast " + shortConfig(c), cfg: c, expect: "pass",
-			claim: "UCAST is reliable, FIFO and deadlock-free (§4.1)"})
-	}
-	s = append(s, suiteCheck{name: "ucast refresh>C " + shortConfig(model.Config{Nodes: 2, Credits: 1, Packets: 2}),
-		cfg:    model.Config{Protocol: "ucast", Nodes: 2, Credits: 1, Packets: 2, Refresh: 2},
-		expect: "fail deadlock", claim: "credits owed below CREDIT_REFRESH > C are never returned"})
-	mc := func(name, claim, expect string, cfg model.Config) {
-		cfg.Protocol = "mcast"
-		s = append(s, suiteCheck{name: "mcast " + name, cfg: cfg, expect: expect, claim: claim})
-	}
-	mc("chain P=4 C=1 K=1", "chains deadlock (Fig. 4.8)", "fail deadlock",
-		model.Config{Nodes: 4, Credits: 1, Packets: 1, Tree: "chain"})
-	for _, tree := range []string{"binary", "binomial"} {
-		for _, c := range [][3]int{{3, 1, 1}, {3, 2, 1}, {3, 1, 2}} {
-			mc(fmt.Sprintf("%s P=%d C=%d K=%d", tree, c[0], c[1], c[2]), tree+" trees are deadlock-free (App. A.1)", "pass",
-				model.Config{Nodes: c[0], Credits: c[1], Packets: c[2], Tree: tree})
+	for _, d := range protocols.All() {
+		for _, c := range d.Claims {
+			s = append(s, suiteCheck{name: d.Name + " " + c.Name, claim: c})
 		}
 	}
-	mc("3 overlapping groups P=6", "overlapping groups can deadlock (App. A.2)", "fail deadlock",
-		model.Config{Nodes: 6, Credits: 1, Topology: OverlapSmall(), Casts: overlapCasts})
-	two := OverlapSmall()
-	two.Groups, two.Trees = two.Groups[:2], two.Trees[:2]
-	mc("2 of those groups P=6", "the cycle needs all three groups", "pass",
-		model.Config{Nodes: 6, Credits: 1, Topology: two, Casts: overlapCasts[:2]})
-	for _, p := range protocols.All() {
-		for _, v := range p.Variants {
-			if v.Catches == "" {
-				continue
+	for _, d := range protocols.All() {
+		for _, v := range d.Variants {
+			if v.Catches != "" {
+				c := d.VariantClaim(v)
+				s = append(s, suiteCheck{name: d.Name + " " + v.Name + " " + shortSettings(c.Config), claim: c})
 			}
-			cfg := v.Example
-			cfg.Protocol, cfg.Variant = p.Name, v.Name
-			cfg.Properties = []string{v.Catches}
-			s = append(s, suiteCheck{name: p.Name + " " + v.Name + " " + shortConfig(cfg), cfg: cfg,
-				expect: "fail " + v.Catches, claim: "broken variant: " + v.Doc})
 		}
 	}
 	return s
 }
 
-func shortConfig(c model.Config) string {
-	if len(c.Casts) > 0 {
-		return fmt.Sprintf("%s P=%d C=%d casts=%s", c.Tree, c.Nodes, c.Credits, model.JoinStrings(c.Casts))
+// shortSettings renders a configuration's size briefly: P and its
+// non-default parameters.
+func shortSettings(c model.Config) string {
+	parts := []string{fmt.Sprintf("P=%d", c.Nodes)}
+	if c.Params != nil {
+		for _, s := range c.Params.Settings() {
+			parts = append(parts, s.String())
+		}
 	}
-	if len(c.Flows) > 0 {
-		return fmt.Sprintf("P=%d C=%d flows=%s", c.Nodes, c.Credits, model.JoinStrings(c.Flows))
-	}
-	return fmt.Sprintf("P=%d C=%d K=%d", c.Nodes, c.Credits, c.Packets)
+	return strings.Join(parts, " ")
 }
 
-func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags("suite", stderr)
-	quiet := fs.BoolP("quiet", "q", false, "no progress lines on stderr")
-	timeout := fs.Duration("timeout", 10*time.Minute, "time limit per check")
-	verbose := fs.BoolP("verbose", "v", false, "print the claim behind each check")
-	if err := parseNoArgs(fs, args); err != nil {
+// prefixWriter starts every line written to w with prefix.
+type prefixWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	mid    bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out bytes.Buffer
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if !p.mid {
+			out.WriteString(p.prefix)
+		}
+		out.Write(line)
+		p.mid = line[len(line)-1] != '\n'
+	}
+	if _, err := p.w.Write(out.Bytes()); err != nil {
 		return 0, err
 	}
-	fmt.Fprintf(stdout, "lfccheck built-in suite: each check explores the complete state space\n\n")
-	fmt.Fprintf(stdout, "%-40s %-26s %-26s %10s %8s\n", "CHECK", "EXPECTED", "VERDICT", "STATES", "TIME")
-	bad, incomplete := 0, 0
+	return len(b), nil
+}
+
+func runSuite(args []string, e env) (int, error) {
+	var sf searchFlags
+	fs := newFlags("suite", e)
+	sf.register(fs, 10*time.Minute, true)
+	verbose := fs.BoolP("verbose", "v", false, "print the claim behind each check")
+	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
+		return 0, err
+	}
+	opt, err := sf.options(e)
+	if err != nil {
+		return 0, err
+	}
 	checks := suite()
+	width := len("CHECK")
 	for _, sc := range checks {
-		ck, err := protocols.Build(sc.cfg)
+		width = max(width, len(sc.name))
+	}
+	fmt.Fprintf(e.stdout, "lfccheck built-in suite: each check explores the complete state space\n\n")
+	fmt.Fprintf(e.stdout, "%-*s %-26s %-26s %10s %8s\n", width, "CHECK", "EXPECTED", "VERDICT", "STATES", "TIME")
+	bad, incomplete, done := 0, 0, 0
+	for _, sc := range checks {
+		ck, err := properties.Build(sc.claim.Config)
 		if err != nil {
-			return 0, fmt.Errorf("suite check %q: %v", sc.name, err)
+			return 0, fmt.Errorf("internal error: suite check %q: %v", sc.name, err)
 		}
-		ck.Reduce = true
-		opt := explore.Options{Timeout: *timeout, MaxMemory: defaultMemoryLimit()}
-		if !*quiet {
-			opt.Progress = stderr
+		ck.Reduce = ck.Reduce && !sf.noReduce
+		o := opt
+		if o.Progress != nil {
+			o.Progress = &prefixWriter{w: e.stderr, prefix: "[" + sc.name + "] "}
 		}
-		res, err := checkOne(ck, opt)
+		res, err := checkOne(ck, o)
 		if err != nil {
 			return 0, err
 		}
+		done++
 		got := res.json.Verdict
 		if got == string(explore.Fail) {
 			got += " " + res.json.Property
@@ -114,17 +126,49 @@ func runSuite(args []string, stdout, stderr io.Writer) (int, error) {
 		case res.json.Verdict == string(explore.Incomplete):
 			mark = "INCOMPLETE"
 			incomplete++
-		case got != sc.expect:
+			got += " (" + firstWord(res.json.Reason) + ")"
+		case got != sc.claim.Expect:
 			mark = "UNEXPECTED"
 			bad++
 		}
-		fmt.Fprintf(stdout, "%-40s %-26s %-26s %10d %7.2fs  %s\n", sc.name, sc.expect, got, res.json.States, res.json.ElapsedS, mark)
-		if verbose != nil && *verbose {
-			fmt.Fprintf(stdout, "    claim: %s\n", sc.claim)
+		fmt.Fprintf(e.stdout, "%-*s %-26s %-26s %10d %7.2fs  %s\n", width, sc.name, sc.claim.Expect, got, res.json.States, res.json.ElapsedS, mark)
+		if *verbose {
+			ref := ""
+			if sc.claim.Ref != "" {
+				ref = " (" + sc.claim.Ref + ")"
+			}
+			fmt.Fprintf(e.stdout, "    claim: %s%s\n", sc.claim.Doc, ref)
+		}
+		if interrupted(e) {
+			break
 		}
 	}
-	fmt.Fprintf(stdout, "\n%d checks: %d as expected, %d unexpected, %d incomplete\n", len(checks), len(checks)-bad-incomplete, bad, incomplete)
+	fmt.Fprintf(e.stdout, "\n%d checks: %d as expected, %d unexpected, %d incomplete", len(checks), done-bad-incomplete, bad, incomplete)
+	if done < len(checks) {
+		fmt.Fprintf(e.stdout, ", %d not run (interrupted)", len(checks)-done)
+		incomplete++
+	}
+	fmt.Fprintln(e.stdout)
 	return exitFor(bad, incomplete), nil
+}
+
+func firstWord(s string) string {
+	if i := strings.IndexByte(s, ' '); i > 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func interrupted(e env) bool {
+	if e.stop == nil {
+		return false
+	}
+	select {
+	case <-e.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // exitFor is the exit code of a run of several checks: a failure (or
@@ -138,23 +182,3 @@ func exitFor(failed, incomplete int) int {
 	}
 	return exitPass
 }
-
-// OverlapSmall is the topology of examples/overlap-small.topo: three
-// overlapping 4-member groups on 6 nodes with binary trees, a small
-// analogue of App. A.2.
-func OverlapSmall() *model.TopologySpec {
-	return &model.TopologySpec{
-		Groups: []model.GroupSpec{
-			{Name: "g1", Members: []int{0, 2, 3, 4}},
-			{Name: "g2", Members: []int{0, 2, 4, 5}},
-			{Name: "g3", Members: []int{0, 1, 2, 4}},
-		},
-		Trees: []model.TreeSpec{
-			{Group: "g1", Root: -1, Family: "binary"},
-			{Group: "g2", Root: -1, Family: "binary"},
-			{Group: "g3", Root: -1, Family: "binary"},
-		},
-	}
-}
-
-var overlapCasts = []model.Cast{{Group: "g1", Root: 0, Count: 1}, {Group: "g2", Root: 2, Count: 1}, {Group: "g3", Root: 4, Count: 1}}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,23 +11,22 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
+	"lfccheck/properties"
 	"lfccheck/protocols"
 )
 
-// sweepResult is one check of a sweep. A series is one (protocol, variant,
-// tree, credits, packets) combination checked at increasing node counts.
+// sweepResult is one check of a sweep. A series is one combination of
+// protocol, variant and parameter values, checked at increasing node counts.
 type sweepResult struct {
-	Key      string  `json:"-"`
-	Series   string  `json:"series"`
-	Tree     string  `json:"tree,omitempty"`
-	Nodes    int     `json:"nodes"`
-	Credits  int     `json:"credits"`
-	Packets  int     `json:"packets"`
-	Verdict  string  `json:"verdict"`
-	Property string  `json:"property,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
-	States   int64   `json:"states"`
-	ElapsedS float64 `json:"elapsed_s"`
+	Key      string            `json:"-"`
+	Series   string            `json:"series"`
+	Nodes    int               `json:"nodes"`
+	Params   map[string]string `json:"params,omitempty"`
+	Verdict  string            `json:"verdict"`
+	Property string            `json:"property,omitempty"`
+	Reason   string            `json:"reason,omitempty"`
+	States   int64             `json:"states"`
+	ElapsedS float64           `json:"elapsed_s"`
 }
 
 // sweepStore indexes sweep results by key, series and verdict (go-memdb).
@@ -71,6 +68,17 @@ func (s *sweepStore) query(index string, args ...any) []*sweepResult {
 	return out
 }
 
+// defaultSweepProtocol is the first protocol that declares a default
+// sweep grid.
+func defaultSweepProtocol() string {
+	for _, d := range protocols.All() {
+		if len(d.Sweep) > 0 {
+			return d.Name
+		}
+	}
+	return protocols.All()[0].Name
+}
+
 // parseInts reads "1,2,4" or ranges "2-5" (mixable: "2-4,8").
 func parseInts(flag, s string) ([]int, error) {
 	var out []int
@@ -81,8 +89,8 @@ func parseInts(flag, s string) ([]int, error) {
 		if isRange {
 			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
 		}
-		if err1 != nil || err2 != nil || b < a || b-a > 1000 {
-			return nil, usagef("--%s %q: want numbers or ranges such as 1,2 or 2-5", flag, s)
+		if err1 != nil || err2 != nil || b < a || a < 2 || b > model.MaxNodes {
+			return nil, usagef("--%s %q: want node counts in 2..%d or ranges such as 2-5", flag, s, model.MaxNodes)
 		}
 		for v := a; v <= b; v++ {
 			out = append(out, v)
@@ -92,79 +100,143 @@ func parseInts(flag, s string) ([]int, error) {
 	return out, nil
 }
 
-func runSweep(args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags("sweep", stderr)
-	proto := fs.String("protocol", "mcast", "protocol to sweep")
+func runSweep(args []string, e env) (int, error) {
+	var sf searchFlags
+	fs := newFlags("sweep", e)
+	proto := fs.String("protocol", defaultSweepProtocol(), "protocol to sweep")
 	variant := fs.String("variant", "correct", "protocol variant")
-	trees := fs.String("tree", "binary,binomial", "mcast: comma-separated tree families")
 	nodes := fs.String("nodes", "2-4", "node counts, e.g. 2-5 or 2,3,8")
-	credits := fs.String("credits", "1,2", "credit counts")
-	packets := fs.String("packets", "1,2", "packets per sender")
-	timeout := fs.Duration("timeout", 4*time.Minute, "time limit per check; a series stops at its first incomplete size")
-	fp := fs.Bool("fingerprint", false, "fingerprint store")
+	pf := registerParams(fs)
 	jsonOut := fs.Bool("json", false, "print the results as JSON")
-	quiet := fs.BoolP("quiet", "q", false, "no progress lines on stderr")
-	if err := parseNoArgs(fs, args); err != nil {
+	sf.register(fs, 4*time.Minute, true)
+	fs.Lookup("timeout").Usage += "; a series stops at its first incomplete size"
+	if err := parseNoArgs(fs, args, "[flags]   (a parameter's value may be a comma-separated list: one series per combination)"); err != nil {
 		return 0, err
 	}
-	info, err := protocols.Lookup(*proto)
+	def, err := model.Lookup(*proto)
 	if err != nil {
 		return 0, usageError{err}
+	}
+	if *variant == "" {
+		return 0, usagef("--variant is empty (see 'lfccheck list')")
+	}
+	opt, err := sf.options(e)
+	if err != nil {
+		return 0, err
 	}
 	ns, err := parseInts("nodes", *nodes)
 	if err != nil {
 		return 0, err
 	}
-	cs, err := parseInts("credits", *credits)
-	if err != nil {
-		return 0, err
+	// The grid: every combination of the listed values of the parameters
+	// given (repeatable parameters apply to every series as given).
+	type dim struct {
+		spec   model.ParamSpec
+		values []string
 	}
-	ks, err := parseInts("packets", *packets)
-	if err != nil {
-		return 0, err
+	var dims []dim
+	for _, k := range pf.given() {
+		spec := def.Param(k)
+		if spec == nil {
+			return 0, usagef("protocol %s has no parameter --%s (its parameters: %s)", def.Name, k, def.ParamKeys())
+		}
+		vals := pf.flags[k].values
+		if !spec.Repeat {
+			if len(vals) > 1 {
+				return 0, usagef("--%s given %d times; give one comma-separated list", k, len(vals))
+			}
+			vals = strings.Split(vals[0], ",")
+		}
+		dims = append(dims, dim{*spec, vals})
 	}
-	families := []string{""}
-	if info.Multicast {
-		families = strings.Split(*trees, ",")
+	if len(dims) == 0 {
+		// The protocol's default grid.
+		for _, d := range def.Sweep {
+			dims = append(dims, dim{*def.Param(d.Key), strings.Split(d.Value, ",")})
+		}
 	}
-	// Validate every configuration before running any.
 	type job struct {
 		series string
+		params map[string]string
 		cfg    model.Config
 	}
 	var jobs []job
-	for _, tree := range families {
-		for _, c := range cs {
-			for _, k := range ks {
-				series := fmt.Sprintf("%s C=%d K=%d", strings.TrimSpace(*proto+" "+tree), c, k)
-				for _, n := range ns {
-					cfg := model.Config{Protocol: *proto, Variant: *variant, Tree: tree, Nodes: n, Credits: c, Packets: k}
-					if _, err := protocols.Build(cfg); err != nil {
-						return 0, usagef("sweep: %s P=%d: %v", series, n, err)
-					}
-					jobs = append(jobs, job{series, cfg})
+	var combos func(i int, set []model.Setting)
+	var comboErr error
+	read := func(path string) ([]byte, error) { return readInput(path, maxTopologySize) }
+	combos = func(i int, set []model.Setting) {
+		if comboErr != nil {
+			return
+		}
+		if i < len(dims) {
+			if dims[i].spec.Repeat {
+				next := set
+				for _, v := range dims[i].values {
+					next = append(next, model.Setting{Key: dims[i].spec.Key, Value: v})
+				}
+				combos(i+1, next)
+				return
+			}
+			for _, v := range dims[i].values {
+				combos(i+1, append(append([]model.Setting(nil), set...), model.Setting{Key: dims[i].spec.Key, Value: v}))
+			}
+			return
+		}
+		var label []string
+		params := map[string]string{}
+		for _, s := range set {
+			label = append(label, s.String())
+			params[s.Key] = s.Value
+		}
+		series := strings.TrimSpace(def.Name + " " + strings.Join(label, " "))
+		for _, n := range ns {
+			p := def.NewParams()
+			for _, s := range set {
+				if err := setParam(p, *def.Param(s.Key), s.Value, read); err != nil {
+					comboErr = err
+					return
 				}
 			}
+			cfg := model.Config{Protocol: def.Name, Variant: *variant, Nodes: n, Params: p}
+			if _, err := properties.Build(cfg); err != nil {
+				comboErr = usagef("sweep: %s P=%d: %v", series, n, err)
+				return
+			}
+			jobs = append(jobs, job{series, params, cfg})
 		}
+	}
+	combos(0, nil)
+	if comboErr != nil {
+		return 0, comboErr
+	}
+	width := len("SERIES")
+	for _, j := range jobs {
+		width = max(width, len(j.series))
 	}
 	store := newSweepStore()
 	stopped := map[string]bool{}
 	if !*jsonOut {
-		fmt.Fprintf(stdout, "%-28s %5s %-12s %12s %9s\n", "SERIES", "P", "VERDICT", "STATES", "TIME")
+		fmt.Fprintf(e.stdout, "%-*s %5s %-12s %12s %9s\n", width, "SERIES", "P", "VERDICT", "STATES", "TIME")
 	}
 	for _, j := range jobs {
-		r := &sweepResult{Series: j.series, Tree: j.cfg.Tree, Nodes: j.cfg.Nodes, Credits: j.cfg.Credits, Packets: j.cfg.Packets}
+		r := &sweepResult{Series: j.series, Nodes: j.cfg.Nodes, Params: j.params}
 		r.Key = fmt.Sprintf("%s P=%03d", j.series, j.cfg.Nodes)
-		if stopped[j.series] {
+		switch {
+		case interrupted(e):
+			r.Verdict, r.Reason = "skipped", "interrupted"
+		case stopped[j.series]:
 			r.Verdict, r.Reason = "skipped", "a smaller size was incomplete"
-		} else {
-			ck, _ := protocols.Build(j.cfg)
-			ck.Reduce = true
-			opt := explore.Options{Timeout: *timeout, Fingerprint: *fp, MaxMemory: defaultMemoryLimit()}
-			if !*quiet {
-				opt.Progress = stderr
+		default:
+			ck, err := properties.Build(j.cfg)
+			if err != nil {
+				return 0, err
 			}
-			res, err := checkOne(ck, opt)
+			ck.Reduce = ck.Reduce && !sf.noReduce
+			o := opt
+			if o.Progress != nil {
+				o.Progress = &prefixWriter{w: e.stderr, prefix: fmt.Sprintf("[%s P=%d] ", j.series, j.cfg.Nodes)}
+			}
+			res, err := checkOne(ck, o)
 			if err != nil {
 				return 0, err
 			}
@@ -178,7 +250,7 @@ func runSweep(args []string, stdout, stderr io.Writer) (int, error) {
 			if r.Property != "" {
 				v += " " + r.Property
 			}
-			fmt.Fprintf(stdout, "%-28s %5d %-12s %12d %8.1fs\n", r.Series, r.Nodes, v, r.States, r.ElapsedS)
+			fmt.Fprintf(e.stdout, "%-*s %5d %-12s %12d %8.1fs\n", width, r.Series, r.Nodes, v, r.States, r.ElapsedS)
 		}
 	}
 	// Summary: per series, the largest size whose check passed completely,
@@ -210,24 +282,26 @@ func runSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	failed := len(store.query("verdict", string(explore.Fail)))
 	incomplete := len(store.query("verdict", string(explore.Incomplete)))
+	if interrupted(e) {
+		incomplete++
+	}
 	if *jsonOut {
 		all := store.query("id")
-		b, _ := json.MarshalIndent(struct {
+		e.stdout.Write(marshalIndent(struct {
 			Results []*sweepResult `json:"results"`
 			Summary []summary      `json:"summary"`
-		}{all, sums}, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", b)
+		}{all, sums}))
 	} else {
-		fmt.Fprintf(stdout, "\nlargest size verified (every smaller size passed too):\n")
+		fmt.Fprintf(e.stdout, "\nlargest size verified (every smaller size passed too):\n")
 		for _, sm := range sums {
-			line := fmt.Sprintf("  %-28s P=%d (%d states)", sm.Series, sm.LargestPassed, sm.States)
+			line := fmt.Sprintf("  %-*s P=%d (%d states)", width, sm.Series, sm.LargestPassed, sm.States)
 			if sm.LargestPassed == 0 {
-				line = fmt.Sprintf("  %-28s none", sm.Series)
+				line = fmt.Sprintf("  %-*s none", width, sm.Series)
 			}
 			if sm.FirstFailure != "" {
 				line += "; fails at " + sm.FirstFailure
 			}
-			fmt.Fprintln(stdout, line)
+			fmt.Fprintln(e.stdout, line)
 		}
 	}
 	return exitFor(failed, incomplete), nil

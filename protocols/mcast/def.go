@@ -38,6 +38,7 @@ var Def = &model.Def{
 	Acyclic: true,
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:  claims(),
+	Sweep:   []model.Setting{{Key: "tree", Value: "binary,binomial"}, {Key: "credits", Value: "1,2"}, {Key: "packets", Value: "1,2"}},
 }
 
 // Config is an MCAST configuration: nodes NIs, credits C, every member

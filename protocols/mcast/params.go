@@ -228,3 +228,12 @@ func (p *Params) Clone() model.Params {
 	}
 	return &c
 }
+
+// SetFile applies the contents of a file given for a parameter (the
+// topology), naming the file in errors.
+func (p *Params) SetFile(key, name string, data []byte) error {
+	if key != "topology" {
+		return fmt.Errorf("parameter %q takes no file", key)
+	}
+	return p.SetTopologyFile(name, data)
+}
