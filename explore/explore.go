@@ -210,10 +210,15 @@ func (s *search) run() (Result, error) {
 	var violated uint32
 	var violCode uint32
 	var id uint32
+	full := false // a new state was found with MaxStates already stored
 	visit := func(code uint32, succ []byte, err error) bool {
 		s.transitions++
 		if err != nil {
 			stopErr, violated, violCode = err, id, code
+			return false
+		}
+		if s.opt.MaxStates > 0 && int64(len(s.refs)) >= s.opt.MaxStates && !s.has(succ) {
+			full = true
 			return false
 		}
 		s.add(succ, id, code)
@@ -238,6 +243,9 @@ func (s *search) run() (Result, error) {
 		}
 		id = uint32(head)
 		ferr := s.m.Successors(s.ar.get(s.refs[head]), visit)
+		if full && stopErr == nil {
+			return s.finish(Incomplete, fmt.Sprintf("state limit %d reached with %d states unexplored and more to store", s.opt.MaxStates, len(s.refs)-head)), nil
+		}
 		if stopErr != nil {
 			return s.fail(stopErr, s.trace(violated, []uint32{violCode}))
 		}
@@ -263,6 +271,15 @@ func (s *search) fail(err error, trace []uint32) (Result, error) {
 	return r, nil
 }
 
+// has reports whether the state b is already stored.
+func (s *search) has(b []byte) bool {
+	h := Hash(b)
+	if s.opt.Fingerprint {
+		return s.fps.has(h)
+	}
+	return s.exact.has(h, b, &s.ar, s.refs)
+}
+
 func (s *search) checkLimits(head int) (Result, bool) {
 	if s.opt.Stop != nil {
 		select {
@@ -270,9 +287,6 @@ func (s *search) checkLimits(head int) (Result, bool) {
 			return s.finish(Incomplete, fmt.Sprintf("interrupted with %d states unexplored", len(s.refs)-head)), true
 		default:
 		}
-	}
-	if s.opt.MaxStates > 0 && int64(len(s.refs)) >= s.opt.MaxStates {
-		return s.finish(Incomplete, fmt.Sprintf("state limit %d reached with %d states unexplored", s.opt.MaxStates, len(s.refs)-head)), true
 	}
 	if s.opt.Timeout > 0 && time.Since(s.start) >= s.opt.Timeout {
 		return s.finish(Incomplete, fmt.Sprintf("time limit %s reached with %d states unexplored", s.opt.Timeout, len(s.refs)-head)), true

@@ -120,6 +120,23 @@ func (s *exactSet) insert(h uint64, b []byte, id uint32, a *arena, refs []uint64
 	}
 }
 
+// has reports whether the encoding b with hash h is in the set.
+func (s *exactSet) has(h uint64, b []byte, a *arena, refs []uint64) bool {
+	if len(s.table) == 0 {
+		return false
+	}
+	mask := uint64(len(s.table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := s.table[i]
+		if e == 0 {
+			return false
+		}
+		if s.hashes[e-1] == h && bytes.Equal(a.get(refs[e-1]), b) {
+			return true
+		}
+	}
+}
+
 func (s *exactSet) grow() {
 	size := 1 << 16
 	if len(s.table) > 0 {
@@ -164,6 +181,25 @@ func (s *fpSet) insert(fp uint64) bool {
 			return true
 		case fp:
 			return false
+		}
+	}
+}
+
+// has reports whether fingerprint fp is in the set.
+func (s *fpSet) has(fp uint64) bool {
+	if fp == 0 {
+		fp = 1
+	}
+	if len(s.table) == 0 {
+		return false
+	}
+	mask := uint64(len(s.table) - 1)
+	for i := fp & mask; ; i = (i + 1) & mask {
+		switch s.table[i] {
+		case 0:
+			return false
+		case fp:
+			return true
 		}
 	}
 }

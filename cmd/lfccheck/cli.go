@@ -164,6 +164,9 @@ func runHelp(args []string, e env) (int, error) {
 		return 0, usagef("help: want at most one topic, got %d", len(args))
 	}
 	switch args[0] {
+	case "-h", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return exitPass, nil
 	case "topology":
 		fmt.Fprint(e.stdout, topology.FileFormat)
 		return exitPass, nil
@@ -431,12 +434,19 @@ func runCheck(args []string, e env) (int, error) {
 		printCheck(e.stdout, res)
 	}
 	if res.file != nil && *traceOut != "" {
+		if beforeWrite != nil {
+			beforeWrite()
+		}
 		if err := fileio.WriteOutput(*traceOut, traces.Marshal(*res.file), e.stdout); err != nil {
 			return 0, usagef("--trace-out: %v", err)
 		}
 	}
 	return verdictCode(res.json.Verdict), nil
 }
+
+// beforeWrite, when set by a test, runs between the search and the
+// writing of the trace file.
+var beforeWrite func()
 
 func verdictCode(v string) int {
 	switch v {

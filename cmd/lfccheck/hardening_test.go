@@ -1,0 +1,285 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"lfccheck/protocols"
+)
+
+// Trace files written by earlier versions replay, reproducing the recorded
+// violation, message and every recorded step.
+func TestOldTraceFilesReplay(t *testing.T) {
+	files, _ := filepath.Glob("testdata/v1/*.json")
+	if len(files) < 5 {
+		t.Fatalf("found %d old traces", len(files))
+	}
+	for _, f := range files {
+		code, out, errs := runCLI("replay", f)
+		if code != 0 || !strings.Contains(out, "reproduced: ") {
+			t.Errorf("%s: exit %d\n%s%s", f, code, out, errs)
+		}
+	}
+}
+
+// Replay compares the whole recorded outcome: an edited message or step is
+// reported, exit 1.
+func TestReplayComparesWholeOutcome(t *testing.T) {
+	data, err := os.ReadFile("testdata/v1/ucast-no-credit-return.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ from, to, want string }{
+		{"want C = 1\"", "want C = 2\"", "records the message"},
+		{`"host 1 queue: [] -\u003e [u0#1]"`, `"host 1 queue: [] -\u003e []"`, "step 3 differs"},
+		{`"property": "credit-conservation"`, `"property": "fifo"`, `records "fifo"`},
+	} {
+		edited := strings.Replace(string(data), c.from, c.to, 1)
+		if edited == string(data) {
+			t.Fatalf("%q not found in the trace", c.from)
+		}
+		p := filepath.Join(dir, "t.json")
+		os.WriteFile(p, []byte(edited), 0o644)
+		code, out, _ := runCLI("replay", p)
+		if code != 1 || !strings.Contains(out, "NOT reproduced") || !strings.Contains(out, c.want) {
+			t.Errorf("%s: exit %d\n%s", c.want, code, out)
+		}
+	}
+}
+
+// Every command 'lfccheck list' prints for a broken variant, run as
+// printed, fails with the property the list names.
+func TestListedCommandsCatchTheirVariants(t *testing.T) {
+	_, out, _ := runCLI("list", "--json")
+	var ps []struct {
+		Name     string
+		Variants []struct {
+			Name    string
+			Catches string `json:"caught_by"`
+			Example string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &ps); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range ps {
+		for _, v := range p.Variants {
+			if v.Catches == "" {
+				continue
+			}
+			n++
+			args := strings.Fields(v.Example)
+			if args[0] != "lfccheck" || strings.ContainsAny(v.Example, "'\"") {
+				t.Fatalf("%s: command %q is not plain", v.Name, v.Example)
+			}
+			code, out, errs := runCLI(append(args[1:], "--json", "-q")...)
+			var m map[string]any
+			if code != 1 || json.Unmarshal([]byte(out), &m) != nil || m["property"] != v.Catches {
+				t.Errorf("%s: %s: exit %d, want fail %s\n%s%s", v.Name, v.Example, code, v.Catches, out, errs)
+			}
+		}
+	}
+	if n < 5 {
+		t.Fatalf("only %d variant commands listed", n)
+	}
+	// The listed configuration is the one the suite runs.
+	for _, sc := range suite() {
+		if !strings.HasPrefix(sc.claim.Expect, "fail ") || !strings.Contains(sc.claim.Doc, "broken variant") {
+			continue
+		}
+		cmd, err := commandFor(sc.claim.Config)
+		if err != nil || !strings.Contains(out, cmd) {
+			t.Errorf("suite check %s: command %q (%v) is not listed", sc.name, cmd, err)
+		}
+	}
+}
+
+// --trace-out never replaces what is not a regular file, honours '-',
+// writes 0644, and a failed write still prints the result first.
+func TestTraceOutSafety(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"check", "--variant", "no-credit-return", "--nodes", "2", "-q", "--trace-out"}
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep"), 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink(target, link)
+	ro := filepath.Join(dir, "ro.json")
+	os.WriteFile(ro, []byte("keep"), 0o444)
+	for _, p := range []string{link, ro, dir, "/dev/full", "/dev/stdout", filepath.Join(dir, "missing", "t.json")} {
+		code, out, errs := runCLI(append(args, p)...)
+		if code != 2 || out != "" || !strings.Contains(errs, "--trace-out") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", p, code, out, errs)
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Error("the symlink's target was replaced")
+	}
+	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink == 0 {
+		t.Error("the symlink was replaced")
+	}
+	if b, _ := os.ReadFile(ro); string(b) != "keep" {
+		t.Error("a read-only file was replaced")
+	}
+	good := filepath.Join(dir, "t.json")
+	if code, _, errs := runCLI(append(args, good)...); code != 1 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if st, err := os.Stat(good); err != nil || st.Mode().Perm() != 0o644 {
+		t.Fatalf("trace file: %v %v", st, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".lfccheck-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+	code, out, _ := runCLI(append(args, "-")...)
+	if code != 1 || !strings.Contains(out, "verdict: FAIL") || !strings.Contains(out, `"format": "lfccheck-trace/1"`) {
+		t.Fatalf("--trace-out -: exit %d\n%s", code, out)
+	}
+	// The directory becomes unwritable during the search: the result is
+	// printed, then the error, exit 2.
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	f := filepath.Join(sub, "t.json")
+	os.Mkdir(f, 0o755) // a directory where the file should go, created "later"
+	var o, e bytes.Buffer
+	code = runEnvAfterCheck(t, append(args, filepath.Join(sub, "later.json")), &o, &e, func() { os.Remove(sub + "/t.json"); os.RemoveAll(sub) })
+	if code != 2 || !strings.Contains(o.String(), "verdict: FAIL") || !strings.Contains(e.String(), "--trace-out") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, o.String(), e.String())
+	}
+	// Trace JSON is readable: no HTML escaping of "->".
+	b, _ := os.ReadFile(good)
+	if !strings.Contains(string(b), "deliver 0->1") || strings.Contains(string(b), `\u003e`) {
+		t.Errorf("trace JSON escapes: %s", b)
+	}
+}
+
+// runEnvAfterCheck runs args after calling prepare between the option
+// checks and the write: it removes the output directory first, which
+// CheckOutput accepted.
+func runEnvAfterCheck(t *testing.T, args []string, o, e *bytes.Buffer, remove func()) int {
+	t.Helper()
+	beforeWrite = remove
+	defer func() { beforeWrite = nil }()
+	return run(args, o, e)
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A failing standard output is an error, not a silent exit 0.
+func TestStdoutWriteErrors(t *testing.T) {
+	var e bytes.Buffer
+	code := run([]string{"check", "--nodes", "2", "-q"}, failWriter{}, &e)
+	if code != 2 || !strings.Contains(e.String(), "writing standard output") {
+		t.Fatalf("exit %d, stderr %q", code, e.String())
+	}
+}
+
+// Help works for every command, topic and exit codes.
+func TestHelp(t *testing.T) {
+	for _, c := range commands {
+		code, out, _ := runCLI(c, "--help")
+		if code != 0 || out == "" {
+			t.Errorf("%s --help: exit %d, %q", c, code, out)
+		}
+		code, out2, _ := runCLI("help", c)
+		if c != "help" && (code != 0 || out2 != out) {
+			t.Errorf("help %s differs from %s --help", c, c)
+		}
+	}
+	code, out, _ := runCLI("help", "exit-codes")
+	if code != 0 || !strings.Contains(out, "interrupted") {
+		t.Fatalf("help exit-codes: %d %s", code, out)
+	}
+	_, _, errs := runCLI("frobnicate")
+	for _, c := range commands {
+		if !strings.Contains(errs, c) {
+			t.Errorf("unknown command error lacks %s: %s", c, errs)
+		}
+	}
+}
+
+// MCAST flows add unicast traffic to the multicasts instead of replacing
+// them.
+func TestMulticastFlowsAddToMulticasts(t *testing.T) {
+	code, out, _ := runCLI("check", "--protocol", "mcast", "--flow", "1:2:1", "-q", "--json")
+	var m map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &m) != nil || m["states"].(float64) < 1000 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+}
+
+// Limits are exact: a run that stores at most the limit passes, one that
+// needs more is incomplete with exactly the limit stored.
+func TestExactStateLimit(t *testing.T) {
+	run := func(limit string) map[string]any {
+		_, out, _ := runCLI("check", "--nodes", "2", "--packets", "1", "-q", "--json", "--max-states", limit)
+		var m map[string]any
+		json.Unmarshal([]byte(out), &m)
+		return m
+	}
+	if m := run("37"); m["verdict"] != "pass" {
+		t.Errorf("37 states (the whole space): %v", m["verdict"])
+	}
+	if m := run("36"); m["verdict"] != "incomplete" || m["states"].(float64) > 36 {
+		t.Errorf("36 states: %v %v", m["verdict"], m["states"])
+	}
+	if m := run("3"); m["verdict"] != "incomplete" || m["states"].(float64) > 3 {
+		t.Errorf("3 states: %v %v", m["verdict"], m["states"])
+	}
+}
+
+// SIGINT during a long check: verdict incomplete (interrupted), statistics,
+// the JSON object, exit 3.
+func TestInterruptPrintsResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "lfccheck")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "check", "--nodes", "4", "--packets", "2", "--json", "-q")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit %v, stderr %s", err, e.String())
+	}
+	var m map[string]any
+	if json.Unmarshal(o.Bytes(), &m) != nil || m["verdict"] != "incomplete" || !strings.HasPrefix(m["reason"].(string), "interrupted") || m["states"].(float64) < 1000 {
+		t.Fatalf("stdout %s", o.String())
+	}
+	// The suite prints the rows it finished and ends as incomplete.
+	cmd = exec.Command(bin, "suite", "-q")
+	o.Reset()
+	cmd.Stdout = &o
+	cmd.Start()
+	time.Sleep(2 * time.Second)
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.Contains(o.String(), "interrupted") || !strings.Contains(o.String(), "  ok\n") {
+		t.Fatalf("suite: exit %v\n%s", err, o.String())
+	}
+}
+
+var _ = protocols.All
