@@ -1,49 +1,74 @@
-// Package model is the vocabulary of the modeled LFC system: node ids, packets
-// and their tags, links, NI and host state, the world state with its canonical
-// byte encoding, the actions that are the system's only source of
-// nondeterminism, and the composition of a protocol with a workload into a
-// System that the explorer can search and that the step-by-step and live
-// drivers can run.
+// Package model is the generic kernel of lfccheck: node ids, packets and
+// FIFO links, the step and outbox contract, the registry of protocols with
+// their action kinds, packet tags, parameters, properties and claims, and
+// the world state as a composition of protocol-defined node states with a
+// canonical encoding. It names no protocol, no packet tag and no protocol
+// field; protocols live in the protocols/... packages and register here.
 //
-// # The modeled system (thesis §3.1–3.6, §4.1)
+// # The shape
 //
-// P network interfaces (NIs), ids 0..P-1, each attached to one host. One FIFO
-// link per ordered pair (i, j) never drops, corrupts or reorders packets
-// (§3.2). Every NI has, per peer, a protocol control block (send credits, a
-// FIFO blocked-sends queue, free credits; Fig. 4.1), a receive pool partitioned
-// per immediate sender (at most C buffers each by the flow-control contract),
-// and a bounded send pool (§3.5). Every host has a bounded pool of host receive
-// buffers (§3.6): the NI copies a received data packet into a free one, and the
-// host processes and frees it later.
+// A system is P nodes, ids 0..P-1; a node is an NI and the host attached
+// to it. One FIFO link per ordered pair (i, j) never drops, corrupts or
+// reorders packets (thesis §3.2). A World is the P node states plus the
+// links. Everything a protocol keeps (credits, pools, forwarding tables'
+// dynamic state, watchdogs, interrupt flags, counters, hold-back queues, and
+// history state for its properties) is in its node type, which implements
+// Node: it encodes, decodes, copies, describes and diffs itself. The kernel
+// owns only the links.
 //
-// # Atomicity
+// All nondeterminism is an explicit Action of a registered ActionKind with
+// a stable printed name ("deliver 2->3", "host 1 launch", "ni 0 copy"). The
+// kernel defines one kind, Deliver: the packet at the head of link I->J
+// arrives at NI J and the protocol's Receive handler runs to completion.
+// Every other kind is the protocol's and is local to one node: whether it
+// is enabled depends only on that node's state, and its effect changes only
+// that node's state and the links out of it (through the Outbox). Kinds
+// declare their owner (NI, host, link), which fairness and independence
+// arguments use, and whether they may form an ample set on their own.
 //
-// Each action is one atomic transition:
+// This is the actor model of stateright or etcd raft's Ready: handlers are
+// pure functions of a node's state and an event that append their effects
+// (transmissions, host deliveries) to an Outbox. The explorer applies them
+// to copies of worlds; the step-by-step driver (package traces) applies
+// named actions one at a time; the live runtime (package live) runs each
+// node in its own goroutine with the very same kinds and handler.
 //
-//   - "host H launch": host H takes a send packet from its NI's send pool and
-//     launches the next item of its workload; the NI's send event handler
-//     (event_unicast, event_multicast) runs in the same step. Merging the two
-//     hides no interleaving: the launch has no effect other than appending to
-//     the NI's FIFO send queue, so any schedule that delays the NI's handling
-//     is equivalent to one that delays the launch itself.
-//   - "deliver I->J": the packet at the head of link I->J arrives at NI J and
-//     event_packet_received runs to completion (§3.3.4: NI handlers run to
-//     completion, single-threaded).
-//   - "ni N copy": NI N copies its oldest received, not yet copied data packet
-//     into a free host receive buffer (the NI's host-DMA resource queue is
-//     FIFO, §3.3.4, §3.5); if the buffer is then no longer needed (for MCAST:
-//     all forwards transmitted) the packet-release handler runs in the same
-//     step, as on DMA completion.
-//   - "host H process": host H hands its oldest delivered packet to the client
-//     (lfc_upcall) and frees the host buffer (§3.6, §3.7).
+// # Why this shape
 //
-// Control packets (CREDIT) are handled on arrival and never occupy a pooled
-// receive buffer (§3.4).
+//   - Protocol state varies the most between LFC's protocols (UCAST's
+//     credits, MCAST's forwarding counts, RECOV's recovery channels, INTR's
+//     watchdog, Panda's sequencer), so it belongs to them; a fixed state
+//     layout in the kernel would need an edit per protocol.
+//   - Node-local actions are what lets one goroutine own one node in the
+//     live runtime, and what partial-order reductions and symmetry need to
+//     reason about independence: actions at different nodes interact only
+//     through links.
+//   - Buffer allocation and host delivery are decided by the handlers
+//     (the kernel never allocates a receive buffer), because RECOV's
+//     recovery channels and fetch-and-add requests are handled by the NI
+//     without one.
+//   - The registry (Def) sits here, beside Config, because every generic
+//     package must resolve a configuration (the traces package decodes
+//     trace files naming a protocol) and model is the package all of them
+//     import. Properties are therefore declared here too (Property); the
+//     properties package supplies the kinds and the checker.
+//
+// # Configuration
+//
+// A Config is the protocol, variant, node count and property selection that
+// every protocol has, plus the protocol's own Params. A protocol declares
+// its parameters (ParamSpec): the command line registers a flag for each,
+// scenarios and printed examples use the key=value form (Config.Settings,
+// ParseSettings), and trace files the JSON form, in which the parameters are
+// fields of the config object. A zero value given explicitly is an error,
+// never a silent default.
 //
 // # Canonical encoding
 //
-// World.Encode writes every field that distinguishes states, in a fixed
-// order, keeping the order of every FIFO queue and link. Two worlds are the
-// same state exactly when their encodings are equal, in every run and
-// process, so fingerprints and state counts reproduce.
+// World.Encode writes every node's encoding, then every link's packets in
+// order. Two worlds are the same state exactly when their encodings are
+// equal, in every run and process, so fingerprints and state counts
+// reproduce. Node renaming for symmetry reduction is not part of the Node
+// interface yet; it will be an optional interface that node types
+// implement.
 package model

@@ -90,3 +90,14 @@ func (p Packet) String() string {
 func (p Packet) SameData(q Packet) bool {
 	return p.Tag == q.Tag && p.Origin == q.Origin && p.Tree == q.Tree && p.Seq == q.Seq && p.Val == q.Val
 }
+
+// RegisteredTags lists every registered tag's information.
+func RegisteredTags() []TagInfo {
+	var out []TagInfo
+	for _, t := range tagTable {
+		if t != nil {
+			out = append(out, *t)
+		}
+	}
+	return out
+}
