@@ -156,7 +156,9 @@ func (n *Node) CopyNode(s *Node) {
 	n.Log = append(n.Log[:0], s.Log...)
 }
 
-func descList(ds []Desc) string { return model.ListOf(ds, func(d Desc) string { return d.Pkt.String() }) }
+func descList(ds []Desc) string {
+	return model.ListOf(ds, func(d Desc) string { return d.Pkt.String() })
+}
 
 func sendList(ss []SendBuf) string {
 	return model.ListOf(ss, func(s SendBuf) string { return s.Pkt.String() })
