@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
+	"runtime/metrics"
 	"time"
 )
 
@@ -115,7 +115,6 @@ type search struct {
 	transitions int64
 	depth       int
 	peak        uint64
-	lastMem     time.Time
 	lastProg    time.Time
 }
 
@@ -180,18 +179,44 @@ func (s *search) finish(v Verdict, reason string) Result {
 	return Result{Verdict: v, Reason: reason, Stats: st}
 }
 
+// heapSample reads the bytes of heap objects (live and not yet swept)
+// through runtime/metrics, which does not stop the world.
+var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+
+// sampleMemory returns the heap in use and records the peak. It is cheap
+// enough to call every few hundred expansions.
 func (s *search) sampleMemory(force bool) uint64 {
-	now := time.Now()
-	if !force && now.Sub(s.lastMem) < time.Second {
-		return s.peak
+	metrics.Read(heapSample)
+	inuse := uint64(0)
+	if heapSample[0].Value.Kind() == metrics.KindUint64 {
+		inuse = heapSample[0].Value.Uint64()
 	}
-	s.lastMem = now
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	if ms.HeapInuse > s.peak {
-		s.peak = ms.HeapInuse
+	if inuse > s.peak {
+		s.peak = inuse
 	}
-	return ms.HeapInuse
+	return inuse
+}
+
+// growthFits reports whether the visited set, about to double its table,
+// still fits the memory budget afterwards; the table is the largest single
+// allocation of a search, so it is checked before it is made.
+func (s *search) growthFits() bool {
+	if s.opt.MaxMemory == 0 {
+		return true
+	}
+	var next uint64
+	if s.opt.Fingerprint {
+		if s.fps.n*4 < len(s.fps.table)*3 {
+			return true
+		}
+		next = uint64(len(s.fps.table)) * 2 * 8
+	} else {
+		if s.exact.n*4 < len(s.exact.table)*3 {
+			return true
+		}
+		next = uint64(len(s.exact.table)) * 2 * 4
+	}
+	return s.sampleMemory(true)+next < s.opt.MaxMemory
 }
 
 func (s *search) run() (Result, error) {
@@ -210,7 +235,8 @@ func (s *search) run() (Result, error) {
 	var violated uint32
 	var violCode uint32
 	var id uint32
-	full := false // a new state was found with MaxStates already stored
+	full := false    // a new state was found with MaxStates already stored
+	memFull := false // storing a new state would grow the set past MaxMemory
 	visit := func(code uint32, succ []byte, err error) bool {
 		s.transitions++
 		if err != nil {
@@ -219,6 +245,10 @@ func (s *search) run() (Result, error) {
 		}
 		if s.opt.MaxStates > 0 && int64(len(s.refs)) >= s.opt.MaxStates && !s.has(succ) {
 			full = true
+			return false
+		}
+		if !s.growthFits() && !s.has(succ) {
+			memFull = true
 			return false
 		}
 		s.add(succ, id, code)
@@ -243,6 +273,10 @@ func (s *search) run() (Result, error) {
 		}
 		id = uint32(head)
 		ferr := s.m.Successors(s.ar.get(s.refs[head]), visit)
+		if memFull && stopErr == nil {
+			return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s; the visited set cannot grow) with %d states unexplored",
+				FormatBytes(s.opt.MaxMemory), FormatBytes(s.sampleMemory(true)), len(s.refs)-head)), nil
+		}
 		if full && stopErr == nil {
 			return s.finish(Incomplete, fmt.Sprintf("state limit %d reached with %d states unexplored and more to store", s.opt.MaxStates, len(s.refs)-head)), nil
 		}

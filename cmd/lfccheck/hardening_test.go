@@ -283,3 +283,15 @@ func TestInterruptPrintsResult(t *testing.T) {
 }
 
 var _ = protocols.All
+
+// The memory budget holds within a few percent.
+func TestMemoryBudget(t *testing.T) {
+	code, out, _ := runCLI("check", "--nodes", "3", "--packets", "2", "--max-memory", "64MiB", "-q", "--json")
+	var m map[string]any
+	if code != 3 || json.Unmarshal([]byte(out), &m) != nil || !strings.HasPrefix(m["reason"].(string), "memory limit") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if peak := m["peak_heap_bytes"].(float64); peak > 1.1*64*(1<<20) {
+		t.Fatalf("peak heap %.0f bytes, more than 10%% over the 64 MiB budget", peak)
+	}
+}
