@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +17,8 @@ import (
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files of the scenario tests")
 
 // parseScenario reads a scenario: '#' comments, one "config key=value ..."
-// line, then one action per line.
+// line in the key=value form of model.ParseSettings, then one action per
+// line.
 func parseScenario(data string) (model.Config, []string, error) {
 	var cfg model.Config
 	var acts []string
@@ -30,44 +30,12 @@ func parseScenario(data string) (model.Config, []string, error) {
 		}
 		if rest, ok := strings.CutPrefix(line, "config "); ok {
 			sawConfig = true
-			for _, kv := range strings.Fields(rest) {
-				k, v, _ := strings.Cut(kv, "=")
-				if k == "protocol" || k == "variant" {
-					if k == "protocol" {
-						cfg.Protocol = v
-					} else {
-						cfg.Variant = v
-					}
-					continue
-				}
-				if k == "flow" {
-					var f model.Flow
-					if _, err := fmt.Sscanf(v, "%d:%d:%d", &f.Src, &f.Dst, &f.Count); err != nil {
-						return cfg, nil, fmt.Errorf("line %d: flow %q", i+1, v)
-					}
-					cfg.Flows = append(cfg.Flows, f)
-					continue
-				}
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					return cfg, nil, fmt.Errorf("line %d: %s", i+1, kv)
-				}
-				switch k {
-				case "nodes":
-					cfg.Nodes = n
-				case "credits":
-					cfg.Credits = n
-				case "packets":
-					cfg.Packets = n
-				case "refresh":
-					cfg.Refresh = n
-				case "host-buffers":
-					cfg.HostBuffers = n
-				case "send-buffers":
-					cfg.SendBuffers = n
-				default:
-					return cfg, nil, fmt.Errorf("line %d: unknown key %q", i+1, k)
-				}
+			set, err := model.SplitSettings(rest)
+			if err == nil {
+				cfg, err = model.ParseSettings(set)
+			}
+			if err != nil {
+				return cfg, nil, fmt.Errorf("line %d: %v", i+1, err)
 			}
 			continue
 		}
@@ -102,13 +70,9 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var acts []model.Action
-			for _, n := range names {
-				a, err := model.ParseAction(n, cfg.Nodes)
-				if err != nil {
-					t.Fatal(err)
-				}
-				acts = append(acts, a)
+			acts, err := traces.ParseActions(ck.Sys, names)
+			if err != nil {
+				t.Fatal(err)
 			}
 			o, err := traces.Run(ck, acts)
 			if err != nil {
