@@ -191,7 +191,7 @@ func WriteDOT(w io.Writer, t *model.Topology) {
 	fmt.Fprintln(w, "  node [shape=circle];")
 	for i, tr := range t.Trees {
 		g := t.Groups[tr.Group]
-		fmt.Fprintf(w, "  subgraph cluster_%d {\n    label=\"tree of %d in %s\";\n", i, tr.Root, g.Name)
+		fmt.Fprintf(w, "  subgraph cluster_%d {\n    label=%s;\n", i, dotQuote(fmt.Sprintf("tree of %d in %s", tr.Root, g.Name)))
 		for _, m := range g.Members {
 			attr := ""
 			if m == tr.Root {
@@ -207,6 +207,13 @@ func WriteDOT(w io.Writer, t *model.Topology) {
 		fmt.Fprintln(w, "  }")
 	}
 	fmt.Fprintln(w, "}")
+}
+
+// dotQuote renders s as a DOT double-quoted string: backslashes, quotes and
+// line breaks are escaped.
+func dotQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`)
+	return `"` + r.Replace(s) + `"`
 }
 
 func joinInts(xs []int, sep string) string {
