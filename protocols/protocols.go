@@ -7,6 +7,7 @@ package protocols
 import (
 	"lfccheck/model"
 	"lfccheck/properties"
+	"lfccheck/protocols/fa"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
 )
@@ -14,6 +15,7 @@ import (
 func init() {
 	model.Register(ucast.Def)
 	model.Register(mcast.Def)
+	model.Register(fa.Def)
 }
 
 // All lists the registered protocols.

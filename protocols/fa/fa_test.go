@@ -1,0 +1,159 @@
+package fa_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/model/live"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+	"lfccheck/protocols/fa"
+	"lfccheck/traces"
+)
+
+func search(t *testing.T, cfg model.Config) (explore.Result, *properties.Checker) {
+	t.Helper()
+	ck, err := protocols.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := explore.BFS(ck, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, ck
+}
+
+// Pinned unique-state counts; every property holds and the race is reached.
+func TestPinnedStateCounts(t *testing.T) {
+	for _, c := range []struct {
+		nodes, credits, packets int
+		states, transitions     int64
+	}{
+		{3, 1, 2, 102, 158},
+		{4, 1, 2, 3146, 6690},
+		{4, 2, 2, 3146, 6690},
+		{5, 1, 1, 1040, 2592},
+	} {
+		r, ck := search(t, fa.Config(c.nodes, c.credits, c.packets))
+		if r.Verdict != explore.Pass || len(ck.Unreached()) > 0 || r.Stats.States != c.states || r.Stats.Transitions != c.transitions {
+			t.Errorf("P=%d C=%d K=%d: %v %v unreached %v, %d states %d transitions; pinned %d, %d", c.nodes, c.credits, c.packets,
+				r.Verdict, r.Violation, ck.Unreached(), r.Stats.States, r.Stats.Transitions, c.states, c.transitions)
+		}
+	}
+}
+
+// The split increment is caught by distinct-values with a counterexample
+// that replays; the correct protocol passes the same configuration.
+func TestSplitIncrementCaught(t *testing.T) {
+	v, err := fa.Def.Variant(fa.SplitIncrement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []model.Config{fa.Def.VariantClaim(v).Config, func() model.Config {
+		c := v.Example.Clone()
+		c.Variant = fa.SplitIncrement
+		return c
+	}()} {
+		r, ck := search(t, cfg)
+		if r.Verdict != explore.Fail || r.Violation.PropertyName() != "distinct-values" {
+			t.Fatalf("%v: got %v %v", cfg.Properties, r.Verdict, r.Violation)
+		}
+		o, err := traces.Run(ck, traces.FromCodes(r.Trace))
+		if err != nil || o.Violation == nil || o.Violation.Property != "distinct-values" {
+			t.Fatalf("replay: %v %v", o.Violation, err)
+		}
+	}
+	if r, ck := search(t, v.Example); r.Verdict != explore.Pass || len(ck.Unreached()) > 0 {
+		t.Fatalf("correct protocol on the variant's example: %v %v", r.Verdict, r.Violation)
+	}
+}
+
+// With a single client the race goal is unreachable, which the checker
+// reports after the complete search.
+func TestRaceGoalNeedsTwoClients(t *testing.T) {
+	r, ck := search(t, fa.Config(2, 1, 2))
+	un := ck.Unreached()
+	if r.Verdict != explore.Pass || len(un) != 1 || un[0].Property != "concurrent-requests" {
+		t.Fatalf("%v, unreached %v", r.Verdict, un)
+	}
+}
+
+// Every state property catches a state tampered to break it.
+func TestPropertiesCatchTampering(t *testing.T) {
+	ck, err := protocols.Build(fa.Config(3, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		p      model.Property
+		tamper func(w *model.World)
+		want   string
+	}{
+		{fa.DistinctValues, func(w *model.World) {
+			w.Nodes[1].(*fa.Node).Got = []uint32{0}
+			w.Nodes[2].(*fa.Node).Got = []uint32{0}
+		}, "value 0 was handed to host 1 and to host 2"},
+		{fa.Increasing, func(w *model.World) { w.Nodes[1].(*fa.Node).Got = []uint32{3, 2} }, "host 1 got 2 after 3"},
+		{fa.OneOutstanding, func(w *model.World) { w.Nodes[2].(*fa.Node).Outstanding = true }, "host 2 has 0 requests"},
+	} {
+		w := ck.Sys.Initial()
+		if err := c.p.State(w); err != nil {
+			t.Fatalf("%s fails initially: %v", c.p.Name, err)
+		}
+		c.tamper(w)
+		if err := c.p.State(w); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.p.Name, err, c.want)
+		}
+	}
+	// A lost increment: the variable lags behind the answers.
+	w := ck.Sys.Initial()
+	w.Nodes[1].(*fa.Node).Got = []uint32{0}
+	if err := fa.DistinctValues.Final(w); err == nil || !strings.Contains(err.Error(), "holds 0 after 1") {
+		t.Errorf("lost increment: %v", err)
+	}
+}
+
+func TestBadParams(t *testing.T) {
+	for _, c := range [][2]string{
+		{"server=3", "server 3 out of range"},
+		{"flow=1:0:1", `has no parameter "flow"`},
+		{"packets=0", "nothing to send"},
+		{"server=-1", "must be in 0..63"},
+	} {
+		s, _ := model.SplitSettings("protocol=fa nodes=3 " + c[0])
+		cfg, err := model.ParseSettings(s)
+		if err == nil {
+			_, err = protocols.Build(cfg)
+		}
+		if err == nil || !strings.Contains(err.Error(), c[1]) {
+			t.Errorf("%s: %v, want %q", c[0], err, c[1])
+		}
+	}
+}
+
+// The live runtime runs fetch-and-add unchanged, and the model accepts the
+// recording.
+func TestLive(t *testing.T) {
+	ck, err := protocols.Build(fa.Config(5, 1, 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := live.Run(ctx, ck.Sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := traces.Run(ck, res.Actions)
+	if err != nil || o.Violation != nil || !o.Terminal {
+		t.Fatalf("replay: %v %v terminal %v", err, o.Violation, o.Terminal)
+	}
+	if v := o.Final.Nodes[0].(*fa.Node).Var; v != 80 {
+		t.Fatalf("variable %d after 80 requests", v)
+	}
+}
