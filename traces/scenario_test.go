@@ -3,53 +3,21 @@ package traces_test
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"lfccheck/model"
-	"lfccheck/protocols"
+	_ "lfccheck/protocols" // registers the protocols
 	"lfccheck/traces"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files of the scenario tests")
 
-// parseScenario reads a scenario: '#' comments, one "config key=value ..."
-// line in the key=value form of model.ParseSettings, then one action per
-// line.
-func parseScenario(data string) (model.Config, []string, error) {
-	var cfg model.Config
-	var acts []string
-	sawConfig := false
-	for i, line := range strings.Split(data, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "config "); ok {
-			sawConfig = true
-			set, err := model.SplitSettings(rest)
-			if err == nil {
-				cfg, err = model.ParseSettings(set)
-			}
-			if err != nil {
-				return cfg, nil, fmt.Errorf("line %d: %v", i+1, err)
-			}
-			continue
-		}
-		acts = append(acts, line)
-	}
-	if !sawConfig {
-		return cfg, nil, fmt.Errorf("no config line")
-	}
-	return cfg, acts, nil
-}
-
 // TestScenarios drives the model step by step through every
-// testdata/*.scenario file and compares the rendered steps, changes,
-// violation and final state with the .golden file beside it. Run with
+// testdata/*.scenario file (format: traces.Scenario), evaluates its expect
+// checks, and compares the rendered steps, changes, violation and final
+// state with the .golden file beside it. Run with
 // -rewrite to regenerate the golden files after an intended change.
 func TestScenarios(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.scenario")
@@ -62,21 +30,13 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, names, err := parseScenario(string(data))
+			sc, err := traces.ParseScenario(path, string(data))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ck, err := protocols.Build(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			acts, err := traces.ParseActions(ck.Sys, names)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, err := traces.Run(ck, acts)
-			if err != nil {
-				t.Fatal(err)
+			_, o, errs := sc.Run()
+			for _, err := range errs {
+				t.Error(err)
 			}
 			var buf bytes.Buffer
 			traces.WriteText(&buf, o)
@@ -95,5 +55,32 @@ func TestScenarios(t *testing.T) {
 				t.Fatalf("output differs from %s (run with -rewrite after an intended change):\n--- got\n%s\n--- want\n%s", golden, got, want)
 			}
 		})
+	}
+}
+
+// Bad scenarios are rejected with the file and line.
+func TestScenarioParseErrors(t *testing.T) {
+	for _, c := range [][2]string{
+		{"host 0 launch\n", "s:1: the config line must come first"},
+		{"config protocol=ucast nodes=2\nconfig protocol=ucast\n", "s:2: a second config line"},
+		{"config protocol=ucast nodes=2 color=red\n", `s:1: protocol ucast has no parameter "color"`},
+		{"config protocol=ucast nodes=2\nexpect sunshine\n", `s:2: unknown check "sunshine"`},
+		{"config protocol=ucast nodes=2\nexpect state\n", "s:2: expect state needs an argument"},
+		{"config protocol=ucast nodes=2\nexpect ok now\n", "s:2: expect ok takes no argument"},
+		{"# nothing\n", "s: no config line"},
+	} {
+		if _, err := traces.ParseScenario("s", c[0]); err == nil || !strings.HasPrefix(err.Error(), c[1]) {
+			t.Errorf("%q: got %v, want %q", c[0], err, c[1])
+		}
+	}
+	// Failing checks are reported with their line.
+	sc, err := traces.ParseScenario("s", "config protocol=ucast nodes=2\nexpect terminal\nhost 0 launch\nexpect violated fifo\nexpect disabled host 1 launch\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, errs := sc.Run()
+	if len(errs) != 3 || !strings.HasPrefix(errs[0].Error(), "s:2: after 0 actions: enabled: host 0 launch, host 1 launch") ||
+		!strings.HasPrefix(errs[1].Error(), "s:4:") || !strings.HasPrefix(errs[2].Error(), "s:5:") {
+		t.Fatalf("%v", errs)
 	}
 }
