@@ -96,7 +96,10 @@ type Result struct {
 // BFS explores m breadth first until it finds a violation, exhausts the
 // state space or hits a limit. The error is for internal failures only.
 func BFS(m Model, opt Options) (Result, error) {
-	s := &search{m: m, opt: opt, start: time.Now()}
+	s := &search{m: m, opt: opt, start: time.Now(), store: &ExactStore{}}
+	if opt.Fingerprint {
+		s.store = &FingerprintStore{}
+	}
 	return s.run()
 }
 
@@ -105,10 +108,7 @@ type search struct {
 	opt   Options
 	start time.Time
 
-	ar     arena
-	exact  exactSet
-	fps    fpSet
-	refs   []uint64 // per state id: arena reference
+	store  Store
 	parent []uint32 // per state id
 	action []uint32 // per state id: action that first reached it
 
@@ -121,22 +121,8 @@ type search struct {
 const noParent = math.MaxUint32
 
 func (s *search) add(b []byte, parent, code uint32) bool {
-	id := uint32(len(s.refs))
-	h := Hash(b)
-	if s.opt.Fingerprint {
-		if !s.fps.insert(h) {
-			return false
-		}
-		s.refs = append(s.refs, s.ar.add(b))
-	} else {
-		// The arena holds the bytes before the set compares against them.
-		ref := s.ar.add(b)
-		s.refs = append(s.refs, ref)
-		if _, fresh := s.exact.insert(h, b, id, &s.ar, s.refs); !fresh {
-			s.refs = s.refs[:id]
-			s.ar.unadd(ref)
-			return false
-		}
+	if !s.store.Add(Hash(b), b) {
+		return false
 	}
 	s.parent = append(s.parent, parent)
 	s.action = append(s.action, code)
@@ -159,7 +145,7 @@ func (s *search) trace(id uint32, last []uint32) []uint32 {
 func (s *search) finish(v Verdict, reason string) Result {
 	s.sampleMemory(true)
 	st := Stats{
-		States:        int64(len(s.refs)),
+		States:        int64(s.store.Len()),
 		Transitions:   s.transitions,
 		Depth:         s.depth,
 		Elapsed:       time.Since(s.start),
@@ -169,13 +155,10 @@ func (s *search) finish(v Verdict, reason string) Result {
 		st.StatesPerSec = float64(st.States) / sec
 	}
 	if s.opt.Fingerprint {
-		st.StoreBytes = s.fps.memBytes()
 		n, g := float64(st.States), float64(st.Transitions+1)
 		st.CollisionProb = n * math.Max(g-n, 0) / math.Pow(2, 64)
-	} else {
-		st.StoreBytes = s.exact.memBytes() + s.ar.bytes
 	}
-	st.StoreBytes += int64(cap(s.refs))*8 + int64(cap(s.parent)+cap(s.action))*4
+	st.StoreBytes = s.store.MemBytes() + int64(cap(s.parent)+cap(s.action))*4
 	return Result{Verdict: v, Reason: reason, Stats: st}
 }
 
@@ -204,19 +187,8 @@ func (s *search) growthFits() bool {
 	if s.opt.MaxMemory == 0 {
 		return true
 	}
-	var next uint64
-	if s.opt.Fingerprint {
-		if s.fps.n*4 < len(s.fps.table)*3 {
-			return true
-		}
-		next = uint64(len(s.fps.table)) * 2 * 8
-	} else {
-		if s.exact.n*4 < len(s.exact.table)*3 {
-			return true
-		}
-		next = uint64(len(s.exact.table)) * 2 * 4
-	}
-	return s.sampleMemory(true)+next < s.opt.MaxMemory
+	next := s.store.GrowBytes()
+	return next == 0 || s.sampleMemory(true)+next < s.opt.MaxMemory
 }
 
 func (s *search) run() (Result, error) {
@@ -243,7 +215,7 @@ func (s *search) run() (Result, error) {
 			stopErr, violated, violCode = err, id, code
 			return false
 		}
-		if s.opt.MaxStates > 0 && int64(len(s.refs)) >= s.opt.MaxStates && !s.has(succ) {
+		if s.opt.MaxStates > 0 && int64(s.store.Len()) >= s.opt.MaxStates && !s.has(succ) {
 			full = true
 			return false
 		}
@@ -254,12 +226,12 @@ func (s *search) run() (Result, error) {
 		s.add(succ, id, code)
 		return true
 	}
-	for head := 0; head < len(s.refs); head++ {
+	for head := 0; head < s.store.Len(); head++ {
 		if head == levelEnd {
 			s.depth++
-			levelEnd = len(s.refs)
+			levelEnd = s.store.Len()
 			if s.opt.MaxDepth > 0 && s.depth >= s.opt.MaxDepth {
-				return s.finish(Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", s.opt.MaxDepth, len(s.refs)-head)), nil
+				return s.finish(Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", s.opt.MaxDepth, s.store.Len()-head)), nil
 			}
 		}
 		if head&255 == 0 {
@@ -272,13 +244,13 @@ func (s *search) run() (Result, error) {
 			}
 		}
 		id = uint32(head)
-		ferr := s.m.Successors(s.ar.get(s.refs[head]), visit)
+		ferr := s.m.Successors(s.store.State(head), visit)
 		if memFull && stopErr == nil {
 			return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s; the visited set cannot grow) with %d states unexplored",
-				FormatBytes(s.opt.MaxMemory), FormatBytes(s.sampleMemory(true)), len(s.refs)-head)), nil
+				FormatBytes(s.opt.MaxMemory), FormatBytes(s.sampleMemory(true)), s.store.Len()-head)), nil
 		}
 		if full && stopErr == nil {
-			return s.finish(Incomplete, fmt.Sprintf("state limit %d reached with %d states unexplored and more to store", s.opt.MaxStates, len(s.refs)-head)), nil
+			return s.finish(Incomplete, fmt.Sprintf("state limit %d reached with %d states unexplored and more to store", s.opt.MaxStates, s.store.Len()-head)), nil
 		}
 		if stopErr != nil {
 			return s.fail(stopErr, s.trace(violated, []uint32{violCode}))
@@ -286,9 +258,7 @@ func (s *search) run() (Result, error) {
 		if ferr != nil {
 			return s.fail(ferr, s.trace(id, nil))
 		}
-		if s.opt.Fingerprint {
-			s.ar.dropBefore(s.refs[head])
-		}
+		s.store.Release(head)
 	}
 	return s.finish(Pass, ""), nil
 }
@@ -306,28 +276,22 @@ func (s *search) fail(err error, trace []uint32) (Result, error) {
 }
 
 // has reports whether the state b is already stored.
-func (s *search) has(b []byte) bool {
-	h := Hash(b)
-	if s.opt.Fingerprint {
-		return s.fps.has(h)
-	}
-	return s.exact.has(h, b, &s.ar, s.refs)
-}
+func (s *search) has(b []byte) bool { return s.store.Has(Hash(b), b) }
 
 func (s *search) checkLimits(head int) (Result, bool) {
 	if s.opt.Stop != nil {
 		select {
 		case <-s.opt.Stop:
-			return s.finish(Incomplete, fmt.Sprintf("interrupted with %d states unexplored", len(s.refs)-head)), true
+			return s.finish(Incomplete, fmt.Sprintf("interrupted with %d states unexplored", s.store.Len()-head)), true
 		default:
 		}
 	}
 	if s.opt.Timeout > 0 && time.Since(s.start) >= s.opt.Timeout {
-		return s.finish(Incomplete, fmt.Sprintf("time limit %s reached with %d states unexplored", s.opt.Timeout, len(s.refs)-head)), true
+		return s.finish(Incomplete, fmt.Sprintf("time limit %s reached with %d states unexplored", s.opt.Timeout, s.store.Len()-head)), true
 	}
 	if inuse := s.sampleMemory(false); s.opt.MaxMemory > 0 && inuse >= s.opt.MaxMemory {
 		return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s) with %d states unexplored",
-			FormatBytes(s.opt.MaxMemory), FormatBytes(inuse), len(s.refs)-head)), true
+			FormatBytes(s.opt.MaxMemory), FormatBytes(inuse), s.store.Len()-head)), true
 	}
 	return Result{}, false
 }
@@ -335,7 +299,7 @@ func (s *search) checkLimits(head int) (Result, bool) {
 func (s *search) progress(head int) {
 	el := time.Since(s.start)
 	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d, %d queued, %.0f states/s, heap %s, %s\n",
-		len(s.refs), s.transitions, s.depth, len(s.refs)-head, float64(len(s.refs))/el.Seconds(),
+		s.store.Len(), s.transitions, s.depth, s.store.Len()-head, float64(s.store.Len())/el.Seconds(),
 		FormatBytes(s.peak), el.Round(time.Second))
 }
 

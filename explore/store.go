@@ -225,3 +225,116 @@ func (s *fpSet) grow() {
 }
 
 func (s *fpSet) memBytes() int64 { return int64(len(s.table)) * 8 }
+
+// Store is the visited set of a search together with the encodings of the
+// states still to be expanded. States get consecutive ids in the order
+// they are added, which is the breadth-first queue order. A parallel or
+// distributed explorer would implement Store with a sharded or locked set
+// (and fork the model per worker: properties.Checker.Fork); the search
+// itself only needs these operations.
+type Store interface {
+	// Add stores state b, whose hash is h, unless it was seen before; it
+	// returns whether it was new.
+	Add(h uint64, b []byte) (fresh bool)
+	// Has reports whether state b (hash h) was seen.
+	Has(h uint64, b []byte) bool
+	// State returns the encoding of state id, which must not be released.
+	State(id int) []byte
+	// Release says that states below id are expanded: their encodings are
+	// no longer needed (the store may free them; the set keeps them).
+	Release(id int)
+	// Len is the number of states seen.
+	Len() int
+	// MemBytes is the memory the store holds.
+	MemBytes() int64
+	// GrowBytes is what the next insertion would allocate at once (a
+	// table doubling), 0 if it allocates nothing large.
+	GrowBytes() uint64
+}
+
+// ExactStore keeps full state encodings: no two states are ever merged.
+type ExactStore struct {
+	ar   arena
+	set  exactSet
+	refs []uint64 // per state id: arena reference
+}
+
+// Add implements Store.
+func (s *ExactStore) Add(h uint64, b []byte) bool {
+	id := uint32(len(s.refs))
+	// The arena holds the bytes before the set compares against them.
+	ref := s.ar.add(b)
+	s.refs = append(s.refs, ref)
+	if _, fresh := s.set.insert(h, b, id, &s.ar, s.refs); !fresh {
+		s.refs = s.refs[:id]
+		s.ar.unadd(ref)
+		return false
+	}
+	return true
+}
+
+// Has implements Store.
+func (s *ExactStore) Has(h uint64, b []byte) bool { return s.set.has(h, b, &s.ar, s.refs) }
+
+// State implements Store.
+func (s *ExactStore) State(id int) []byte { return s.ar.get(s.refs[id]) }
+
+// Release implements Store: the exact set compares against every stored
+// encoding, so nothing is freed.
+func (s *ExactStore) Release(int) {}
+
+// Len implements Store.
+func (s *ExactStore) Len() int { return len(s.refs) }
+
+// MemBytes implements Store.
+func (s *ExactStore) MemBytes() int64 {
+	return s.set.memBytes() + s.ar.bytes + int64(cap(s.refs))*8
+}
+
+// GrowBytes implements Store.
+func (s *ExactStore) GrowBytes() uint64 {
+	if s.set.n*4 < len(s.set.table)*3 {
+		return 0
+	}
+	return uint64(len(s.set.table)) * 2 * 4
+}
+
+// FingerprintStore keeps 64-bit fingerprints in the set and the encodings
+// of unexpanded states only.
+type FingerprintStore struct {
+	ar   arena
+	set  fpSet
+	refs []uint64
+}
+
+// Add implements Store.
+func (s *FingerprintStore) Add(h uint64, b []byte) bool {
+	if !s.set.insert(h) {
+		return false
+	}
+	s.refs = append(s.refs, s.ar.add(b))
+	return true
+}
+
+// Has implements Store.
+func (s *FingerprintStore) Has(h uint64, _ []byte) bool { return s.set.has(h) }
+
+// State implements Store.
+func (s *FingerprintStore) State(id int) []byte { return s.ar.get(s.refs[id]) }
+
+// Release implements Store: arena chunks before state id are freed.
+func (s *FingerprintStore) Release(id int) { s.ar.dropBefore(s.refs[id]) }
+
+// Len implements Store.
+func (s *FingerprintStore) Len() int { return len(s.refs) }
+
+// MemBytes implements Store.
+func (s *FingerprintStore) MemBytes() int64 { return s.set.memBytes() + int64(cap(s.refs))*8 }
+
+// GrowBytes implements Store.
+func (s *FingerprintStore) GrowBytes() uint64 {
+	if s.set.n*4 < len(s.set.table)*3 {
+		return 0
+	}
+	return uint64(len(s.set.table)) * 2 * 8
+}

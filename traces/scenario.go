@@ -13,14 +13,15 @@ import (
 // on the way, in the manner of etcd raft's testdata scenarios:
 //
 //	# what the scenario shows
-//	config protocol=mcast nodes=3 tree=chain cast=0:2
+//	config protocol=NAME nodes=3 KEY=VALUE ...
 //	host 0 launch
 //	deliver 0->1
-//	expect state ni 1: [to 0: credits 1 owes 0] [to 2: credits 0 owes 0] recv [m0#1<0] send []
+//	expect state ni 1: ...
 //	expect enabled: host 0 launch, deliver 1->2, ni 1 copy
 //	...
 //	expect ok
 //
+// (testdata/*.scenario has complete examples.)
 // Lines are '#' comments, one config line (the key=value form of
 // model.ParseSettings), action names as printed in traces, and checks that
 // apply to the state after the actions above them:
