@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -165,11 +164,7 @@ func (w *World) Encode(buf []byte) []byte {
 			if i == j {
 				continue
 			}
-			l := w.Links[i*P+j]
-			buf = binary.AppendUvarint(buf, uint64(len(l)))
-			for _, p := range l {
-				buf = AppendPacket(buf, p)
-			}
+			buf = AppendPackets(buf, w.Links[i*P+j])
 		}
 	}
 	return buf
@@ -190,12 +185,7 @@ func (s *System) Decode(b []byte, w *World) error {
 			if i == j {
 				continue
 			}
-			k := d.Count()
-			l := w.Links[i*P+j][:0]
-			for ; k > 0 && d.err == nil; k-- {
-				l = append(l, d.Packet())
-			}
-			w.Links[i*P+j] = l
+			w.Links[i*P+j] = d.Packets(w.Links[i*P+j])
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {

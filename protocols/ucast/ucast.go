@@ -157,13 +157,8 @@ type Machine struct {
 	// OnCopied runs after the buffer holding pkt was copied to the host
 	// (default: release it).
 	OnCopied func(n *Node, pkt model.Packet, out *model.Outbox)
-	// NewNodeHook, when set, builds the node (for protocols whose node
-	// type embeds Node); it must call InitNode.
-	NewNodeHook func(id model.NodeID) model.Node
-	// Kinds can be extended by embedding protocols before the system is
-	// built.
-	ExtraKinds []*model.ActionKind
-	// NodeOf extracts the UCAST node from a node built by NewNodeHook.
+	// NodeOf extracts the UCAST node from a node of the machine (protocols
+	// whose node type embeds Node replace it).
 	NodeOf func(n model.Node) *Node
 
 	kinds []*model.ActionKind
@@ -199,11 +194,10 @@ func (m *Machine) Finish(dests func(src int, it WorkItem) []model.NodeID) {
 	}
 }
 
-// Kinds are launch, deliver, copy and process, in that order per node,
-// then any extra kinds.
+// Kinds are launch, deliver, copy and process, in that order per node.
 func (m *Machine) Kinds() []*model.ActionKind {
 	if m.kinds == nil {
-		m.kinds = append([]*model.ActionKind{
+		m.kinds = []*model.ActionKind{
 			{Name: "launch", Pattern: "host {node} launch", Owner: model.OwnerHost,
 				Enabled: func(n model.Node) bool { return m.canLaunch(m.NodeOf(n)) },
 				Apply:   func(n model.Node, out *model.Outbox) { m.Launch(m.NodeOf(n), out) }},
@@ -214,16 +208,13 @@ func (m *Machine) Kinds() []*model.ActionKind {
 			{Name: "process", Pattern: "host {node} process", Owner: model.OwnerHost, Ample: true,
 				Enabled: func(n model.Node) bool { return len(m.NodeOf(n).Queue) > 0 },
 				Apply:   func(n model.Node, _ *model.Outbox) { m.Process(m.NodeOf(n)) }},
-		}, m.ExtraKinds...)
+		}
 	}
 	return m.kinds
 }
 
 // NewNode builds node id with C send credits for every peer.
 func (m *Machine) NewNode(id model.NodeID) model.Node {
-	if m.NewNodeHook != nil {
-		return m.NewNodeHook(id)
-	}
 	n := &Node{}
 	m.InitNode(n, id)
 	return n
