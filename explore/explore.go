@@ -64,6 +64,11 @@ type Options struct {
 	// Incomplete with a reason starting "interrupted" and the statistics
 	// so far.
 	Stop <-chan struct{}
+	// Live, when set, records the state graph during the search and,
+	// once the search has explored everything without a violation,
+	// checks the liveness properties it lists on the graph (see Live).
+	// When nil, a model that implements LiveModel supplies it.
+	Live *Live
 }
 
 // Stats describe a search.
@@ -75,6 +80,9 @@ type Stats struct {
 	StatesPerSec  float64       `json:"states_per_s"`
 	PeakHeapBytes uint64        `json:"peak_heap_bytes"`
 	StoreBytes    int64         `json:"store_bytes"`
+	// GraphBytes is the memory of the recorded state graph and of the
+	// liveness analysis (liveness checks only).
+	GraphBytes int64 `json:"graph_bytes,omitempty"`
 	// CollisionProb is TLC's optimistic estimate of the probability that
 	// two distinct states shared a fingerprint (fingerprint mode only).
 	CollisionProb float64 `json:"collision_probability,omitempty"`
@@ -88,8 +96,11 @@ type Result struct {
 	// Violation is the property failure of a Fail.
 	Violation PropertyError
 	// Trace is the shortest action sequence from the initial state to the
-	// violation, as action codes.
+	// violation, as action codes. For a liveness violation it is a lasso:
+	// its last Loop actions form a loop that returns to the state before
+	// them; with Loop 0 the run ends in a state without enabled actions.
 	Trace []uint32
+	Loop  int
 	Stats Stats
 }
 
@@ -97,8 +108,19 @@ type Result struct {
 // state space or hits a limit. The error is for internal failures only.
 func BFS(m Model, opt Options) (Result, error) {
 	s := &search{m: m, opt: opt, start: time.Now(), store: &ExactStore{}}
+	if lm, ok := m.(LiveModel); ok && opt.Live == nil {
+		s.opt.Live = lm.Live()
+		opt = s.opt
+	}
 	if opt.Fingerprint {
-		s.store = &FingerprintStore{}
+		s.store = &FingerprintStore{IDs: opt.Live != nil}
+	}
+	if opt.Live != nil {
+		lb, ok := m.(Labeler)
+		if !ok {
+			return Result{}, errors.New("explore: liveness checking needs a model that labels its states")
+		}
+		s.g = &graph{labeler: lb}
 	}
 	return s.run()
 }
@@ -116,17 +138,19 @@ type search struct {
 	depth       int
 	peak        uint64
 	lastProg    time.Time
+
+	g *graph // the recorded state graph (liveness checks only)
 }
 
 const noParent = math.MaxUint32
 
-func (s *search) add(b []byte, parent, code uint32) bool {
-	if !s.store.Add(Hash(b), b) {
-		return false
+func (s *search) add(b []byte, parent, code uint32) uint32 {
+	id, fresh := s.store.Add(Hash(b), b)
+	if fresh {
+		s.parent = append(s.parent, parent)
+		s.action = append(s.action, code)
 	}
-	s.parent = append(s.parent, parent)
-	s.action = append(s.action, code)
-	return true
+	return id
 }
 
 func (s *search) trace(id uint32, last []uint32) []uint32 {
@@ -159,6 +183,9 @@ func (s *search) finish(v Verdict, reason string) Result {
 		st.CollisionProb = n * math.Max(g-n, 0) / math.Pow(2, 64)
 	}
 	st.StoreBytes = s.store.MemBytes() + int64(cap(s.parent)+cap(s.action))*4
+	if s.g != nil {
+		st.GraphBytes = s.g.bytes()
+	}
 	return Result{Verdict: v, Reason: reason, Stats: st}
 }
 
@@ -223,7 +250,11 @@ func (s *search) run() (Result, error) {
 			memFull = true
 			return false
 		}
-		s.add(succ, id, code)
+		to := s.add(succ, id, code)
+		if s.g != nil {
+			s.g.to = append(s.g.to, to)
+			s.g.code = append(s.g.code, code)
+		}
 		return true
 	}
 	for head := 0; head < s.store.Len(); head++ {
@@ -244,7 +275,13 @@ func (s *search) run() (Result, error) {
 			}
 		}
 		id = uint32(head)
+		if s.g != nil {
+			s.g.off = append(s.g.off, int64(len(s.g.to)))
+		}
 		ferr := s.m.Successors(s.store.State(head), visit)
+		if s.g != nil {
+			s.g.lab = append(s.g.lab, s.g.labeler.Labels())
+		}
 		if memFull && stopErr == nil {
 			return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s; the visited set cannot grow) with %d states unexplored",
 				FormatBytes(s.opt.MaxMemory), FormatBytes(s.sampleMemory(true)), s.store.Len()-head)), nil
@@ -259,6 +296,10 @@ func (s *search) run() (Result, error) {
 			return s.fail(ferr, s.trace(id, nil))
 		}
 		s.store.Release(head)
+	}
+	if s.g != nil {
+		s.g.off = append(s.g.off, int64(len(s.g.to)))
+		return s.liveness()
 	}
 	return s.finish(Pass, ""), nil
 }

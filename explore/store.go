@@ -159,13 +159,18 @@ func (s *exactSet) grow() {
 
 func (s *exactSet) memBytes() int64 { return int64(len(s.table))*4 + int64(cap(s.hashes))*8 }
 
-// fpSet is an open-addressing set of 64-bit fingerprints (0 is stored as 1).
+// fpSet is an open-addressing set of 64-bit fingerprints (0 is stored as
+// 1), with the state id of each slot when withIDs is set.
 type fpSet struct {
-	table []uint64
-	n     int
+	table   []uint64
+	ids     []uint32
+	withIDs bool
+	n       int
 }
 
-func (s *fpSet) insert(fp uint64) bool {
+// insert adds fp for state id; for a fingerprint already there it returns
+// the stored id (0 without ids) and false.
+func (s *fpSet) insert(fp uint64, id uint32) (uint32, bool) {
 	if fp == 0 {
 		fp = 1
 	}
@@ -177,10 +182,16 @@ func (s *fpSet) insert(fp uint64) bool {
 		switch s.table[i] {
 		case 0:
 			s.table[i] = fp
+			if s.withIDs {
+				s.ids[i] = id
+			}
 			s.n++
-			return true
+			return id, true
 		case fp:
-			return false
+			if s.withIDs {
+				return s.ids[i], false
+			}
+			return 0, false
 		}
 	}
 }
@@ -210,8 +221,12 @@ func (s *fpSet) grow() {
 		size = len(s.table) * 2
 	}
 	t := make([]uint64, size)
+	var ids []uint32
+	if s.withIDs {
+		ids = make([]uint32, size)
+	}
 	mask := uint64(size - 1)
-	for _, fp := range s.table {
+	for j, fp := range s.table {
 		if fp == 0 {
 			continue
 		}
@@ -220,11 +235,14 @@ func (s *fpSet) grow() {
 			i = (i + 1) & mask
 		}
 		t[i] = fp
+		if s.withIDs {
+			ids[i] = s.ids[j]
+		}
 	}
-	s.table = t
+	s.table, s.ids = t, ids
 }
 
-func (s *fpSet) memBytes() int64 { return int64(len(s.table)) * 8 }
+func (s *fpSet) memBytes() int64 { return int64(len(s.table))*8 + int64(len(s.ids))*4 }
 
 // Store is the visited set of a search together with the encodings of the
 // states still to be expanded. States get consecutive ids in the order
@@ -234,8 +252,10 @@ func (s *fpSet) memBytes() int64 { return int64(len(s.table)) * 8 }
 // itself only needs these operations.
 type Store interface {
 	// Add stores state b, whose hash is h, unless it was seen before; it
-	// returns whether it was new.
-	Add(h uint64, b []byte) (fresh bool)
+	// returns whether it was new and its id (for a state seen before, its
+	// id if the store keeps ids: ExactStore always, FingerprintStore with
+	// IDs set).
+	Add(h uint64, b []byte) (id uint32, fresh bool)
 	// Has reports whether state b (hash h) was seen.
 	Has(h uint64, b []byte) bool
 	// State returns the encoding of state id, which must not be released.
@@ -260,17 +280,17 @@ type ExactStore struct {
 }
 
 // Add implements Store.
-func (s *ExactStore) Add(h uint64, b []byte) bool {
+func (s *ExactStore) Add(h uint64, b []byte) (uint32, bool) {
 	id := uint32(len(s.refs))
 	// The arena holds the bytes before the set compares against them.
 	ref := s.ar.add(b)
 	s.refs = append(s.refs, ref)
-	if _, fresh := s.set.insert(h, b, id, &s.ar, s.refs); !fresh {
+	old, fresh := s.set.insert(h, b, id, &s.ar, s.refs)
+	if !fresh {
 		s.refs = s.refs[:id]
 		s.ar.unadd(ref)
-		return false
 	}
-	return true
+	return old, fresh
 }
 
 // Has implements Store.
@@ -300,20 +320,24 @@ func (s *ExactStore) GrowBytes() uint64 {
 }
 
 // FingerprintStore keeps 64-bit fingerprints in the set and the encodings
-// of unexpanded states only.
+// of unexpanded states only. With IDs set (before the first Add) it also
+// keeps each fingerprint's state id, 4 more bytes per table slot, so that
+// Add can name the state a duplicate is.
 type FingerprintStore struct {
+	IDs  bool
 	ar   arena
 	set  fpSet
 	refs []uint64
 }
 
 // Add implements Store.
-func (s *FingerprintStore) Add(h uint64, b []byte) bool {
-	if !s.set.insert(h) {
-		return false
+func (s *FingerprintStore) Add(h uint64, b []byte) (uint32, bool) {
+	s.set.withIDs = s.IDs
+	id, fresh := s.set.insert(h, uint32(len(s.refs)))
+	if fresh {
+		s.refs = append(s.refs, s.ar.add(b))
 	}
-	s.refs = append(s.refs, s.ar.add(b))
-	return true
+	return id, fresh
 }
 
 // Has implements Store.
@@ -335,6 +359,9 @@ func (s *FingerprintStore) MemBytes() int64 { return s.set.memBytes() + int64(ca
 func (s *FingerprintStore) GrowBytes() uint64 {
 	if s.set.n*4 < len(s.set.table)*3 {
 		return 0
+	}
+	if s.IDs {
+		return uint64(len(s.set.table)) * 2 * 12
 	}
 	return uint64(len(s.set.table)) * 2 * 8
 }

@@ -47,12 +47,55 @@ type ActionKind struct {
 	// protocol's package doc must argue this; the checker applies it only
 	// when the protocol also declares its state graph acyclic.
 	Ample bool
+	// Fair is the fairness liveness checks grant the kind's actions: none
+	// (the zero value: the part may stop taking them for ever, as a client
+	// may stop sending or a host stop polling), weak or strong.
+	Fair Fairness
+	// FairClass names the fairness class of an action, written like
+	// Pattern (e.g. "ni {node}" for one obligation per NI, "link
+	// {peer}->{node}" for one per link). Actions whose class names are
+	// equal share one obligation: if some action of the class stays
+	// enabled, some action of the class is eventually taken. Empty means
+	// the printed action itself, one class per action.
+	FairClass string
+}
+
+// Fairness is the fairness of an action class in liveness checks.
+type Fairness uint8
+
+// Fairness kinds. Weak: a class that stays enabled from some point on is
+// eventually taken. Strong: a class enabled again and again is eventually
+// taken, even if it is disabled in between.
+const (
+	Unfair Fairness = iota
+	Weak
+	Strong
+)
+
+func (f Fairness) String() string {
+	switch f {
+	case Weak:
+		return "weak"
+	case Strong:
+		return "strong"
+	}
+	return "none"
+}
+
+// ClassName is the fairness class of action a of kind k.
+func (k *ActionKind) ClassName(a Action) string {
+	if k.FairClass == "" {
+		return k.Format(a)
+	}
+	return fill(k.FairClass, a)
 }
 
 // Deliver is the kernel's action kind: the packet at the head of the link
 // from peer to node arrives at node's NI and the protocol's Receive handler
-// runs to completion.
-var Deliver = &ActionKind{Name: "deliver", Pattern: "deliver {peer}->{node}", Owner: OwnerLink}
+// runs to completion. Links are reliable: each is weakly fair (a packet at
+// the head of a link is eventually delivered).
+var Deliver = &ActionKind{Name: "deliver", Pattern: "deliver {peer}->{node}", Owner: OwnerLink,
+	Fair: Weak, FairClass: "link {peer}->{node}"}
 
 // Action is one nondeterministic choice: Kind indexes the system's kind
 // list, Node performs it, Peer is its other node (for Deliver, the link's
@@ -72,9 +115,11 @@ func ActionFromCode(c uint32) Action {
 }
 
 // Format renders an action of kind k.
-func (k *ActionKind) Format(a Action) string {
+func (k *ActionKind) Format(a Action) string { return fill(k.Pattern, a) }
+
+func fill(pattern string, a Action) string {
 	r := strings.NewReplacer("{node}", strconv.Itoa(int(a.Node)), "{peer}", strconv.Itoa(int(a.Peer)))
-	return r.Replace(k.Pattern)
+	return r.Replace(pattern)
 }
 
 // match parses s against the kind's pattern. It returns ok=false when s

@@ -1,5 +1,7 @@
 package model
 
+import "strings"
+
 // Property is a named correctness condition of a protocol. Any of its
 // checks may be nil; the properties package provides the kinds (invariants,
 // transition rules, terminal conditions, reachability) and the checker.
@@ -21,6 +23,50 @@ type Property struct {
 	// Explain, when set, explains a violation of this property in the
 	// state w where it was found.
 	Explain func(w *World) Explanation
+
+	// Live makes the property a liveness property over fair runs (see the
+	// properties package): Goal must eventually hold on every fair run,
+	// from the initial state (Eventually), after every state where After
+	// holds (LeadsTo), or again and again (AlwaysEventually). A run that
+	// reaches a state with no enabled action stays there for ever.
+	Live  LiveKind
+	After func(w *World) bool
+	Goal  func(w *World) bool
+}
+
+// LiveKind is the form of a liveness property.
+type LiveKind uint8
+
+// Liveness forms.
+const (
+	NotLive          LiveKind = iota
+	Eventually                // eventually Goal
+	LeadsTo                   // always (After implies eventually Goal)
+	AlwaysEventually          // always eventually Goal
+)
+
+// Kind names the property's kind for listings: "invariant", "step rule",
+// "terminal", "sometimes", "eventually", "leads-to", "always eventually",
+// or several joined by "+".
+func (p *Property) Kind() string {
+	switch p.Live {
+	case Eventually:
+		return "eventually"
+	case LeadsTo:
+		return "leads-to"
+	case AlwaysEventually:
+		return "always eventually"
+	}
+	var ks []string
+	for _, k := range []struct {
+		set  bool
+		name string
+	}{{p.State != nil, "invariant"}, {p.Step != nil, "step rule"}, {p.Final != nil, "terminal"}, {p.Sometimes != nil, "sometimes"}} {
+		if k.set {
+			ks = append(ks, k.name)
+		}
+	}
+	return strings.Join(ks, "+")
 }
 
 // Explanation is what a property says about a state that violates it.

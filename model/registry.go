@@ -42,6 +42,10 @@ type Variant struct {
 	Doc     string
 	Catches string
 	Example Config
+	// Cyclic says the variant has infinite runs although the protocol is
+	// declared Acyclic (a livelock variant): no reduction relies on
+	// acyclicity for it.
+	Cyclic bool
 }
 
 // Claim is one checked statement: a configuration and the verdict it must

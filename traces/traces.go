@@ -17,18 +17,34 @@ import (
 	"lfccheck/properties"
 )
 
-// FormatVersion identifies the trace file format.
-const FormatVersion = "lfccheck-trace/1"
+// FormatVersion identifies the trace file format that lfccheck writes.
+// Version 2 added loop_start for the lassos of liveness counterexamples;
+// version 1 files (without it) are still read.
+const FormatVersion = "lfccheck-trace/2"
+
+// formatV1 is the first trace format, read for compatibility.
+const formatV1 = "lfccheck-trace/1"
 
 // File is a saved trace. Actions is what replay re-executes; Steps and
-// Message are for readers.
+// Message are for readers. LoopStart, when not 0, makes the trace a lasso:
+// the actions from step LoopStart to the end form a loop that returns to
+// the state after step LoopStart-1 and repeats for ever.
 type File struct {
-	Format   string       `json:"format"`
-	Config   model.Config `json:"config"`
-	Property string       `json:"property,omitempty"` // violated property; empty when the trace records none
-	Message  string       `json:"message,omitempty"`
-	Actions  []string     `json:"actions"`
-	Steps    []Step       `json:"steps,omitempty"`
+	Format    string       `json:"format"`
+	Config    model.Config `json:"config"`
+	Property  string       `json:"property,omitempty"` // violated property; empty when the trace records none
+	Message   string       `json:"message,omitempty"`
+	Actions   []string     `json:"actions"`
+	LoopStart int          `json:"loop_start,omitempty"`
+	Steps     []Step       `json:"steps,omitempty"`
+}
+
+// Loop is the number of actions that form the trace's loop (0: none).
+func (f File) Loop() int {
+	if f.LoopStart == 0 {
+		return 0
+	}
+	return len(f.Actions) - f.LoopStart + 1
 }
 
 // Step is one executed action and what it changed.
@@ -50,8 +66,14 @@ type Outcome struct {
 	// Terminal is set when no action is enabled after the last step.
 	Terminal bool
 	// Explanation is what the violated property says about the final
-	// state (for a deadlock, for example, a wait-for cycle).
+	// state (for a deadlock, for example, a wait-for cycle; for a
+	// liveness violation with a loop, how the loop is fair).
 	Explanation *model.Explanation
+	// Loop is the number of final steps that form a loop repeated for
+	// ever (a lasso), 0 for none. Live is set when the violation is of a
+	// liveness property: the goal never holds from step ViolationStep on.
+	Loop int
+	Live bool
 }
 
 // StepError reports an action that could not be applied.
@@ -64,10 +86,26 @@ type StepError struct {
 func (e *StepError) Error() string { return fmt.Sprintf("step %d (%q): %v", e.Step, e.Action, e.Err) }
 
 // Run executes actions from ck's initial state, checking ck's properties
-// after every step, and stops at the first violation.
+// after every step, and stops at the first violation. A run that ends in a
+// state with no enabled action is also checked against ck's liveness
+// properties.
 func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
+	return RunLasso(ck, actions, 0)
+}
+
+// RunLasso is Run for a lasso whose last loop actions form a loop: after
+// the safety checks it checks that the loop returns to its first state and
+// is fair, and checks the liveness properties on the infinite run.
+func RunLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome, error) {
+	if loop < 0 || loop > len(actions) {
+		return Outcome{}, fmt.Errorf("loop of %d steps in a trace of %d", loop, len(actions))
+	}
 	w := ck.Sys.Initial()
 	var o Outcome
+	var states []*model.World
+	if ck.HasLiveness() {
+		states = append(states, w.Clone())
+	}
 	if err := ck.CheckState(w); err != nil {
 		o.Violation = asViolation(err)
 		o.Final = w
@@ -86,6 +124,9 @@ func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
 				Err: fmt.Errorf("not enabled (enabled: %s)", orNone(strings.Join(names, ", ")))}
 		}
 		o.Steps = append(o.Steps, Step{N: i + 1, Action: ck.Sys.ActionName(a), Changes: model.Diff(pre, w)})
+		if states != nil {
+			states = append(states, w.Clone())
+		}
 		if err := ck.CheckStep(w, a, &out); err != nil {
 			o.Violation, o.ViolationStep = asViolation(err), i+1
 			if i+1 < len(actions) {
@@ -103,7 +144,25 @@ func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
 		if err := ck.CheckFinal(w); err != nil {
 			o.Violation, o.ViolationStep = asViolation(err), len(actions)
 			o.Explanation = ck.Explain(o.Violation.Property, w)
+			return o, nil
 		}
+	}
+	if o.Terminal && loop > 0 {
+		return o, fmt.Errorf("the trace ends in a state with no enabled action, but records a loop")
+	}
+	if states == nil {
+		if loop > 0 {
+			return o, fmt.Errorf("the trace records a loop, but no liveness property is checked")
+		}
+		return o, nil
+	}
+	v, expl, from, err := ck.CheckLasso(states, actions, loop)
+	if err != nil {
+		return o, err
+	}
+	o.Loop = loop
+	if v != nil {
+		o.Violation, o.ViolationStep, o.Explanation, o.Live = v, from, expl, true
 	}
 	return o, nil
 }
@@ -136,6 +195,9 @@ func FromCodes(codes []uint32) []model.Action {
 // sys.
 func NewFile(sys *model.System, acts []model.Action, o Outcome) File {
 	f := File{Format: FormatVersion, Config: sys.Cfg, Steps: o.Steps, Actions: []string{}}
+	if o.Loop > 0 {
+		f.LoopStart = len(acts) - o.Loop + 1
+	}
 	for _, a := range acts {
 		f.Actions = append(f.Actions, sys.ActionName(a))
 	}
@@ -148,7 +210,10 @@ func NewFile(sys *model.System, acts []model.Action, o Outcome) File {
 // WriteText renders an outcome as numbered steps with their changes,
 // followed by the violation and the final state.
 func WriteText(w io.Writer, o Outcome) {
-	for _, s := range o.Steps {
+	for i, s := range o.Steps {
+		if o.Loop > 0 && i == len(o.Steps)-o.Loop {
+			fmt.Fprintf(w, "     -- loop: steps %d-%d repeat for ever --\n", s.N, len(o.Steps))
+		}
 		fmt.Fprintf(w, "%3d. %s\n", s.N, s.Action)
 		for _, c := range s.Changes {
 			fmt.Fprintf(w, "       %s\n", c)
@@ -156,9 +221,12 @@ func WriteText(w io.Writer, o Outcome) {
 	}
 	if o.Violation != nil {
 		where := fmt.Sprintf("after step %d", o.ViolationStep)
-		if o.ViolationStep == 0 {
+		switch {
+		case o.Live:
+			where = "on a fair run"
+		case o.ViolationStep == 0:
 			where = "in the initial state"
-		} else if o.Terminal && o.ViolationStep == len(o.Steps) {
+		case o.Terminal && o.ViolationStep == len(o.Steps):
 			where = fmt.Sprintf("in the final state after step %d (no action enabled)", o.ViolationStep)
 		}
 		fmt.Fprintf(w, "violated: %s %s: %s\n", o.Violation.Property, where, o.Violation.Message)
@@ -169,7 +237,11 @@ func WriteText(w io.Writer, o Outcome) {
 		}
 	}
 	if o.Final != nil {
-		fmt.Fprintln(w, "final state:")
+		if o.Loop > 0 {
+			fmt.Fprintf(w, "state at the start and end of the loop (after steps %d and %d):\n", len(o.Steps)-o.Loop, len(o.Steps))
+		} else {
+			fmt.Fprintln(w, "final state:")
+		}
 		for _, line := range strings.Split(strings.TrimRight(o.Final.Format(), "\n"), "\n") {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
@@ -215,8 +287,14 @@ func Parse(data []byte) (File, error) {
 	if dec.More() {
 		return f, errors.New("trailing data after the trace object")
 	}
-	if f.Format != FormatVersion {
-		return f, fmt.Errorf("format is %q, want %q", f.Format, FormatVersion)
+	if f.Format != FormatVersion && f.Format != formatV1 {
+		return f, fmt.Errorf("format is %q, want %q (or %q)", f.Format, FormatVersion, formatV1)
+	}
+	if f.LoopStart != 0 && f.Format == formatV1 {
+		return f, fmt.Errorf("loop_start needs format %q", FormatVersion)
+	}
+	if f.LoopStart < 0 || f.LoopStart > len(f.Actions) {
+		return f, fmt.Errorf("loop_start %d is not a step of the %d actions", f.LoopStart, len(f.Actions))
 	}
 	if f.Config.Protocol == "" {
 		return f, errors.New("config.protocol is missing")

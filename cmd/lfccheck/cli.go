@@ -360,8 +360,18 @@ type checkResult struct {
 	Fingerprint   bool         `json:"fingerprint"`
 	CollisionProb float64      `json:"collision_probability,omitempty"`
 	Reduction     bool         `json:"reduction"`
-	Properties    []string     `json:"properties"`
-	Trace         []string     `json:"trace,omitempty"`
+	// ReductionNote says which reduction ran and why it is sound, or why
+	// none ran.
+	ReductionNote string   `json:"reduction_note"`
+	Properties    []string `json:"properties"`
+	// Liveness lists the liveness properties among Properties; GraphBytes
+	// is what recording the state graph for them cost.
+	Liveness   []string `json:"liveness,omitempty"`
+	GraphBytes int64    `json:"graph_bytes,omitempty"`
+	Trace      []string `json:"trace,omitempty"`
+	// LoopStart, for a liveness counterexample, is the step at which the
+	// trace's loop begins (the trace repeats from there for ever).
+	LoopStart     int          `json:"loop_start,omitempty"`
 	Explanation   []string     `json:"explanation,omitempty"`
 	TraceFile     string       `json:"trace_file,omitempty"`
 
@@ -482,9 +492,13 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
 		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes,
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
+		ReductionNote: reductionNote(ck), GraphBytes: r.Stats.GraphBytes,
 	}}
 	for _, p := range ck.Props {
 		c.json.Properties = append(c.json.Properties, p.Name)
+		if p.Live != model.NotLive {
+			c.json.Liveness = append(c.json.Liveness, p.Name)
+		}
 	}
 	if r.Verdict == explore.Pass {
 		if un := ck.Unreached(); len(un) > 0 {
@@ -496,7 +510,7 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 		return c, nil
 	}
 	acts := traces.FromCodes(r.Trace)
-	o, err := traces.Run(ck, acts)
+	o, err := traces.RunLasso(ck, acts, r.Loop)
 	if err != nil {
 		return c, fmt.Errorf("internal error: the counterexample does not replay: %v", err)
 	}
@@ -507,11 +521,35 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 	c.outcome, c.file = &o, &file
 	c.json.Property, c.json.Message = o.Violation.Property, o.Violation.Message
 	c.json.Trace = file.Actions
+	c.json.LoopStart = file.LoopStart
 	if o.Explanation != nil {
 		c.json.Explanation = o.Explanation.Text()
 		c.json.explField, c.json.explLines = o.Explanation.Field, o.Explanation.Lines
 	}
 	return c, nil
+}
+
+// reductionNote says which reduction a check runs and why it is sound, or
+// why it runs none.
+func reductionNote(ck *properties.Checker) string {
+	var ample []string
+	for _, k := range ck.Sys.Kinds {
+		if k.Ample {
+			ample = append(ample, fmt.Sprintf("%q", k.Pattern))
+		}
+	}
+	const none = "; no symmetry reduction exists yet"
+	switch {
+	case len(ample) == 0:
+		return "off: the protocol declares no ample action kind" + none
+	case ck.Reduce:
+		return fmt.Sprintf("ample sets: an enabled %s step is explored alone (sound for safety and liveness: the variant's state graph is declared acyclic, so the cycle proviso holds; a cycle would be reported as an internal error)%s",
+			strings.Join(ample, " or "), none)
+	case ck.CanReduce():
+		return "off (--no-reduce)" + none
+	}
+	return fmt.Sprintf("off: the ample-set reduction of %s needs an acyclic state graph, and variant %s is not declared acyclic%s",
+		strings.Join(ample, ", "), ck.Sys.Cfg.Variant, none)
 }
 
 func printCheck(w io.Writer, c checked) {
@@ -532,13 +570,17 @@ func printCheck(w io.Writer, c checked) {
 	if j.Fingerprint {
 		store = fmt.Sprintf("fingerprint (collision probability about %.2g)", j.CollisionProb)
 	}
-	red := "partial-order reduction on"
-	if !j.Reduction {
-		red = "no reduction"
+	graph := ""
+	if j.GraphBytes > 0 {
+		graph = fmt.Sprintf(", state graph %s", explore.FormatBytes(uint64(j.GraphBytes)))
 	}
-	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d  elapsed: %.2fs  (%.0f states/s, peak heap %s, %s store, %s)\n",
-		j.States, j.Transitions, j.Depth, j.ElapsedS, j.StatesPerS, explore.FormatBytes(j.PeakHeapBytes), store, red)
-	if c.outcome != nil {
+	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d  elapsed: %.2fs  (%.0f states/s, peak heap %s, %s store%s)\n",
+		j.States, j.Transitions, j.Depth, j.ElapsedS, j.StatesPerS, explore.FormatBytes(j.PeakHeapBytes), store, graph)
+	fmt.Fprintf(w, "reduction: %s\n", j.ReductionNote)
+	if c.outcome != nil && c.outcome.Loop > 0 {
+		fmt.Fprintf(w, "counterexample (a lasso: %d steps, then steps %d-%d for ever):\n", len(c.outcome.Steps)-c.outcome.Loop, j.LoopStart, len(c.outcome.Steps))
+		traces.WriteText(w, *c.outcome)
+	} else if c.outcome != nil {
 		fmt.Fprintf(w, "counterexample (%d steps):\n", len(c.outcome.Steps))
 		traces.WriteText(w, *c.outcome)
 	}
@@ -555,6 +597,7 @@ func runList(args []string, e env) (int, error) {
 	}
 	type prop struct {
 		Name string `json:"name"`
+		Kind string `json:"kind"`
 		Doc  string `json:"doc"`
 	}
 	type param struct {
@@ -574,6 +617,7 @@ func runList(args []string, e env) (int, error) {
 		Params     []param   `json:"parameters"`
 		Variants   []variant `json:"variants"`
 		Properties []prop    `json:"properties"`
+		Fairness   []string  `json:"fairness"`
 	}
 	var all []proto
 	for _, d := range protocols.All() {
@@ -593,8 +637,13 @@ func runList(args []string, e env) (int, error) {
 			x.Variants = append(x.Variants, vv)
 		}
 		for _, pr := range d.Properties {
-			x.Properties = append(x.Properties, prop{pr.Name, pr.Doc})
+			x.Properties = append(x.Properties, prop{pr.Name, pr.Kind(), pr.Doc})
 		}
+		fair, err := fairnessOf(d)
+		if err != nil {
+			return 0, fmt.Errorf("internal error: %v", err)
+		}
+		x.Fairness = fair
 		all = append(all, x)
 	}
 	if *jsonOut {
@@ -615,10 +664,40 @@ func runList(args []string, e env) (int, error) {
 		}
 		fmt.Fprintf(e.stdout, "  properties:\n")
 		for _, pr := range p.Properties {
-			fmt.Fprintf(e.stdout, "    %-20s %s\n", pr.Name, pr.Doc)
+			fmt.Fprintf(e.stdout, "    %-20s %s [%s]\n", pr.Name, pr.Doc, pr.Kind)
+		}
+		fmt.Fprintf(e.stdout, "  fairness (liveness checks):\n")
+		for _, f := range p.Fairness {
+			fmt.Fprintf(e.stdout, "    %s\n", f)
 		}
 	}
 	return exitPass, nil
+}
+
+// fairnessOf describes the fairness a protocol's action kinds get, built
+// from its default configuration.
+func fairnessOf(d *model.Def) ([]string, error) {
+	cfg, err := d.Resolve(model.Config{Protocol: d.Name})
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, k := range m.Kinds() {
+		class := k.FairClass
+		if class == "" {
+			class = k.Pattern
+		}
+		if k.Fair == model.Unfair {
+			out = append(out, fmt.Sprintf("%q: none", k.Pattern))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%q: %s, one class per %q", k.Pattern, k.Fair, class))
+	}
+	return out, nil
 }
 
 func runReplay(args []string, e env) (int, error) {
@@ -647,7 +726,7 @@ func runReplay(args []string, e env) (int, error) {
 	if err != nil {
 		return 0, usagef("replay: %s: %v", path, err)
 	}
-	o, err := traces.Run(ck, acts)
+	o, err := traces.RunLasso(ck, acts, file.Loop())
 	if err != nil {
 		return 0, usagef("replay: %s: %v", path, err)
 	}

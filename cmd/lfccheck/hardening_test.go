@@ -144,7 +144,7 @@ func TestTraceOutSafety(t *testing.T) {
 		}
 	}
 	code, out, _ := runCLI(append(args, "-")...)
-	if code != 1 || !strings.Contains(out, "verdict: FAIL") || !strings.Contains(out, `"format": "lfccheck-trace/1"`) {
+	if code != 1 || !strings.Contains(out, "verdict: FAIL") || !strings.Contains(out, `"format": "lfccheck-trace/2"`) {
 		t.Fatalf("--trace-out -: exit %d\n%s", code, out)
 	}
 	// The directory becomes unwritable during the search: the result is

@@ -33,7 +33,7 @@ func check(t *testing.T, cfg model.Config) (explore.Result, *properties.Checker)
 // replayed checks that a failing result's trace reproduces its violation.
 func replayed(t *testing.T, r explore.Result, ck *properties.Checker) traces.Outcome {
 	t.Helper()
-	o, err := traces.Run(ck, traces.FromCodes(r.Trace))
+	o, err := traces.RunLasso(ck, traces.FromCodes(r.Trace), r.Loop)
 	if err != nil {
 		t.Fatalf("counterexample does not replay: %v", err)
 	}

@@ -21,6 +21,7 @@ var Def = &model.Def{
 			Example: Config(2, 1, 3)},
 		{Name: NoCreditReturn, Doc: "event_packet_released forgets to return the credit", Catches: "credit-conservation",
 			Example: Config(2, 1, 1)},
+		BounceVariant(oneWay()),
 	},
 	Properties: Properties(),
 	Acyclic:    true,
@@ -77,7 +78,31 @@ func NodeAt(w *model.World, i int) *Node { return w.Nodes[i].(interface{ Base() 
 
 // Properties are UCAST's properties, in checking order.
 func Properties() []model.Property {
-	return []model.Property{Deadlock, CreditConservation, PoolBound, properties.FIFO, ExactlyOnce}
+	return []model.Property{Deadlock, CreditConservation, PoolBound, properties.FIFO, ExactlyOnce, EventualDelivery}
+}
+
+// EventualDelivery: on every fair run, every launched packet is eventually
+// delivered to every destination host. As "always eventually, everything
+// launched so far is delivered" it says the same, because launches and
+// deliveries are never undone.
+var EventualDelivery = properties.AlwaysEventually("eventual-delivery",
+	"every launched packet is eventually delivered to every destination host, on every fair run",
+	func(w *model.World) bool { return NodeAt(w, 0).M.AllDelivered(w) })
+
+// BounceVariant is the livelock variant credit-bounce with the example
+// configuration ex, in which a send must wait for a returned credit.
+func BounceVariant(ex model.Config) model.Variant {
+	return model.Variant{Name: CreditBounce, Cyclic: true,
+		Doc:     "accept_new_credits returns an explicit CREDIT packet's credits to their sender instead of keeping them: they travel back and forth for ever while a send waits (a livelock)",
+		Catches: "eventual-delivery", Example: ex}
+}
+
+// oneWay is two nodes where only node 0 sends, two packets with one
+// credit: the second waits for the credit that comes back.
+func oneWay() model.Config {
+	c := Config(2, 1, 1)
+	c.Params.(*Params).Flows = []Flow{{0, 1, 2}}
+	return c
 }
 
 // Deadlock: a state with no enabled action must be a proper end; the

@@ -112,6 +112,7 @@ const (
 	NoCreditCheck  = "no-credit-check"
 	BlockedLIFO    = "blocked-lifo"
 	NoCreditReturn = "no-credit-return"
+	CreditBounce   = "credit-bounce"
 )
 
 // WorkItem is one packet a host launches: Tag says which protocol handler
@@ -162,6 +163,14 @@ type Machine struct {
 	NodeOf func(n model.Node) *Node
 
 	kinds []*model.ActionKind
+	// owed lists, per host and work item, the (destination, stream)
+	// pairs that must be delivered once the item is launched.
+	owed [][][]owedTo
+}
+
+type owedTo struct {
+	dest   model.NodeID
+	stream int
 }
 
 // NewMachine builds UCAST's machine for a resolved configuration with
@@ -184,14 +193,34 @@ func (m *Machine) Finish(dests func(src int, it WorkItem) []model.NodeID) {
 	for h := range m.Expect {
 		m.Expect[h] = make([]uint16, m.Streams)
 	}
+	m.owed = make([][][]owedTo, m.P)
 	for src := range m.Work {
-		for _, it := range m.Work[src] {
+		m.owed[src] = make([][]owedTo, len(m.Work[src]))
+		for i, it := range m.Work[src] {
 			st := m.Stream(model.Packet{Tag: it.Tag, Origin: model.NodeID(src), Tree: it.Tree})
 			for _, d := range dests(src, it) {
 				m.Expect[d][st]++
+				m.owed[src][i] = append(m.owed[src][i], owedTo{d, st})
 			}
 		}
 	}
+}
+
+// AllDelivered reports whether every packet launched so far in w has been
+// delivered to (copied to) every destination host.
+func (m *Machine) AllDelivered(w *model.World) bool {
+	for src := range w.Nodes {
+		n := m.NodeOf(w.Nodes[src])
+		for i := 0; i < n.Next; i++ {
+			bit := uint64(1) << (m.Work[src][i].Seq - 1)
+			for _, o := range m.owed[src][i] {
+				if m.NodeOf(w.Nodes[o.dest]).Log[o.stream].Mask&bit == 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // Kinds are launch, deliver, copy and process, in that order per node.
@@ -202,10 +231,11 @@ func (m *Machine) Kinds() []*model.ActionKind {
 				Enabled: func(n model.Node) bool { return m.canLaunch(m.NodeOf(n)) },
 				Apply:   func(n model.Node, out *model.Outbox) { m.Launch(m.NodeOf(n), out) }},
 			model.Deliver,
-			{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI,
+			{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ni {node}",
 				Enabled: func(n model.Node) bool { return m.canCopy(m.NodeOf(n)) },
 				Apply:   func(n model.Node, out *model.Outbox) { m.Copy(m.NodeOf(n), out) }},
 			{Name: "process", Pattern: "host {node} process", Owner: model.OwnerHost, Ample: true,
+				Fair: model.Weak, FairClass: "host {node}",
 				Enabled: func(n model.Node) bool { return len(m.NodeOf(n).Queue) > 0 },
 				Apply:   func(n model.Node, _ *model.Outbox) { m.Process(m.NodeOf(n)) }},
 		}
@@ -341,6 +371,13 @@ func (m *Machine) SendPacket(n *Node, d Desc, out *model.Outbox) {
 // AcceptNewCredits is accept_new_credits (Fig. 4.3).
 func (m *Machine) AcceptNewCredits(n *Node, pkt model.Packet, out *model.Outbox) {
 	pcb := &n.PCB[pkt.Src]
+	if m.Variant == CreditBounce && pkt.Tag == TagCredit && pkt.Credits > 0 {
+		// The bug: the credits are booked as owed to the sender and
+		// returned at once, so they travel back and forth for ever.
+		pcb.FreeCredits += int(pkt.Credits)
+		m.SendPacket(n, Desc{Dest: pkt.Src, Pkt: model.Packet{Tag: TagCredit, Origin: n.ID}}, out)
+		return
+	}
 	pcb.SendCredits += int(pkt.Credits)
 	for len(pcb.Blocked) > 0 && pcb.SendCredits > 0 {
 		var d Desc

@@ -90,7 +90,7 @@ func TestVariantsAreCaught(t *testing.T) {
 					if len(r.Trace) == 0 || len(r.Trace) > 20 {
 						t.Fatalf("counterexample of %d steps, want a short one", len(r.Trace))
 					}
-					o, err := traces.Run(ck, traces.FromCodes(r.Trace))
+					o, err := traces.RunLasso(ck, traces.FromCodes(r.Trace), r.Loop)
 					if err != nil {
 						t.Fatalf("counterexample does not replay: %v", err)
 					}

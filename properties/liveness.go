@@ -1,0 +1,269 @@
+package properties
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+)
+
+// Liveness properties
+//
+// A liveness property says that something good eventually happens on every
+// fair run: Eventually (from the initial state), LeadsTo (after every state
+// where a trigger holds) and AlwaysEventually (again and again). Goals are
+// predicates on states, evaluated by the explorer on the complete state
+// graph (explore.Live describes the algorithm).
+//
+// Runs and end states: a run is infinite or ends in a state with no enabled
+// action, which then counts as repeating for ever; nothing is enabled
+// there, so every fairness condition holds. A terminal state where a goal
+// is still due is therefore a counterexample, and a protocol's proper end
+// states must satisfy its goals (for the delivery goals of UCAST and
+// MCAST: every launched packet has been delivered). An improper end (a
+// deadlock) usually violates both the deadlock property and the goal; the
+// deadlock property is a safety condition and is found first.
+//
+// Fairness is declared by the protocol per action kind (model.ActionKind
+// Fair and FairClass): links are weakly fair in the kernel; a protocol
+// states in its package doc which of its own classes are fair and why.
+
+// Eventually builds "eventually goal": on every fair run from the initial
+// state, goal holds at some point.
+func Eventually(name, doc string, goal func(w *model.World) bool) Property {
+	return Property{Name: name, Doc: doc, Live: model.Eventually, Goal: goal}
+}
+
+// LeadsTo builds "always (after implies eventually goal)": after every
+// state where after holds, goal holds at some point (at once included).
+func LeadsTo(name, doc string, after, goal func(w *model.World) bool) Property {
+	return Property{Name: name, Doc: doc, Live: model.LeadsTo, After: after, Goal: goal}
+}
+
+// AlwaysEventually builds "always eventually goal": goal holds again and
+// again on every fair run (for a goal that, once true, stays true until
+// new work arrives, such as "nothing is outstanding", this says that all
+// work is eventually done).
+func AlwaysEventually(name, doc string, goal func(w *model.World) bool) Property {
+	return Property{Name: name, Doc: doc, Live: model.AlwaysEventually, Goal: goal}
+}
+
+// liveness is the checker's liveness setup: which of its properties are
+// liveness properties and the fairness classes of the system's actions.
+type liveness struct {
+	props   []int // indices into Checker.Props
+	classes []explore.FairClass
+	table   []int32 // per kind*P*P + node*P + peer: class index or -1
+}
+
+func buildLiveness(sys *model.System, props []Property) (*liveness, error) {
+	l := &liveness{}
+	for i := range props {
+		if props[i].Live != model.NotLive {
+			if props[i].Goal == nil || (props[i].Live == model.LeadsTo && props[i].After == nil) {
+				return nil, fmt.Errorf("liveness property %s lacks its goal or trigger", props[i].Name)
+			}
+			l.props = append(l.props, i)
+		}
+	}
+	if len(l.props) == 0 {
+		return nil, nil
+	}
+	if len(l.props) > 32 {
+		return nil, fmt.Errorf("at most 32 liveness properties can be checked at once, got %d", len(l.props))
+	}
+	P := sys.P
+	index := map[string]int{}
+	l.table = make([]int32, len(sys.Kinds)*P*P)
+	for ki, k := range sys.Kinds {
+		for node := 0; node < P; node++ {
+			for peer := 0; peer < P; peer++ {
+				slot := (ki*P+node)*P + peer
+				l.table[slot] = -1
+				if k.Fair == model.Unfair {
+					continue
+				}
+				name := k.ClassName(model.Action{Kind: uint8(ki), Node: model.NodeID(node), Peer: model.NodeID(peer)})
+				c, ok := index[name]
+				if !ok {
+					c = len(l.classes)
+					index[name] = c
+					l.classes = append(l.classes, explore.FairClass{Name: name, Strong: k.Fair == model.Strong})
+				} else if l.classes[c].Strong != (k.Fair == model.Strong) {
+					return nil, fmt.Errorf("fairness class %q is declared both weak and strong", name)
+				}
+				l.table[slot] = int32(c)
+			}
+		}
+	}
+	return l, nil
+}
+
+// classOf returns the fairness class of action a, -1 for none.
+func (l *liveness) classOf(sys *model.System, a model.Action) int {
+	P := sys.P
+	if int(a.Kind) >= len(sys.Kinds) || int(a.Node) >= P || int(a.Peer) >= P {
+		return -1
+	}
+	return int(l.table[(int(a.Kind)*P+int(a.Node))*P+int(a.Peer)])
+}
+
+// Live returns the explorer's liveness configuration for the checker's
+// liveness properties, or nil when it checks none.
+func (c *Checker) Live() *explore.Live {
+	if c.live == nil {
+		return nil
+	}
+	lv := &explore.Live{Classes: c.live.classes, Acyclic: c.DeclaredAcyclic(),
+		ClassOf: func(code uint32) int { return c.live.classOf(c.Sys, model.ActionFromCode(code)) }}
+	for _, i := range c.live.props {
+		lv.Props = append(lv.Props, explore.LiveProp{Name: c.Props[i].Name, FromInitial: c.Props[i].Live == model.Eventually})
+	}
+	return lv
+}
+
+// HasLiveness reports whether the checker checks a liveness property.
+func (c *Checker) HasLiveness() bool { return c.live != nil }
+
+// LabelsOf returns the liveness labels of w: for the i-th liveness
+// property, bit 2i is its trigger and bit 2i+1 its goal.
+func (c *Checker) LabelsOf(w *model.World) uint64 {
+	var l uint64
+	for j, i := range c.live.props {
+		p := &c.Props[i]
+		if p.Live == model.AlwaysEventually || (p.Live == model.LeadsTo && p.After(w)) {
+			l |= 1 << (2 * j)
+		}
+		if p.Goal(w) {
+			l |= 1 << (2*j + 1)
+		}
+	}
+	return l
+}
+
+// Labels implements explore.Labeler: the labels of the state most recently
+// passed to Successors.
+func (c *Checker) Labels() uint64 { return c.labels }
+
+// CheckLasso checks the liveness properties on a run: states[i] is the
+// state after i steps of acts. With loop > 0 the last loop actions must
+// return to the state before them, and the run repeats them for ever; with
+// loop 0 the run counts only if it ends in a state with no enabled action.
+// It returns the first violated property with an explanation of how the
+// run meets its fairness obligations, the step from which the goal never
+// holds, or an error when the run is not a fair lasso.
+func (c *Checker) CheckLasso(states []*model.World, acts []model.Action, loop int) (*Violation, *model.Explanation, int, error) {
+	if c.live == nil {
+		if loop > 0 {
+			return nil, nil, 0, fmt.Errorf("the trace has a loop, but no liveness property is checked")
+		}
+		return nil, nil, 0, nil
+	}
+	last := len(states) - 1
+	L := last - loop // index of the loop's first state
+	if loop > 0 {
+		if L < 0 {
+			return nil, nil, 0, fmt.Errorf("the loop of %d steps is longer than the trace", loop)
+		}
+		if !bytes.Equal(states[L].Encode(nil), states[last].Encode(nil)) {
+			return nil, nil, 0, fmt.Errorf("the loop (steps %d-%d) does not return to the state after step %d", L+1, last, L)
+		}
+	} else if len(states[last].Enabled(nil)) > 0 {
+		return nil, nil, 0, nil // a finite prefix says nothing about liveness
+	}
+	var fair *model.Explanation
+	if loop > 0 {
+		var err error
+		if fair, err = c.loopFairness(states[L:last], acts[L:], L); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	for j, i := range c.live.props {
+		p := &c.Props[i]
+		labels := make([]uint64, len(states))
+		for k, w := range states {
+			labels[k] = c.LabelsOf(w)
+		}
+		goal := func(k int) bool { return labels[k]&(1<<(2*j+1)) != 0 }
+		// The goal must fail at every state that recurs.
+		from := last
+		for from > 0 && !goal(from-1) {
+			from--
+		}
+		if goal(last) || (loop > 0 && from > L) {
+			continue
+		}
+		start := -1
+		for k := from; k <= last && start < 0; k++ {
+			if (p.Live == model.Eventually && k == 0) || (p.Live != model.Eventually && labels[k]&(1<<(2*j)) != 0) {
+				start = k
+			}
+		}
+		if start < 0 {
+			continue
+		}
+		v := &Violation{Property: p.Name}
+		if loop > 0 {
+			v.Message = fmt.Sprintf("the goal never holds from step %d on: steps %d-%d repeat for ever, a fair loop", start, L+1, last)
+			return v, fair, start, nil
+		}
+		v.Message = fmt.Sprintf("the goal never holds from step %d on: the run ends after step %d with no action enabled", start, last)
+		return v, c.Explain(p.Name, states[last]), start, nil
+	}
+	return nil, nil, 0, nil
+}
+
+// loopFairness checks that a loop (its states and actions, the first
+// action being step base+1 of the trace) meets every fairness obligation
+// and explains how.
+func (c *Checker) loopFairness(states []*model.World, acts []model.Action, base int) (*model.Explanation, error) {
+	nc := len(c.live.classes)
+	takenAt := make([]int, nc)
+	enabledIn := make([]int, nc)
+	disabledAt := make([]int, nc)
+	for k, w := range states {
+		seen := make([]bool, nc)
+		for _, a := range w.Enabled(nil) {
+			if cl := c.live.classOf(c.Sys, a); cl >= 0 && !seen[cl] {
+				seen[cl] = true
+				enabledIn[cl]++
+			}
+		}
+		for cl := range seen {
+			if !seen[cl] && disabledAt[cl] == 0 {
+				disabledAt[cl] = k + 1
+			}
+		}
+	}
+	for k, a := range acts {
+		if cl := c.live.classOf(c.Sys, a); cl >= 0 && takenAt[cl] == 0 {
+			takenAt[cl] = k + 1
+		}
+	}
+	e := &model.Explanation{Head: "the loop is fair: every fairness obligation enabled in it is met", Field: "fairness"}
+	var idle []string
+	for cl, fc := range c.live.classes {
+		kind := "weak"
+		if fc.Strong {
+			kind = "strong"
+		}
+		switch {
+		case enabledIn[cl] == 0:
+			idle = append(idle, fc.Name)
+		case takenAt[cl] > 0:
+			e.Lines = append(e.Lines, fmt.Sprintf("%s fairness of %s: taken at step %d", kind, fc.Name, takenAt[cl]+base))
+		case !fc.Strong && disabledAt[cl] > 0:
+			e.Lines = append(e.Lines, fmt.Sprintf("%s fairness of %s: not taken, but disabled after step %d", kind, fc.Name, disabledAt[cl]-1+base))
+		default:
+			return nil, fmt.Errorf("the loop is not fair: it never takes %s (%s fairness), which is enabled %s in it",
+				fc.Name, kind, map[bool]string{true: "at some of its states", false: "throughout"}[fc.Strong])
+		}
+	}
+	if len(idle) > 0 {
+		sort.Strings(idle)
+		e.Lines = append(e.Lines, fmt.Sprintf("never enabled in the loop: %d fair classes", len(idle)))
+	}
+	return e, nil
+}
