@@ -141,6 +141,15 @@ func (s *search) liveness() (Result, error) {
 		}
 	}
 	lc := &liveCheck{s: s, g: g, live: s.opt.Live}
+	if s.opt.Live.Acyclic {
+		if err := lc.acyclic(); err != nil {
+			var stop *errStop
+			if errors.As(err, &stop) {
+				return s.finish(Incomplete, stop.reason), nil
+			}
+			return Result{}, err
+		}
+	}
 	for i, p := range s.opt.Live.Props {
 		tr, err := lc.check(i, p)
 		var stop *errStop
@@ -272,6 +281,41 @@ func (lc *liveCheck) check(i int, p LiveProp) (*lasso, error) {
 	return lc.lasso(p, uint32(start))
 }
 
+// acyclic checks the model's promise that the graph has no cycle (Kahn's
+// algorithm: repeatedly remove states nothing points to).
+func (lc *liveCheck) acyclic() error {
+	g, n := lc.g, lc.g.n()
+	in := make([]int32, n)
+	for _, w := range g.to {
+		in[w]++
+	}
+	var free []uint32
+	for v := 0; v < n; v++ {
+		if in[v] == 0 {
+			free = append(free, uint32(v))
+		}
+	}
+	removed := 0
+	for len(free) > 0 {
+		if err := lc.tick(); err != nil {
+			return err
+		}
+		v := free[len(free)-1]
+		free = free[:len(free)-1]
+		removed++
+		for e := g.off[v]; e < g.off[v+1]; e++ {
+			w := g.to[e]
+			if in[w]--; in[w] == 0 {
+				free = append(free, w)
+			}
+		}
+	}
+	if removed < n {
+		return fmt.Errorf("explore: the model declares its state graph acyclic, but %d of its %d states lie on or behind a cycle", n-removed, n)
+	}
+	return nil
+}
+
 // emitTop records a top-level component of bad states.
 func (lc *liveCheck) emitTop(c []uint32) error {
 	g := lc.g
@@ -329,9 +373,6 @@ func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, wh
 			return c, true, nil // a terminal state: the run stays there
 		}
 		return nil, false, nil
-	}
-	if lc.live.Acyclic {
-		return c, true, nil // reported as an internal error by the caller
 	}
 	lc.judge(c, in)
 	var strongBad []bool

@@ -20,10 +20,15 @@ type Checker struct {
 	Props []Property
 	// Reduce enables the ample-set reduction described at Successors.
 	Reduce bool
+	// LivenessGraph makes every liveness property be checked on the
+	// recorded state graph, even where end states would do (see
+	// OnEndStates).
+	LivenessGraph bool
 
 	reached []atomic.Bool // per property: a Sometimes goal was reached
-	live    *liveness     // nil without liveness properties
-	labels  uint64        // liveness labels of the state last expanded
+	live       *liveness // nil without liveness properties
+	graphProps []int     // the liveness properties the graph analysis checks
+	labels     uint64    // their labels in the state last expanded
 
 	cur, next model.World
 	acts      []model.Action
@@ -78,7 +83,8 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // Fork returns a checker sharing c's system, properties, settings and
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
-	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, reached: c.reached, live: c.live}
+	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
+		reached: c.reached, live: c.live, graphProps: c.graphProps}
 }
 
 // DeclaredAcyclic reports whether the protocol declares every run of the
@@ -142,7 +148,8 @@ func (c *Checker) CheckStep(w *model.World, a model.Action, out *model.Outbox) e
 	return c.CheckState(w)
 }
 
-// CheckFinal checks the conditions on a state without enabled actions.
+// CheckFinal checks the conditions on a state without enabled actions,
+// including the liveness properties checked on end states.
 func (c *Checker) CheckFinal(w *model.World) error {
 	for i := range c.Props {
 		if f := c.Props[i].Final; f != nil {
@@ -151,7 +158,7 @@ func (c *Checker) CheckFinal(w *model.World) error {
 			}
 		}
 	}
-	return nil
+	return c.checkEnd(w)
 }
 
 // Unreached lists the Sometimes goals no checked state has reached so far.
@@ -208,7 +215,7 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 	if err := c.Sys.Decode(state, &c.cur); err != nil {
 		return err
 	}
-	if c.live != nil {
+	if c.graphProps != nil {
 		c.labels = c.LabelsOf(&c.cur)
 	}
 	c.acts = c.cur.Enabled(c.acts[:0])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
 
 	"lfccheck/explore"
 	"lfccheck/model"
@@ -29,6 +30,17 @@ import (
 // Fairness is declared by the protocol per action kind (model.ActionKind
 // Fair and FairClass): links are weakly fair in the kernel; a protocol
 // states in its package doc which of its own classes are fair and why.
+//
+// Two ways of checking: on the recorded state graph (explore.Live), or,
+// for an AlwaysEventually property of a variant whose runs are all finite
+// (Def.Acyclic, the variant not Cyclic), on end states alone: with no
+// cycles, a fair run on which the goal stops holding must end, and its end
+// state is then a state without enabled actions where the goal does not
+// hold; conversely such an end state is itself a counterexample. This
+// costs nothing beyond the search, whereas the graph costs about 8 bytes
+// per transition and 16 per state. Checker.LivenessGraph forces the graph
+// (tests use it to compare both ways, and the graph analysis then also
+// checks that the graph is acyclic as declared).
 
 // Eventually builds "eventually goal": on every fair run from the initial
 // state, goal holds at some point.
@@ -53,7 +65,7 @@ func AlwaysEventually(name, doc string, goal func(w *model.World) bool) Property
 // liveness is the checker's liveness setup: which of its properties are
 // liveness properties and the fairness classes of the system's actions.
 type liveness struct {
-	props   []int // indices into Checker.Props
+	props   []int // indices into Checker.Props of every liveness property
 	classes []explore.FairClass
 	table   []int32 // per kind*P*P + node*P + peer: class index or -1
 }
@@ -110,16 +122,31 @@ func (l *liveness) classOf(sys *model.System, a model.Action) int {
 	return int(l.table[(int(a.Kind)*P+int(a.Node))*P+int(a.Peer)])
 }
 
-// Live returns the explorer's liveness configuration for the checker's
-// liveness properties, or nil when it checks none.
+// OnEndStates reports whether liveness property p is checked on end
+// states alone (see above).
+func (c *Checker) OnEndStates(p *Property) bool {
+	return p.Live == model.AlwaysEventually && !c.LivenessGraph && c.DeclaredAcyclic()
+}
+
+// Live returns the explorer's liveness configuration for the liveness
+// properties checked on the state graph, or nil when there are none. The
+// explorer calls it at the start of a search; the checker then labels
+// the states it expands for those properties.
 func (c *Checker) Live() *explore.Live {
+	c.graphProps = nil
 	if c.live == nil {
 		return nil
 	}
 	lv := &explore.Live{Classes: c.live.classes, Acyclic: c.DeclaredAcyclic(),
 		ClassOf: func(code uint32) int { return c.live.classOf(c.Sys, model.ActionFromCode(code)) }}
 	for _, i := range c.live.props {
-		lv.Props = append(lv.Props, explore.LiveProp{Name: c.Props[i].Name, FromInitial: c.Props[i].Live == model.Eventually})
+		if !c.OnEndStates(&c.Props[i]) {
+			c.graphProps = append(c.graphProps, i)
+			lv.Props = append(lv.Props, explore.LiveProp{Name: c.Props[i].Name, FromInitial: c.Props[i].Live == model.Eventually})
+		}
+	}
+	if len(lv.Props) == 0 {
+		return nil
 	}
 	return lv
 }
@@ -127,11 +154,65 @@ func (c *Checker) Live() *explore.Live {
 // HasLiveness reports whether the checker checks a liveness property.
 func (c *Checker) HasLiveness() bool { return c.live != nil }
 
-// LabelsOf returns the liveness labels of w: for the i-th liveness
-// property, bit 2i is its trigger and bit 2i+1 its goal.
+// LivenessNote says how the checker checks its liveness properties, or ""
+// when it has none.
+func (c *Checker) LivenessNote() string {
+	if c.live == nil {
+		return ""
+	}
+	var end, graph []string
+	for _, i := range c.live.props {
+		if c.OnEndStates(&c.Props[i]) {
+			end = append(end, c.Props[i].Name)
+		} else {
+			graph = append(graph, c.Props[i].Name)
+		}
+	}
+	var parts []string
+	if len(end) > 0 {
+		parts = append(parts, fmt.Sprintf("%s on end states (every run of variant %s is finite, as the protocol declares, so a fair run without the goal ends in a state with no enabled action)",
+			strings.Join(end, ", "), c.Sys.Cfg.Variant))
+	}
+	if len(graph) > 0 {
+		var fair []string
+		for _, k := range c.Sys.Kinds {
+			if k.Fair != model.Unfair {
+				class := k.FairClass
+				if class == "" {
+					class = k.Pattern
+				}
+				fair = append(fair, fmt.Sprintf("%s per %q", k.Fair, class))
+			}
+		}
+		if len(fair) == 0 {
+			fair = []string{"none"}
+		}
+		parts = append(parts, fmt.Sprintf("%s on the complete state graph, for fair cycles and end states (fairness: %s)",
+			strings.Join(graph, ", "), strings.Join(fair, "; ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// checkEnd checks the liveness properties checked on end states in w, a
+// state with no enabled action.
+func (c *Checker) checkEnd(w *model.World) error {
+	if c.live == nil {
+		return nil
+	}
+	for _, i := range c.live.props {
+		if p := &c.Props[i]; c.OnEndStates(p) && !p.Goal(w) {
+			return violation(p, fmt.Errorf("a run ends here, with no action enabled, and the goal does not hold"))
+		}
+	}
+	return nil
+}
+
+// LabelsOf returns the liveness labels of w for the properties the graph
+// analysis checks: for the i-th of them, bit 2i is its trigger and bit
+// 2i+1 its goal.
 func (c *Checker) LabelsOf(w *model.World) uint64 {
 	var l uint64
-	for j, i := range c.live.props {
+	for j, i := range c.graphProps {
 		p := &c.Props[i]
 		if p.Live == model.AlwaysEventually || (p.Live == model.LeadsTo && p.After(w)) {
 			l |= 1 << (2 * j)
@@ -180,13 +261,13 @@ func (c *Checker) CheckLasso(states []*model.World, acts []model.Action, loop in
 			return nil, nil, 0, err
 		}
 	}
-	for j, i := range c.live.props {
+	for _, i := range c.live.props {
 		p := &c.Props[i]
-		labels := make([]uint64, len(states))
+		goals := make([]bool, len(states))
 		for k, w := range states {
-			labels[k] = c.LabelsOf(w)
+			goals[k] = p.Goal(w)
 		}
-		goal := func(k int) bool { return labels[k]&(1<<(2*j+1)) != 0 }
+		goal := func(k int) bool { return goals[k] }
 		// The goal must fail at every state that recurs.
 		from := last
 		for from > 0 && !goal(from-1) {
@@ -197,7 +278,7 @@ func (c *Checker) CheckLasso(states []*model.World, acts []model.Action, loop in
 		}
 		start := -1
 		for k := from; k <= last && start < 0; k++ {
-			if (p.Live == model.Eventually && k == 0) || (p.Live != model.Eventually && labels[k]&(1<<(2*j)) != 0) {
+			if (p.Live == model.Eventually && k == 0) || p.Live == model.AlwaysEventually || (p.Live == model.LeadsTo && p.After(states[k])) {
 				start = k
 			}
 		}

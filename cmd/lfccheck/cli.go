@@ -341,8 +341,13 @@ func (c *configFlags) config(fs *pflag.FlagSet) (model.Config, *model.Def, error
 	return cfg, def, nil
 }
 
+// resultFormat versions the JSON result of check (and of each suite and
+// sweep row); fields are only ever added.
+const resultFormat = "lfccheck-result/1"
+
 // checkResult is the JSON form of a check. Field names are interface.
 type checkResult struct {
+	Format        string       `json:"format"`
 	Protocol      string       `json:"protocol"`
 	Variant       string       `json:"variant"`
 	Config        model.Config `json:"config"`
@@ -366,14 +371,15 @@ type checkResult struct {
 	Properties    []string `json:"properties"`
 	// Liveness lists the liveness properties among Properties; GraphBytes
 	// is what recording the state graph for them cost.
-	Liveness   []string `json:"liveness,omitempty"`
-	GraphBytes int64    `json:"graph_bytes,omitempty"`
-	Trace      []string `json:"trace,omitempty"`
+	Liveness     []string `json:"liveness,omitempty"`
+	LivenessNote string   `json:"liveness_note,omitempty"`
+	GraphBytes   int64    `json:"graph_bytes,omitempty"`
+	Trace        []string `json:"trace,omitempty"`
 	// LoopStart, for a liveness counterexample, is the step at which the
 	// trace's loop begins (the trace repeats from there for ever).
-	LoopStart     int          `json:"loop_start,omitempty"`
-	Explanation   []string     `json:"explanation,omitempty"`
-	TraceFile     string       `json:"trace_file,omitempty"`
+	LoopStart   int      `json:"loop_start,omitempty"`
+	Explanation []string `json:"explanation,omitempty"`
+	TraceFile   string   `json:"trace_file,omitempty"`
 
 	// explanation's items also appear under the field the property names
 	// (for a deadlock: wait_for_cycle).
@@ -383,16 +389,28 @@ type checkResult struct {
 
 func (r checkResult) MarshalJSON() ([]byte, error) {
 	type plain checkResult
-	b, err := json.Marshal(plain(r))
+	b, err := marshalPlain(plain(r))
 	if err != nil || r.explField == "" || len(r.explLines) == 0 {
 		return b, err
 	}
-	extra, _ := json.Marshal(map[string][]string{r.explField: r.explLines})
+	extra, _ := marshalPlain(map[string][]string{r.explField: r.explLines})
 	return append(append(b[:len(b)-1], ','), extra[1:]...), nil
 }
 
+// marshalPlain is json.Marshal without HTML escaping, so that action names
+// stay readable ("deliver 0->1", not "deliver 0-\u003e1").
+func marshalPlain(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
 func marshalIndent(v any) []byte {
-	b, err := json.Marshal(v)
+	b, err := marshalPlain(v)
 	if err != nil {
 		panic("lfccheck: marshal: " + err.Error()) // plain data only
 	}
@@ -486,13 +504,13 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 	}
 	cfg := ck.Sys.Cfg
 	c := checked{json: checkResult{
-		Protocol: cfg.Protocol, Variant: cfg.Variant, Config: cfg,
+		Format: resultFormat, Protocol: cfg.Protocol, Variant: cfg.Variant, Config: cfg,
 		Verdict: string(r.Verdict), Reason: r.Reason,
 		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth,
 		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
 		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes,
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
-		ReductionNote: reductionNote(ck), GraphBytes: r.Stats.GraphBytes,
+		ReductionNote: reductionNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
 	}}
 	for _, p := range ck.Props {
 		c.json.Properties = append(c.json.Properties, p.Name)
@@ -543,7 +561,7 @@ func reductionNote(ck *properties.Checker) string {
 	case len(ample) == 0:
 		return "off: the protocol declares no ample action kind" + none
 	case ck.Reduce:
-		return fmt.Sprintf("ample sets: an enabled %s step is explored alone (sound for safety and liveness: the variant's state graph is declared acyclic, so the cycle proviso holds; a cycle would be reported as an internal error)%s",
+		return fmt.Sprintf("ample sets: an enabled %s step is explored alone (sound for safety and liveness: the protocol declares every run of the variant finite, so the cycle proviso holds; tests check the declaration on the state graph of every built-in claim)%s",
 			strings.Join(ample, " or "), none)
 	case ck.CanReduce():
 		return "off (--no-reduce)" + none
@@ -577,6 +595,9 @@ func printCheck(w io.Writer, c checked) {
 	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d  elapsed: %.2fs  (%.0f states/s, peak heap %s, %s store%s)\n",
 		j.States, j.Transitions, j.Depth, j.ElapsedS, j.StatesPerS, explore.FormatBytes(j.PeakHeapBytes), store, graph)
 	fmt.Fprintf(w, "reduction: %s\n", j.ReductionNote)
+	if j.LivenessNote != "" {
+		fmt.Fprintf(w, "liveness: %s\n", j.LivenessNote)
+	}
 	if c.outcome != nil && c.outcome.Loop > 0 {
 		fmt.Fprintf(w, "counterexample (a lasso: %d steps, then steps %d-%d for ever):\n", len(c.outcome.Steps)-c.outcome.Loop, j.LoopStart, len(c.outcome.Steps))
 		traces.WriteText(w, *c.outcome)
@@ -742,7 +763,8 @@ func runReplay(args []string, e env) (int, error) {
 			Reproduced bool     `json:"reproduced"`
 			Difference string   `json:"difference,omitempty"`
 			Actions    []string `json:"actions"`
-		}{File: path, Steps: len(o.Steps), Expected: file.Property, Reproduced: ok, Difference: why, Actions: file.Actions}
+			LoopStart  int      `json:"loop_start,omitempty"`
+		}{File: path, Steps: len(o.Steps), Expected: file.Property, Reproduced: ok, Difference: why, Actions: file.Actions, LoopStart: file.LoopStart}
 		if o.Violation != nil {
 			rep.Property, rep.Message, rep.Step = o.Violation.Property, o.Violation.Message, o.ViolationStep
 		}
@@ -751,6 +773,11 @@ func runReplay(args []string, e env) (int, error) {
 		fmt.Fprintf(e.stdout, "replaying %s: %s, %d steps\n", path, ck.Sys.Cfg.Describe(), len(acts))
 		traces.WriteText(e.stdout, o)
 		switch {
+		case ok && o.Live && o.Loop > 0:
+			fmt.Fprintf(e.stdout, "reproduced: %s violated on a fair run that repeats steps %d-%d for ever, as recorded\n",
+				o.Violation.Property, file.LoopStart, len(acts))
+		case ok && o.Live:
+			fmt.Fprintf(e.stdout, "reproduced: %s violated on a run that ends after step %d, as recorded\n", o.Violation.Property, len(acts))
 		case ok && file.Property != "":
 			fmt.Fprintf(e.stdout, "reproduced: %s violated at step %d, as recorded\n", o.Violation.Property, o.ViolationStep)
 		case ok:

@@ -274,3 +274,78 @@ func TestSweep(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
+
+// A liveness counterexample is a lasso: printed with its loop marked,
+// written with loop_start, and replayed by re-executing the loop; a trace
+// whose loop does not close, or that lost its loop, does not reproduce.
+func TestLivenessLassoWritesAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	tf := filepath.Join(dir, "lasso.json")
+	args := []string{"check", "--protocol", "ucast", "--variant", "credit-bounce", "--nodes", "2", "--flow", "0:1:2",
+		"--property", "eventual-delivery", "-q"}
+	code, out, errs := runCLI(append(args, "--trace-out", tf)...)
+	for _, want := range []string{
+		"verdict: FAIL: eventual-delivery violated: the goal never holds from step 1 on: steps 6-7 repeat for ever, a fair loop",
+		"counterexample (a lasso: 5 steps, then steps 6-7 for ever):",
+		"     -- loop: steps 6-7 repeat for ever --\n  6. deliver 1->0",
+		"weak fairness of link 1->0: taken at step 6",
+		"reduction: off: the ample-set reduction",
+		"liveness: eventual-delivery on the complete state graph",
+		"state at the start and end of the loop (after steps 5 and 7):",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("exit %d, output lacks %q:\n%s%s", code, want, out, errs)
+		}
+	}
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	var f map[string]any
+	data, _ := os.ReadFile(tf)
+	if err := json.Unmarshal(data, &f); err != nil || f["format"] != "lfccheck-trace/2" || f["loop_start"] != 6.0 {
+		t.Fatalf("trace file: %v\n%s", err, data)
+	}
+	code, out, errs = runCLI("replay", tf)
+	if code != 0 || !strings.Contains(out, "reproduced: eventual-delivery violated on a fair run that repeats steps 6-7 for ever, as recorded") {
+		t.Fatalf("replay exit %d:\n%s%s", code, out, errs)
+	}
+	// JSON result: loop_start and the fairness explanation.
+	code, out, _ = runCLI(append(args, "--json")...)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil || code != 1 || m["loop_start"] != 6.0 ||
+		m["format"] != "lfccheck-result/1" || len(m["fairness"].([]any)) == 0 || m["graph_bytes"].(float64) <= 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	for _, tc := range []struct {
+		name, from, to string
+		code           int
+		want           string
+	}{
+		{"loop does not close", `"loop_start": 6`, `"loop_start": 5`, 2, "the loop (steps 5-7) does not return to the state after step 4"},
+		{"loop out of range", `"loop_start": 6`, `"loop_start": 9`, 2, "loop_start 9 is not a step of the 7 actions"},
+		{"loop in a version 1 file", `"lfccheck-trace/2"`, `"lfccheck-trace/1"`, 2, "loop_start needs format"},
+		{"loop dropped", `"loop_start": 6,`, ``, 1, "NOT reproduced"},
+	} {
+		bad := filepath.Join(dir, "bad.json")
+		os.WriteFile(bad, []byte(strings.Replace(string(data), tc.from, tc.to, 1)), 0o644)
+		code, out, errs := runCLI("replay", bad)
+		if code != tc.code || !strings.Contains(out+errs, tc.want) {
+			t.Errorf("%s: exit %d, want %d with %q:\n%s%s", tc.name, code, tc.code, tc.want, out, errs)
+		}
+	}
+}
+
+// lfccheck list names each property's kind and each action kind's fairness.
+func TestListShowsKindsAndFairness(t *testing.T) {
+	code, out, _ := runCLI("list")
+	for _, want := range []string{
+		"eventual-delivery    every launched packet is eventually delivered to every destination host, on every fair run [always eventually]",
+		`"deliver {peer}->{node}": weak, one class per "link {peer}->{node}"`,
+		`"host {node} launch": none`,
+		"caught by eventual-delivery: lfccheck check --protocol ucast --variant credit-bounce",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("exit %d, list lacks %q:\n%s", code, want, out)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package protocols_test
+
+import (
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+	"lfccheck/traces"
+)
+
+// TestLivenessVerdictsWithAndWithoutReduction checks every liveness
+// property of every protocol on every claim and broken-variant example,
+// with each reduction the checker would use on and off, on end states and
+// on the recorded graph (which also checks that a graph declared acyclic
+// is), and in both storage modes: the verdicts must agree, and every
+// counterexample must replay. A reduction that hid a fair cycle would show
+// up here as a pass against a fail.
+func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
+	checked, failed := 0, 0
+	for _, d := range protocols.All() {
+		var live []string
+		for _, p := range d.Properties {
+			if p.Live != model.NotLive {
+				live = append(live, p.Name)
+			}
+		}
+		if len(live) == 0 {
+			continue
+		}
+		claims := append([]model.Claim(nil), d.Claims...)
+		for _, v := range d.Variants {
+			if v.Catches != "" {
+				claims = append(claims, d.VariantClaim(v))
+			}
+		}
+		for _, cl := range claims {
+			cfg := cl.Config.Clone()
+			cfg.Protocol = d.Name
+			cfg.Properties = live
+			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
+				var verdicts []string
+				type mode struct{ reduce, graph, fp bool }
+				limit := int64(400_000)
+				if testing.Short() {
+					limit = 60_000
+				}
+				tooBig := map[bool]bool{} // per reduce setting: the state limit was hit
+				for _, mode := range []mode{{true, false, false}, {false, false, false}, {true, true, false}, {false, true, false}, {false, true, true}} {
+					ck, err := properties.Build(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if (mode.reduce && !ck.CanReduce()) || tooBig[mode.reduce] {
+						continue
+					}
+					ck.Reduce, ck.LivenessGraph = mode.reduce, mode.graph
+					opt := explore.Options{Fingerprint: mode.fp, MaxStates: limit}
+					r, err := explore.BFS(ck, opt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if r.Verdict == explore.Incomplete {
+						t.Logf("%+v: %s; not compared", mode, r.Reason)
+						tooBig[mode.reduce] = true
+						continue
+					}
+					v := string(r.Verdict)
+					if r.Verdict == explore.Fail {
+						v += " " + r.Violation.PropertyName()
+						o, err := traces.RunLasso(ck, traces.FromCodes(r.Trace), r.Loop)
+						if err != nil {
+							t.Fatalf("%+v: the counterexample does not replay: %v", mode, err)
+						}
+						if o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
+							t.Fatalf("%+v: replay shows %v, want %s", mode, o.Violation, r.Violation.PropertyName())
+						}
+					}
+					verdicts = append(verdicts, v)
+				}
+				for _, v := range verdicts {
+					if v != verdicts[0] {
+						t.Fatalf("liveness verdicts differ between modes: %v", verdicts)
+					}
+				}
+				if len(verdicts) < 2 {
+					t.Logf("only %d mode finished", len(verdicts))
+					return
+				}
+				checked++
+				if verdicts[0] != "pass" {
+					failed++
+				}
+			})
+		}
+	}
+	if checked < 10 || failed < 2 {
+		t.Fatalf("compared %d configurations (%d failing): too few to mean anything", checked, failed)
+	}
+}
