@@ -25,10 +25,10 @@ type Checker struct {
 	// OnEndStates).
 	LivenessGraph bool
 
-	reached []atomic.Bool // per property: a Sometimes goal was reached
-	live       *liveness // nil without liveness properties
-	graphProps []int     // the liveness properties the graph analysis checks
-	labels     uint64    // their labels in the state last expanded
+	reached    []atomic.Bool // per property: a Sometimes goal was reached
+	live       *liveness     // nil without liveness properties
+	graphProps []int         // the liveness properties the graph analysis checks
+	labels     uint64        // their labels in the state last expanded
 
 	cur, next model.World
 	acts      []model.Action
