@@ -187,8 +187,12 @@ func (c *Checker) LivenessNote() string {
 		if len(fair) == 0 {
 			fair = []string{"none"}
 		}
-		parts = append(parts, fmt.Sprintf("%s on the complete state graph, for fair cycles and end states (fairness: %s)",
-			strings.Join(graph, ", "), strings.Join(fair, "; ")))
+		acyc := ""
+		if c.DeclaredAcyclic() {
+			acyc = "; the graph is verified acyclic, as the protocol declares (a cycle is an internal error)"
+		}
+		parts = append(parts, fmt.Sprintf("%s on the recorded state graph, for fair cycles and end states (fairness: %s%s)",
+			strings.Join(graph, ", "), strings.Join(fair, "; "), acyc))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -232,7 +232,14 @@ type searchFlags struct {
 	maxMemory   string
 	fingerprint bool
 	noReduce    bool
+	graph       bool
 	quiet       bool
+}
+
+// setUp applies the flags that configure the checker itself.
+func (s *searchFlags) setUp(ck *properties.Checker) {
+	ck.Reduce = ck.Reduce && !s.noReduce
+	ck.LivenessGraph = s.graph
 }
 
 func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perCheck bool) {
@@ -246,6 +253,7 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 	fs.StringVar(&s.maxMemory, "max-memory", "", "stop (incomplete) when the heap exceeds this, e.g. 8GiB (default 60% of the memory available)")
 	fs.BoolVar(&s.fingerprint, "fingerprint", false, "store 64-bit fingerprints instead of full states (less memory, tiny collision risk)")
 	fs.BoolVar(&s.noReduce, "no-reduce", false, "disable the partial-order reduction the protocol declares")
+	fs.BoolVar(&s.graph, "liveness-graph", false, "check liveness properties on the recorded state graph even where end states suffice (also verifies the protocol's acyclicity declaration; costs memory)")
 	fs.BoolVarP(&s.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
 
@@ -448,7 +456,7 @@ func runCheck(args []string, e env) (int, error) {
 	if err != nil {
 		return 0, usageError{err}
 	}
-	ck.Reduce = ck.Reduce && !sf.noReduce
+	sf.setUp(ck)
 	res, err := checkOne(ck, opt)
 	if err != nil {
 		return 0, err

@@ -290,7 +290,7 @@ func TestLivenessLassoWritesAndReplays(t *testing.T) {
 		"     -- loop: steps 6-7 repeat for ever --\n  6. deliver 1->0",
 		"weak fairness of link 1->0: taken at step 6",
 		"reduction: off: the ample-set reduction",
-		"liveness: eventual-delivery on the complete state graph",
+		"liveness: eventual-delivery on the recorded state graph",
 		"state at the start and end of the loop (after steps 5 and 7):",
 	} {
 		if !strings.Contains(out, want) {

@@ -107,7 +107,7 @@ func runSuite(args []string, e env) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("internal error: suite check %q: %v", sc.name, err)
 		}
-		ck.Reduce = ck.Reduce && !sf.noReduce
+		sf.setUp(ck)
 		o := opt
 		if o.Progress != nil {
 			o.Progress = &prefixWriter{w: e.stderr, prefix: "[" + sc.name + "] "}

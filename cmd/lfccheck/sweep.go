@@ -231,7 +231,7 @@ func runSweep(args []string, e env) (int, error) {
 			if err != nil {
 				return 0, err
 			}
-			ck.Reduce = ck.Reduce && !sf.noReduce
+			sf.setUp(ck)
 			o := opt
 			if o.Progress != nil {
 				o.Progress = &prefixWriter{w: e.stderr, prefix: fmt.Sprintf("[%s P=%d] ", j.series, j.cfg.Nodes)}

@@ -45,6 +45,11 @@
 //     queued forwards.
 //  6. deadlock: as for UCAST. Chains deadlock (Fig. 4.8); trees that meet
 //     App. A.1's distance condition, or its inverse form, cannot.
+//  7. eventual-delivery (liveness): as for UCAST, with every member of a
+//     multicast's group but its root as a destination, under UCAST's
+//     fairness (links, NI copies and host processing weakly fair; launches
+//     not). Forwarding happens inside delivery and copy handlers, so it
+//     needs no fairness class of its own.
 //
 // # Broken variants
 //
@@ -58,6 +63,8 @@
 //     credit there.
 //   - early-release: the receive buffer is released after the host copy
 //     even while forwards are still queued.
+//   - credit-bounce: UCAST's livelock variant (see the ucast package), on a
+//     two-node chain.
 package mcast
 
 import (

@@ -80,11 +80,34 @@
 //  4. exactly-once: every packet is delivered to its destination host once.
 //  5. deadlock: a state with no enabled action has delivered and processed
 //     every packet.
+//  6. eventual-delivery (liveness): on every fair run, every launched packet
+//     is eventually delivered (copied) to every destination host.
+//
+// # Fairness
+//
+// For liveness checks every class is weakly fair except launches: links
+// (the kernel's, per link: the network delivers what it carries), "ni N
+// copy" per NI (the NI's DMA engine serves a waiting packet once a host
+// buffer is free) and "host H process" per host (the client keeps consuming
+// what it was handed; a client that stops would stall its senders, which is
+// flow control at work, not a protocol failure). "host H launch" gets no
+// fairness: a client may stop sending, and the promise concerns packets
+// that were launched. No class needs strong fairness: once enabled, a copy
+// or a process stays enabled until taken (only those actions consume host
+// buffers and received packets), and so does a delivery.
+//
+// Every run of the protocol is finite, so eventual-delivery is checked on
+// end states (see the properties package): a fair run on which some packet
+// is never delivered ends in a state without enabled actions.
 //
 // # Broken variants
 //
 // Named variants break one rule each so tests can show the checker catches
-// it (see Def).
+// it (see Def). credit-bounce is a livelock: accept_new_credits returns an
+// explicit CREDIT packet's credits to their sender, so they travel back and
+// forth for ever while a send waits; it is declared Cyclic (its runs are
+// infinite), which switches the reduction off for it, and eventual-delivery
+// catches it with a lasso.
 package ucast
 
 import (
