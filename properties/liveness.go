@@ -189,7 +189,7 @@ func (c *Checker) LivenessNote() string {
 		}
 		acyc := ""
 		if c.DeclaredAcyclic() {
-			acyc = "; the graph is verified acyclic, as the protocol declares (a cycle is an internal error)"
+			acyc = "; the graph must be acyclic, as the protocol declares, or the check ends with an internal error"
 		}
 		parts = append(parts, fmt.Sprintf("%s on the recorded state graph, for fair cycles and end states (fairness: %s%s)",
 			strings.Join(graph, ", "), strings.Join(fair, "; "), acyc))

@@ -124,9 +124,11 @@ var Def = &model.Def{
 		{Name: Correct, Doc: "the NI reads and increments the variable in one handler (§3.8)"},
 		{Name: SplitIncrement, Doc: "the NI reads the variable on arrival and increments it in a later step",
 			Catches: "distinct-values", Example: Config(3, 1, 1)},
+		{Name: DropReply, Doc: "the server's NI never sends the reply that carries value 1",
+			Catches: "eventual-reply", Example: Config(3, 1, 1)},
 	},
 	Properties: []model.Property{Deadlock, ucast.CreditConservation, ucast.PoolBound, DistinctValues, Increasing,
-		OneOutstanding, ConcurrentRequests},
+		OneOutstanding, ConcurrentRequests, EventualReply},
 	Acyclic: true,
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims: []model.Claim{
@@ -141,6 +143,25 @@ var Def = &model.Def{
 }
 
 func faNode(w *model.World, i int) *Node { return w.Nodes[i].(*Node) }
+
+// waiting reports whether some process waits for a reply.
+func waiting(w *model.World) bool {
+	for i := range w.Nodes {
+		if faNode(w, i).Outstanding {
+			return true
+		}
+	}
+	return false
+}
+
+// EventualReply: once a process waits for a reply, a state comes where no
+// process waits. With finite workloads and one outstanding request per
+// process (§3.8) this says that every request is eventually answered.
+// Links are weakly fair (the kernel's); so is split-increment's "ni N
+// increment"; launches are not (a process may stop issuing requests).
+var EventualReply = properties.LeadsTo("eventual-reply",
+	"every request is eventually answered: after a process starts waiting, a state comes where none waits",
+	waiting, func(w *model.World) bool { return !waiting(w) })
 
 // Deadlock: a state with no enabled action has every request answered.
 var Deadlock = properties.Deadlock(func(w *model.World) error {

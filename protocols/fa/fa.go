@@ -91,6 +91,7 @@ func init() {
 const (
 	Correct        = "correct"
 	SplitIncrement = "split-increment"
+	DropReply      = "drop-reply"
 )
 
 // Read is a request read by the server but not yet incremented and
@@ -205,6 +206,7 @@ func (m *Machine) Kinds() []*model.ActionKind {
 	}
 	if m.variant == SplitIncrement {
 		m.kinds = append(m.kinds, &model.ActionKind{Name: "increment", Pattern: "ni {node} increment", Owner: model.OwnerNI,
+			Fair: model.Weak, FairClass: "ni {node}",
 			Enabled: func(mn model.Node) bool { return len(node(mn).Reads) > 0 },
 			Apply: func(mn model.Node, out *model.Outbox) {
 				n := node(mn)
@@ -252,5 +254,8 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 // client, and sends FA_REPLY with value v, which piggybacks the credit.
 func (m *Machine) reply(n *Node, req model.Packet, v uint32, out *model.Outbox) {
 	n.PCB[req.Origin].FreeCredits++
+	if m.variant == DropReply && v == 1 {
+		return // the bug: the second request's reply is never sent
+	}
 	m.SendPacket(&n.Node, ucast.Desc{Dest: req.Origin, Pkt: model.Packet{Tag: TagReply, Origin: req.Origin, Seq: req.Seq, Val: v}}, out)
 }
