@@ -10,38 +10,47 @@ import (
 	"lfccheck/protocols/ucast"
 )
 
-// BenchmarkExplore measures full searches of UCAST configurations and
-// reports states/s and bytes of search storage per state.
+// BenchmarkExplore measures full searches of UCAST and MCAST
+// configurations and reports states/s and bytes of search storage per
+// state; the liveness-graph cases check eventual-delivery on the recorded
+// state graph and report its bytes per state too.
 func BenchmarkExplore(b *testing.B) {
 	cases := []struct {
-		name string
-		cfg  model.Config
-		fp   bool
+		name  string
+		cfg   model.Config
+		fp    bool
+		graph bool
 	}{
-		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false},
-		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true},
-		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false},
-		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false},
+		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false, false},
+		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true, false},
+		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false, false},
+		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false, false},
+		{"mcast-binary-3n-c1-k2/liveness-graph", mcast.Config("binary", 3, 1, 2), false, true},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			var states, store int64
+			var states, store, graph int64
 			var secs float64
 			for i := 0; i < b.N; i++ {
 				ck, err := protocols.Build(c.cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
+				ck.LivenessGraph = c.graph
 				r, err := explore.BFS(ck, explore.Options{Fingerprint: c.fp})
 				if err != nil || r.Verdict != explore.Pass {
 					b.Fatalf("verdict %v err %v", r.Verdict, err)
 				}
 				states += r.Stats.States
 				store += r.Stats.StoreBytes
+				graph += r.Stats.GraphBytes
 				secs += r.Stats.Elapsed.Seconds()
 			}
 			b.ReportMetric(float64(states)/secs, "states/s")
 			b.ReportMetric(float64(store)/float64(states), "bytes/state")
+			if c.graph {
+				b.ReportMetric(float64(graph)/float64(states), "graph-bytes/state")
+			}
 		})
 	}
 }

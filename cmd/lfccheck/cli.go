@@ -44,7 +44,7 @@ usage:
   lfccheck trees [flags]      print multicast trees and their static analysis (App. A.1)
   lfccheck sweep [flags]      check a grid of sizes; report the largest verified per series
   lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, trees,
-                              topology (the topology file format), exit-codes
+                              topology (the topology file format), exit-codes, liveness
 
 exit codes: 0 pass (or as expected), 1 property violated (or not as expected),
             2 usage or input error, 3 search incomplete (a limit was hit, or interrupted);
@@ -74,6 +74,41 @@ const exitCodesHelp = `lfccheck exit codes
                                       under --json; suite and sweep print the rows
                                       they finished and the interrupted one
   When a suite or sweep has both failures and incomplete checks, 1 wins.
+`
+
+const livenessHelp = `lfccheck liveness properties
+
+  Kinds ('lfccheck list' prints each property's kind in brackets):
+    eventually             the goal holds at some point of every fair run
+    leads-to               after every state where the trigger holds, the
+                           goal holds at some point (that state included)
+    always eventually      the goal holds again and again on every fair run
+
+  Runs: a run is infinite or ends in a state with no enabled action, which
+  then repeats for ever; nothing is enabled there, so every fairness
+  condition holds, and a goal that does not hold in such an end state is
+  violated. Proper end states satisfy the goals; an improper end (a
+  deadlock) is reported by the deadlock property first.
+
+  Fairness is declared per action kind by each protocol ('lfccheck list'
+  shows it). Weak: a class that stays enabled is eventually taken. Strong:
+  a class enabled again and again is eventually taken. Links are weakly
+  fair; client launches get no fairness.
+
+  Counterexamples are lassos: a path, then a loop that repeats for ever
+  (marked "-- loop: steps A-B repeat for ever --", with the fairness
+  obligations it meets), or a path to an end state. Trace files
+  (lfccheck-trace/2) record the loop's first step as loop_start; replay
+  re-executes the loop and checks that it returns to its first state and is
+  fair.
+
+  Checking: on the recorded state graph (strongly connected components of
+  the states without the goal, fair ones kept, Emerson-Lei refinement for
+  strong fairness), or, for "always eventually" properties of variants whose
+  runs are all finite, on end states alone (--liveness-graph forces the
+  graph). The "reduction:" and "liveness:" lines of every check say which
+  reduction ran, why it is sound, and how liveness was checked. The graph
+  counts against --max-memory; running out is incomplete, never pass.
 `
 
 // usageError is an error in the command line or input: exit code 2.
@@ -173,6 +208,9 @@ func runHelp(args []string, e env) (int, error) {
 	case "exit-codes":
 		fmt.Fprint(e.stdout, exitCodesHelp)
 		return exitPass, nil
+	case "liveness":
+		fmt.Fprint(e.stdout, livenessHelp)
+		return exitPass, nil
 	case "help":
 		fmt.Fprint(e.stdout, usage)
 		return exitPass, nil
@@ -182,7 +220,7 @@ func runHelp(args []string, e env) (int, error) {
 			return dispatch([]string{c, "--help"}, e)
 		}
 	}
-	return 0, usagef("help: unknown topic %q (want a command, topology or exit-codes)", args[0])
+	return 0, usagef("help: unknown topic %q (want a command, topology, exit-codes or liveness)", args[0])
 }
 
 func newFlags(name string, e env) *pflag.FlagSet {

@@ -204,6 +204,10 @@ func TestHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "interrupted") {
 		t.Fatalf("help exit-codes: %d %s", code, out)
 	}
+	code, out, _ = runCLI("help", "liveness")
+	if code != 0 || !strings.Contains(out, "loop_start") {
+		t.Fatalf("help liveness: %d %s", code, out)
+	}
 	_, _, errs := runCLI("frobnicate")
 	for _, c := range commands {
 		if !strings.Contains(errs, c) {
