@@ -259,20 +259,29 @@ func TestLivenessAgainstBruteForce(t *testing.T) {
 	}
 }
 
-func reachable(m *lts) map[byte]bool {
-	seen := map[byte]bool{0: true}
-	q := []byte{0}
+// closure returns the states reached from start (included) by edges into
+// states ok accepts.
+func closure(m *lts, start []byte, ok func(byte) bool) map[byte]bool {
+	seen := map[byte]bool{}
+	for _, v := range start {
+		seen[v] = true
+	}
+	q := append([]byte(nil), start...)
 	for len(q) > 0 {
 		v := q[0]
 		q = q[1:]
 		for _, e := range m.edges[v] {
-			if !seen[e.to] {
+			if ok(e.to) && !seen[e.to] {
 				seen[e.to] = true
 				q = append(q, e.to)
 			}
 		}
 	}
 	return seen
+}
+
+func reachable(m *lts) map[byte]bool {
+	return closure(m, []byte{0}, func(byte) bool { return true })
 }
 
 func bruteForce(m *lts, classes []FairClass, fair map[uint32]int, fromInit bool) bool {
@@ -283,24 +292,13 @@ func bruteForce(m *lts, classes []FairClass, fair map[uint32]int, fromInit bool)
 		states = append(states, v)
 	}
 	// Goal-free states reachable from a start through goal-free states.
-	from := map[byte]bool{}
-	var q []byte
+	var starts []byte
 	for _, v := range states {
 		if bad(v) && ((fromInit && v == 0) || (!fromInit && m.labels[v]&trigger != 0)) {
-			from[v] = true
-			q = append(q, v)
+			starts = append(starts, v)
 		}
 	}
-	for len(q) > 0 {
-		v := q[0]
-		q = q[1:]
-		for _, e := range m.edges[v] {
-			if bad(e.to) && !from[e.to] {
-				from[e.to] = true
-				q = append(q, e.to)
-			}
-		}
-	}
+	from := closure(m, starts, bad)
 	for v := range from {
 		if len(m.edges[v]) == 0 {
 			return true
@@ -321,24 +319,18 @@ func bruteForce(m *lts, classes []FairClass, fair map[uint32]int, fromInit bool)
 		if !ok || !stronglyConnected(m, members, in) {
 			continue
 		}
-		for k, fc := range classes {
-			enabledAll, enabledAny, taken := true, false, false
+		taken := func(k int) bool {
 			for _, v := range members {
-				en := false
 				for _, e := range m.edges[v] {
-					if c, f := fair[e.code]; f && c == k {
-						en = true
-						if in(e.to) {
-							taken = true
-						}
+					if c, f := fair[e.code]; f && c == k && in(e.to) {
+						return true
 					}
 				}
-				enabledAll = enabledAll && en
-				enabledAny = enabledAny || en
 			}
-			if (!fc.Strong && enabledAll && !taken) || (fc.Strong && enabledAny && !taken) {
-				ok = false
-			}
+			return false
+		}
+		if starved(m, members, taken, classes, fair) != "" {
+			ok = false
 		}
 		if ok {
 			return true
@@ -351,18 +343,14 @@ func bruteForce(m *lts, classes []FairClass, fair map[uint32]int, fromInit bool)
 // path of inner edges.
 func stronglyConnected(m *lts, members []byte, in func(byte) bool) bool {
 	for _, s := range members {
-		seen := map[byte]bool{}
-		q := []byte{s}
-		for len(q) > 0 {
-			v := q[0]
-			q = q[1:]
-			for _, e := range m.edges[v] {
-				if in(e.to) && !seen[e.to] {
-					seen[e.to] = true
-					q = append(q, e.to)
-				}
+		// Successors of s within the set, then everything they reach.
+		var next []byte
+		for _, e := range m.edges[s] {
+			if in(e.to) {
+				next = append(next, e.to)
 			}
 		}
+		seen := closure(m, next, in)
 		for _, t := range members {
 			if !seen[t] {
 				return false
@@ -414,10 +402,28 @@ func checkLasso(m *lts, r Result, classes []FairClass, fair map[uint32]int, from
 	if r.Loop == 0 {
 		return ""
 	}
-	loopStates := path[loopStart : len(path)-1]
+	taken := func(k int) bool {
+		for _, c := range r.Trace[len(r.Trace)-r.Loop:] {
+			if k2, f := fair[c]; f && k2 == k {
+				return true
+			}
+		}
+		return false
+	}
+	if name := starved(m, path[loopStart:len(path)-1], taken, classes, fair); name != "" {
+		return fmt.Sprintf("the loop is unfair to %s (path %v, loop %d)", name, path, r.Loop)
+	}
+	return ""
+}
+
+// starved returns the first class that a run visiting states for ever and
+// taking the classes taken accepts treats unfairly (a weakly fair class
+// enabled in all of them, or a strongly fair one enabled in any, never
+// taken), or "".
+func starved(m *lts, states []byte, taken func(k int) bool, classes []FairClass, fair map[uint32]int) string {
 	for k, fc := range classes {
-		enabledAll, enabledAny, taken := true, false, false
-		for _, v := range loopStates {
+		enabledAll, enabledAny := true, false
+		for _, v := range states {
 			en := false
 			for _, e := range m.edges[v] {
 				if c, f := fair[e.code]; f && c == k {
@@ -427,13 +433,8 @@ func checkLasso(m *lts, r Result, classes []FairClass, fair map[uint32]int, from
 			enabledAll = enabledAll && en
 			enabledAny = enabledAny || en
 		}
-		for _, c := range r.Trace[len(r.Trace)-r.Loop:] {
-			if k2, f := fair[c]; f && k2 == k {
-				taken = true
-			}
-		}
-		if (!fc.Strong && enabledAll && !taken) || (fc.Strong && enabledAny && !taken) {
-			return fmt.Sprintf("the loop is unfair to %s (path %v, loop %d)", fc.Name, path, r.Loop)
+		if !taken(k) && ((!fc.Strong && enabledAll) || (fc.Strong && enabledAny)) {
+			return fc.Name
 		}
 	}
 	return ""
