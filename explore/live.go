@@ -44,7 +44,9 @@ import (
 // (Emerson and Lei). Tarjan emits components after every component they
 // reach, so whether a component can reach a fair one is known when it is
 // emitted. Enabledness is read from the complete graph: edges to states
-// with the goal count as enabled actions.
+// with the goal count as enabled actions. A state where a run may stay for
+// ever (nothing enabled; with Stutter, nothing fair enabled) is a fair end
+// by itself.
 //
 // The counterexample is a lasso: the shortest path to the first (lowest
 // breadth-first id) such v, a shortest path from v to the fair component,
@@ -68,6 +70,9 @@ type Live struct {
 	ClassOf func(code uint32) int
 	// Acyclic says the model promises a graph without cycles.
 	Acyclic bool
+	// Stutter lets a run stop for ever in a state where no action with a
+	// fairness class is enabled (not only where nothing is enabled).
+	Stutter bool
 }
 
 // LiveProp is one liveness property: for property i of Live.Props, label
@@ -368,10 +373,12 @@ func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, wh
 			inner = in(g.to[e])
 		}
 	}
-	if !inner {
-		if len(c) == 1 && g.off[c[0]] == g.off[c[0]+1] {
-			return c, true, nil // a terminal state: the run stays there
+	for _, v := range c {
+		if lc.endState(v) {
+			return []uint32{v}, len(c) == 1, nil // a run may stay there for ever
 		}
+	}
+	if !inner {
 		return nil, false, nil
 	}
 	lc.judge(c, in)
@@ -433,6 +440,24 @@ func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, wh
 		}
 	}
 	return nil, false, nil
+}
+
+// endState reports whether a run may stay in state v for ever: nothing is
+// enabled there or, with Stutter, nothing with a fairness class.
+func (lc *liveCheck) endState(v uint32) bool {
+	g := lc.g
+	if g.off[v] == g.off[v+1] {
+		return true
+	}
+	if !lc.live.Stutter {
+		return false
+	}
+	for e := g.off[v]; e < g.off[v+1]; e++ {
+		if lc.live.ClassOf(g.code[e]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // judge counts, per fairness class, the states of c where it is enabled
@@ -613,8 +638,8 @@ func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 	}
 	k := lc.fairSet[lc.comp[entry]].nodes
 	from := len(trace) - len(path)
-	if len(k) == 1 && g.off[k[0]] == g.off[k[0]+1] {
-		return &lasso{viol: &LiveViolation{p.Name, fmt.Sprintf("a run ends after step %d with no action enabled and the goal never holds from step %d on", len(trace), from)}, trace: trace}, nil
+	if len(k) == 1 && lc.endState(k[0]) {
+		return &lasso{viol: &LiveViolation{p.Name, fmt.Sprintf("a run stays for ever in its state after step %d and the goal never holds from step %d on", len(trace), from)}, trace: trace}, nil
 	}
 	loop, err := lc.loop(k, entry)
 	if err != nil {

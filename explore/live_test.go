@@ -47,7 +47,12 @@ const (
 )
 
 func liveOpts(fair map[uint32]int, classes []FairClass, fromInitial bool) Options {
+	return liveOptsStutter(fair, classes, fromInitial, false)
+}
+
+func liveOptsStutter(fair map[uint32]int, classes []FairClass, fromInitial, stutter bool) Options {
 	return Options{Live: &Live{
+		Stutter: stutter,
 		Props:   []LiveProp{{Name: "toy-live", FromInitial: fromInitial}},
 		Classes: classes,
 		ClassOf: func(c uint32) int {
@@ -169,6 +174,23 @@ func TestLeadsToStartsAtTheTrigger(t *testing.T) {
 	}
 }
 
+// With Stutter a run may stop where only unfair actions are enabled: a
+// host that never polls.
+func TestStutterEndsARun(t *testing.T) {
+	m := &lts{edges: map[byte][]ledge{0: {{spin, 1}}, 1: {{progress, 2}}, 2: {{spin, 2}}},
+		labels: map[byte]uint64{2: goal}}
+	for _, stutter := range []bool{false, true} {
+		r, err := BFS(m, liveOptsStutter(map[uint32]int{}, nil, true, stutter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]Verdict{false: Pass, true: Fail}[stutter]
+		if r.Verdict != want || (stutter && (r.Loop != 0 || len(r.Trace) != 0)) {
+			t.Fatalf("stutter=%v: got %+v, want %s", stutter, r, want)
+		}
+	}
+}
+
 func TestAcyclicPromiseBroken(t *testing.T) {
 	m := &lts{edges: map[byte][]ledge{0: {{spin, 1}}, 1: {{spin, 0}}}}
 	opt := liveOpts(nil, nil, true)
@@ -237,20 +259,20 @@ func TestLivenessAgainstBruteForce(t *testing.T) {
 				fair[c] = k
 			}
 		}
-		fromInit := rng.Intn(2) == 0
-		r, err := BFS(m, liveOpts(fair, classes, fromInit))
+		fromInit, stutter := rng.Intn(2) == 0, rng.Intn(3) == 0
+		r, err := BFS(m, liveOptsStutter(fair, classes, fromInit, stutter))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := bruteForce(m, classes, fair, fromInit)
+		want := bruteForce(m, classes, fair, fromInit, stutter)
 		if (r.Verdict == Fail) != want {
 			t.Fatalf("iteration %d: verdict %s, brute force says violated=%v\nmodel %v labels %v fair %v fromInit %v",
 				iter, r.Verdict, want, m.edges, m.labels, fair, fromInit)
 		}
 		if r.Verdict == Fail {
 			fails++
-			if msg := checkLasso(m, r, classes, fair, fromInit); msg != "" {
-				t.Fatalf("iteration %d: %s\nmodel %v labels %v fair %v", iter, msg, m.edges, m.labels, fair)
+			if msg := checkLassoStutter(m, r, classes, fair, fromInit, stutter); msg != "" {
+				t.Fatalf("iteration %d: %s\nmodel %v labels %v fair %v stutter %v", iter, msg, m.edges, m.labels, fair, stutter)
 			}
 		}
 	}
@@ -284,7 +306,17 @@ func reachable(m *lts) map[byte]bool {
 	return closure(m, []byte{0}, func(byte) bool { return true })
 }
 
-func bruteForce(m *lts, classes []FairClass, fair map[uint32]int, fromInit bool) bool {
+// quiescent: no action with a fairness class is enabled in v.
+func quiescent(m *lts, v byte, fair map[uint32]int) bool {
+	for _, e := range m.edges[v] {
+		if _, f := fair[e.code]; f {
+			return false
+		}
+	}
+	return true
+}
+
+func bruteForce(m *lts, classes []FairClass, fair map[uint32]int, fromInit, stutter bool) bool {
 	reach := reachable(m)
 	bad := func(v byte) bool { return reach[v] && m.labels[v]&goal == 0 }
 	var states []byte
@@ -300,7 +332,7 @@ func bruteForce(m *lts, classes []FairClass, fair map[uint32]int, fromInit bool)
 	}
 	from := closure(m, starts, bad)
 	for v := range from {
-		if len(m.edges[v]) == 0 {
+		if len(m.edges[v]) == 0 || (stutter && quiescent(m, v, fair)) {
 			return true
 		}
 	}
@@ -364,6 +396,10 @@ func stronglyConnected(m *lts, members []byte, in func(byte) bool) bool {
 // follows existing edges, the loop returns to its first state, the goal
 // never holds from the trigger on, and the loop is fair.
 func checkLasso(m *lts, r Result, classes []FairClass, fair map[uint32]int, fromInit bool) string {
+	return checkLassoStutter(m, r, classes, fair, fromInit, false)
+}
+
+func checkLassoStutter(m *lts, r Result, classes []FairClass, fair map[uint32]int, fromInit, stutter bool) string {
 	path := []byte{0}
 	for i, c := range r.Trace {
 		cur := path[len(path)-1]
@@ -381,8 +417,8 @@ func checkLasso(m *lts, r Result, classes []FairClass, fair map[uint32]int, from
 	}
 	last := path[len(path)-1]
 	loopStart := len(path) - 1 - r.Loop
-	if r.Loop == 0 && len(m.edges[last]) != 0 {
-		return fmt.Sprintf("no loop, but state %d is not terminal", last)
+	if r.Loop == 0 && len(m.edges[last]) != 0 && !(stutter && quiescent(m, last, fair)) {
+		return fmt.Sprintf("no loop, but a run cannot stay in state %d", last)
 	}
 	if r.Loop > 0 && path[loopStart] != last {
 		return fmt.Sprintf("the loop does not return: starts at %d, ends at %d (path %v)", path[loopStart], last, path)

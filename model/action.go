@@ -43,9 +43,11 @@ type ActionKind struct {
 	// Ample declares that an action of this kind may be explored alone
 	// when enabled (an ample set of one action): it commutes with every
 	// other action, no other action disables it, and no property the
-	// protocol defines observes its effect except on terminal states. The
-	// protocol's package doc must argue this; the checker applies it only
-	// when the protocol also declares its state graph acyclic.
+	// protocol defines observes its effect except on terminal states (a
+	// property that does names the kind in Property.Sees, which switches
+	// the reduction off while it is checked). The protocol's package doc
+	// must argue this; the checker applies it only when the protocol also
+	// declares its state graph acyclic.
 	Ample bool
 	// Fair is the fairness liveness checks grant the kind's actions: none
 	// (the zero value: the part may stop taking them for ever, as a client

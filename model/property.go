@@ -23,6 +23,10 @@ type Property struct {
 	// Explain, when set, explains a violation of this property in the
 	// state w where it was found.
 	Explain func(w *World) Explanation
+	// Sees names the action kinds whose effects the property reads (other
+	// than on terminal states). An ample-set reduction never uses a kind
+	// that a checked property sees.
+	Sees []string
 
 	// Live makes the property a liveness property over fair runs (see the
 	// properties package): Goal must eventually hold on every fair run,

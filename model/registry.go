@@ -23,6 +23,11 @@ type Def struct {
 	// Acyclic declares that every run is finite, so the state graph has no
 	// cycle; the checker uses ample-set reduction only when it is set.
 	Acyclic bool
+	// Stutter declares that a run may stop for ever in any state where
+	// only actions without fairness are enabled (a host may compute for
+	// ever without polling); without it, runs stop only where nothing is
+	// enabled. Liveness checks treat such states as ends of fair runs.
+	Stutter bool
 	// New builds the machine for a resolved configuration.
 	New func(cfg Config) (Machine, error)
 	// Claims are the thesis claims the protocol reproduces, each with the

@@ -104,7 +104,7 @@ func (c *Checker) DeclaredAcyclic() bool {
 // analysis reports a cycle in a graph declared acyclic as an internal
 // error).
 func (c *Checker) CanReduce() bool {
-	if !c.DeclaredAcyclic() {
+	if !c.DeclaredAcyclic() || c.SeenAmple() != "" {
 		return false
 	}
 	for _, k := range c.Sys.Kinds {
@@ -113,6 +113,24 @@ func (c *Checker) CanReduce() bool {
 		}
 	}
 	return false
+}
+
+// SeenAmple names a checked property that sees the effect of an ample
+// kind (Property.Sees), which rules the reduction out, or returns "".
+func (c *Checker) SeenAmple() string {
+	for _, k := range c.Sys.Kinds {
+		if !k.Ample {
+			continue
+		}
+		for i := range c.Props {
+			for _, s := range c.Props[i].Sees {
+				if s == k.Name {
+					return fmt.Sprintf("property %s reads the effect of %q", c.Props[i].Name, k.Pattern)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func violation(p *Property, err error) error {

@@ -125,7 +125,25 @@ func (l *liveness) classOf(sys *model.System, a model.Action) int {
 // OnEndStates reports whether liveness property p is checked on end
 // states alone (see above).
 func (c *Checker) OnEndStates(p *Property) bool {
-	return p.Live == model.AlwaysEventually && !c.LivenessGraph && c.DeclaredAcyclic()
+	return p.Live == model.AlwaysEventually && !c.LivenessGraph && c.DeclaredAcyclic() && !c.stutters()
+}
+
+// stutters reports whether the protocol lets runs stop where only unfair
+// actions are enabled (Def.Stutter).
+func (c *Checker) stutters() bool { return c.Def != nil && c.Def.Stutter }
+
+// unfairOnly returns the printed actions enabled in w when none of them
+// has a fairness class (all nil when a fair one is enabled; an empty
+// non-nil list when nothing is).
+func (c *Checker) unfairOnly(w *model.World) []string {
+	names := []string{}
+	for _, a := range w.Enabled(nil) {
+		if c.live.classOf(c.Sys, a) >= 0 {
+			return nil
+		}
+		names = append(names, c.Sys.ActionName(a))
+	}
+	return names
 }
 
 // Live returns the explorer's liveness configuration for the liveness
@@ -137,7 +155,7 @@ func (c *Checker) Live() *explore.Live {
 	if c.live == nil {
 		return nil
 	}
-	lv := &explore.Live{Classes: c.live.classes, Acyclic: c.DeclaredAcyclic(),
+	lv := &explore.Live{Classes: c.live.classes, Acyclic: c.DeclaredAcyclic(), Stutter: c.stutters(),
 		ClassOf: func(code uint32) int { return c.live.classOf(c.Sys, model.ActionFromCode(code)) }}
 	for _, i := range c.live.props {
 		if !c.OnEndStates(&c.Props[i]) {
@@ -255,8 +273,13 @@ func (c *Checker) CheckLasso(states []*model.World, acts []model.Action, loop in
 		if !bytes.Equal(states[L].Encode(nil), states[last].Encode(nil)) {
 			return nil, nil, 0, fmt.Errorf("the loop (steps %d-%d) does not return to the state after step %d", L+1, last, L)
 		}
-	} else if len(states[last].Enabled(nil)) > 0 {
-		return nil, nil, 0, nil // a finite prefix says nothing about liveness
+	}
+	var idle []string // loop 0: what is enabled in the state the run stays in
+	if loop == 0 {
+		idle = c.unfairOnly(states[last])
+		if idle == nil || (len(idle) > 0 && !c.stutters()) {
+			return nil, nil, 0, nil // a finite prefix says nothing about liveness
+		}
 	}
 	var fair *model.Explanation
 	if loop > 0 {
@@ -293,6 +316,14 @@ func (c *Checker) CheckLasso(states []*model.World, acts []model.Action, loop in
 		if loop > 0 {
 			v.Message = fmt.Sprintf("the goal never holds from step %d on: steps %d-%d repeat for ever, a fair loop", start, L+1, last)
 			return v, fair, start, nil
+		}
+		if len(idle) > 0 {
+			v.Message = fmt.Sprintf("the goal never holds from step %d on: the run stays for ever in its state after step %d, where only actions without fairness are enabled", start, last)
+			e := c.Explain(p.Name, states[last])
+			if e == nil {
+				e = &model.Explanation{Head: "enabled, none of them fair (the run may stop here for ever):", Lines: idle, Field: "stutter"}
+			}
+			return v, e, start, nil
 		}
 		v.Message = fmt.Sprintf("the goal never holds from step %d on: the run ends after step %d with no action enabled", start, last)
 		return v, c.Explain(p.Name, states[last]), start, nil

@@ -611,6 +611,8 @@ func reductionNote(ck *properties.Checker) string {
 			strings.Join(ample, " or "), none)
 	case ck.CanReduce():
 		return "off (--no-reduce)" + none
+	case ck.SeenAmple() != "":
+		return fmt.Sprintf("off: the ample-set reduction of %s is unsound here: %s%s", strings.Join(ample, ", "), ck.SeenAmple(), none)
 	}
 	return fmt.Sprintf("off: the ample-set reduction of %s needs an acyclic state graph, and variant %s is not declared acyclic%s",
 		strings.Join(ample, ", "), ck.Sys.Cfg.Variant, none)

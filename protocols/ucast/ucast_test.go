@@ -2,6 +2,7 @@ package ucast_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"lfccheck/explore"
@@ -140,5 +141,24 @@ func TestThreeNodesTwoPacketsExactEqualsFingerprint(t *testing.T) {
 	if exact.Stats.States != 3826632 || fp.Stats.States != exact.Stats.States || fp.Stats.Transitions != exact.Stats.Transitions {
 		t.Fatalf("exact %d/%d, fingerprint %d/%d states/transitions; pinned 3826632", exact.Stats.States,
 			exact.Stats.Transitions, fp.Stats.States, fp.Stats.Transitions)
+	}
+}
+
+// A property that reads what "host H process" changes (the host queue)
+// switches the reduction off: the ample kind is no longer invisible.
+func TestReductionRespectsWhatPropertiesSee(t *testing.T) {
+	ck, err := properties.Build(ucast.Config(2, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ck.CanReduce() || ck.SeenAmple() != "" {
+		t.Fatalf("UCAST's own properties see no ample kind: %q", ck.SeenAmple())
+	}
+	queueEmpty := model.Property{Name: "queue-empty", Doc: "host queues are empty", Sees: []string{"process"},
+		State: func(w *model.World) error { return nil }}
+	ck2 := properties.NewChecker(ck.Sys, append(ucast.Properties(), queueEmpty))
+	ck2.Def = ucast.Def
+	if ck2.CanReduce() || !strings.Contains(ck2.SeenAmple(), "queue-empty") {
+		t.Fatalf("a property that sees process must rule the reduction out: %q", ck2.SeenAmple())
 	}
 }
