@@ -33,9 +33,14 @@ type Property struct {
 	// from the initial state (Eventually), after every state where After
 	// holds (LeadsTo), or again and again (AlwaysEventually). A run that
 	// reaches a state with no enabled action stays there for ever.
-	Live  LiveKind
-	After func(w *World) bool
-	Goal  func(w *World) bool
+	//
+	// PerNode makes it one obligation per node: After and Goal get the
+	// node's index, and the property holds when every node's obligation
+	// does. Otherwise the index is always 0.
+	Live    LiveKind
+	PerNode bool
+	After   func(w *World, node int) bool
+	Goal    func(w *World, node int) bool
 }
 
 // LiveKind is the form of a liveness property.

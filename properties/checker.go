@@ -25,10 +25,10 @@ type Checker struct {
 	// OnEndStates).
 	LivenessGraph bool
 
-	reached    []atomic.Bool // per property: a Sometimes goal was reached
-	live       *liveness     // nil without liveness properties
-	graphProps []int         // the liveness properties the graph analysis checks
-	labels     uint64        // their labels in the state last expanded
+	reached   []atomic.Bool // per property: a Sometimes goal was reached
+	live      *liveness     // nil without liveness properties
+	graphObls []obligation  // the liveness obligations the graph analysis checks
+	labels    uint64        // their labels in the state last expanded
 
 	cur, next model.World
 	acts      []model.Action
@@ -84,7 +84,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		reached: c.reached, live: c.live, graphProps: c.graphProps}
+		reached: c.reached, live: c.live, graphObls: c.graphObls}
 }
 
 // DeclaredAcyclic reports whether the protocol declares every run of the
@@ -233,7 +233,7 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 	if err := c.Sys.Decode(state, &c.cur); err != nil {
 		return err
 	}
-	if c.graphProps != nil {
+	if c.graphObls != nil {
 		c.labels = c.LabelsOf(&c.cur)
 	}
 	c.acts = c.cur.Enabled(c.acts[:0])

@@ -42,16 +42,27 @@ import (
 // (tests use it to compare both ways, and the graph analysis then also
 // checks that the graph is acyclic as declared).
 
+// whole adapts a predicate on the whole world to the per-node signature.
+func whole(f func(w *model.World) bool) func(*model.World, int) bool {
+	return func(w *model.World, _ int) bool { return f(w) }
+}
+
 // Eventually builds "eventually goal": on every fair run from the initial
 // state, goal holds at some point.
 func Eventually(name, doc string, goal func(w *model.World) bool) Property {
-	return Property{Name: name, Doc: doc, Live: model.Eventually, Goal: goal}
+	return Property{Name: name, Doc: doc, Live: model.Eventually, Goal: whole(goal)}
 }
 
 // LeadsTo builds "always (after implies eventually goal)": after every
 // state where after holds, goal holds at some point (at once included).
 func LeadsTo(name, doc string, after, goal func(w *model.World) bool) Property {
-	return Property{Name: name, Doc: doc, Live: model.LeadsTo, After: after, Goal: goal}
+	return Property{Name: name, Doc: doc, Live: model.LeadsTo, After: whole(after), Goal: whole(goal)}
+}
+
+// LeadsToEach is LeadsTo for every node separately: for each node h,
+// after every state where after(w, h) holds, goal(w, h) holds at some point.
+func LeadsToEach(name, doc string, after, goal func(w *model.World, h int) bool) Property {
+	return Property{Name: name, Doc: doc, Live: model.LeadsTo, PerNode: true, After: after, Goal: goal}
 }
 
 // AlwaysEventually builds "always eventually goal": goal holds again and
@@ -59,13 +70,14 @@ func LeadsTo(name, doc string, after, goal func(w *model.World) bool) Property {
 // new work arrives, such as "nothing is outstanding", this says that all
 // work is eventually done).
 func AlwaysEventually(name, doc string, goal func(w *model.World) bool) Property {
-	return Property{Name: name, Doc: doc, Live: model.AlwaysEventually, Goal: goal}
+	return Property{Name: name, Doc: doc, Live: model.AlwaysEventually, Goal: whole(goal)}
 }
 
-// liveness is the checker's liveness setup: which of its properties are
+// liveness is the checker's liveness setup: the obligations of its
 // liveness properties and the fairness classes of the system's actions.
 type liveness struct {
-	props   []int // indices into Checker.Props of every liveness property
+	props   []int        // indices into Checker.Props of every liveness property
+	obls    []obligation // one per property, or per node of a PerNode one
 	classes []explore.FairClass
 	table   []int32 // per kind*P*P + node*P + peer: class index or -1
 }
@@ -78,13 +90,20 @@ func buildLiveness(sys *model.System, props []Property) (*liveness, error) {
 				return nil, fmt.Errorf("liveness property %s lacks its goal or trigger", props[i].Name)
 			}
 			l.props = append(l.props, i)
+			if !props[i].PerNode {
+				l.obls = append(l.obls, obligation{i, 0})
+				continue
+			}
+			for h := 0; h < sys.P; h++ {
+				l.obls = append(l.obls, obligation{i, h})
+			}
 		}
 	}
 	if len(l.props) == 0 {
 		return nil, nil
 	}
-	if len(l.props) > 32 {
-		return nil, fmt.Errorf("at most 32 liveness properties can be checked at once, got %d", len(l.props))
+	if len(l.obls) > 32 {
+		return nil, fmt.Errorf("at most 32 liveness obligations (properties, times nodes for per-node ones) can be checked at once, got %d", len(l.obls))
 	}
 	P := sys.P
 	index := map[string]int{}
@@ -111,6 +130,11 @@ func buildLiveness(sys *model.System, props []Property) (*liveness, error) {
 		}
 	}
 	return l, nil
+}
+
+// obligation is one liveness property, for one node if it is per node.
+type obligation struct {
+	prop, node int
 }
 
 // classOf returns the fairness class of action a, -1 for none.
@@ -151,16 +175,17 @@ func (c *Checker) unfairOnly(w *model.World) []string {
 // explorer calls it at the start of a search; the checker then labels
 // the states it expands for those properties.
 func (c *Checker) Live() *explore.Live {
-	c.graphProps = nil
+	c.graphObls = nil
 	if c.live == nil {
 		return nil
 	}
 	lv := &explore.Live{Classes: c.live.classes, Acyclic: c.DeclaredAcyclic(), Stutter: c.stutters(),
 		ClassOf: func(code uint32) int { return c.live.classOf(c.Sys, model.ActionFromCode(code)) }}
-	for _, i := range c.live.props {
-		if !c.OnEndStates(&c.Props[i]) {
-			c.graphProps = append(c.graphProps, i)
-			lv.Props = append(lv.Props, explore.LiveProp{Name: c.Props[i].Name, FromInitial: c.Props[i].Live == model.Eventually})
+	for _, o := range c.live.obls {
+		p := &c.Props[o.prop]
+		if !c.OnEndStates(p) {
+			c.graphObls = append(c.graphObls, o)
+			lv.Props = append(lv.Props, explore.LiveProp{Name: p.Name, FromInitial: p.Live == model.Eventually})
 		}
 	}
 	if len(lv.Props) == 0 {
@@ -221,12 +246,20 @@ func (c *Checker) checkEnd(w *model.World) error {
 	if c.live == nil {
 		return nil
 	}
-	for _, i := range c.live.props {
-		if p := &c.Props[i]; c.OnEndStates(p) && !p.Goal(w) {
-			return violation(p, fmt.Errorf("a run ends here, with no action enabled, and the goal does not hold"))
+	for _, o := range c.live.obls {
+		if p := &c.Props[o.prop]; c.OnEndStates(p) && !p.Goal(w, o.node) {
+			return violation(p, fmt.Errorf("a run ends here, with no action enabled, and the goal does not hold%s", c.forNode(p, o.node)))
 		}
 	}
 	return nil
+}
+
+// forNode names the node of a per-node obligation in messages.
+func (c *Checker) forNode(p *Property, node int) string {
+	if !p.PerNode {
+		return ""
+	}
+	return fmt.Sprintf(" for node %d", node)
 }
 
 // LabelsOf returns the liveness labels of w for the properties the graph
@@ -234,12 +267,12 @@ func (c *Checker) checkEnd(w *model.World) error {
 // 2i+1 its goal.
 func (c *Checker) LabelsOf(w *model.World) uint64 {
 	var l uint64
-	for j, i := range c.graphProps {
-		p := &c.Props[i]
-		if p.Live == model.AlwaysEventually || (p.Live == model.LeadsTo && p.After(w)) {
+	for j, o := range c.graphObls {
+		p := &c.Props[o.prop]
+		if p.Live == model.AlwaysEventually || (p.Live == model.LeadsTo && p.After(w, o.node)) {
 			l |= 1 << (2 * j)
 		}
-		if p.Goal(w) {
+		if p.Goal(w, o.node) {
 			l |= 1 << (2*j + 1)
 		}
 	}
@@ -288,11 +321,11 @@ func (c *Checker) CheckLasso(states []*model.World, acts []model.Action, loop in
 			return nil, nil, 0, err
 		}
 	}
-	for _, i := range c.live.props {
-		p := &c.Props[i]
+	for _, o := range c.live.obls {
+		p := &c.Props[o.prop]
 		goals := make([]bool, len(states))
 		for k, w := range states {
-			goals[k] = p.Goal(w)
+			goals[k] = p.Goal(w, o.node)
 		}
 		goal := func(k int) bool { return goals[k] }
 		// The goal must fail at every state that recurs.
@@ -305,7 +338,7 @@ func (c *Checker) CheckLasso(states []*model.World, acts []model.Action, loop in
 		}
 		start := -1
 		for k := from; k <= last && start < 0; k++ {
-			if (p.Live == model.Eventually && k == 0) || p.Live == model.AlwaysEventually || (p.Live == model.LeadsTo && p.After(states[k])) {
+			if (p.Live == model.Eventually && k == 0) || p.Live == model.AlwaysEventually || (p.Live == model.LeadsTo && p.After(states[k], o.node)) {
 				start = k
 			}
 		}
@@ -313,19 +346,20 @@ func (c *Checker) CheckLasso(states []*model.World, acts []model.Action, loop in
 			continue
 		}
 		v := &Violation{Property: p.Name}
+		goalText := "the goal" + c.forNode(p, o.node)
 		if loop > 0 {
-			v.Message = fmt.Sprintf("the goal never holds from step %d on: steps %d-%d repeat for ever, a fair loop", start, L+1, last)
+			v.Message = fmt.Sprintf("%s never holds from step %d on: steps %d-%d repeat for ever, a fair loop", goalText, start, L+1, last)
 			return v, fair, start, nil
 		}
 		if len(idle) > 0 {
-			v.Message = fmt.Sprintf("the goal never holds from step %d on: the run stays for ever in its state after step %d, where only actions without fairness are enabled", start, last)
+			v.Message = fmt.Sprintf("%s never holds from step %d on: the run stays for ever in its state after step %d, where only actions without fairness are enabled", goalText, start, last)
 			e := c.Explain(p.Name, states[last])
 			if e == nil {
 				e = &model.Explanation{Head: "enabled, none of them fair (the run may stop here for ever):", Lines: idle, Field: "stutter"}
 			}
 			return v, e, start, nil
 		}
-		v.Message = fmt.Sprintf("the goal never holds from step %d on: the run ends after step %d with no action enabled", start, last)
+		v.Message = fmt.Sprintf("%s never holds from step %d on: the run ends after step %d with no action enabled", goalText, start, last)
 		return v, c.Explain(p.Name, states[last]), start, nil
 	}
 	return nil, nil, 0, nil
