@@ -373,10 +373,14 @@ func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, wh
 			inner = in(g.to[e])
 		}
 	}
+	var ends []uint32 // states a run may stay in for ever
 	for _, v := range c {
 		if lc.endState(v) {
-			return []uint32{v}, len(c) == 1, nil // a run may stay there for ever
+			ends = append(ends, v)
 		}
+	}
+	if ends != nil {
+		return ends, len(ends) == len(c), nil
 	}
 	if !inner {
 		return nil, false, nil
@@ -638,7 +642,7 @@ func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 	}
 	k := lc.fairSet[lc.comp[entry]].nodes
 	from := len(trace) - len(path)
-	if len(k) == 1 && lc.endState(k[0]) {
+	if lc.endState(entry) {
 		return &lasso{viol: &LiveViolation{p.Name, fmt.Sprintf("a run stays for ever in its state after step %d and the goal never holds from step %d on", len(trace), from)}, trace: trace}, nil
 	}
 	loop, err := lc.loop(k, entry)

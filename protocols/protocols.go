@@ -8,6 +8,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols/fa"
+	"lfccheck/protocols/intr"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
 )
@@ -16,6 +17,7 @@ func init() {
 	model.Register(ucast.Def)
 	model.Register(mcast.Def)
 	model.Register(fa.Def)
+	model.Register(intr.Def)
 }
 
 // All lists the registered protocols.

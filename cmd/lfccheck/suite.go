@@ -82,6 +82,20 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// longestProperty is the length of the longest property name of a
+// registered protocol (0 for an unknown one).
+func longestProperty(protocol string) int {
+	d, err := model.Lookup(protocol)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range d.Properties {
+		n = max(n, len(p.Name))
+	}
+	return n
+}
+
 func runSuite(args []string, e env) (int, error) {
 	var sf searchFlags
 	fs := newFlags("suite", e)
@@ -95,12 +109,14 @@ func runSuite(args []string, e env) (int, error) {
 		return 0, err
 	}
 	checks := suite()
-	width := len("CHECK")
+	width, vwidth := len("CHECK"), len("EXPECTED")
 	for _, sc := range checks {
 		width = max(width, len(sc.name))
+		// a verdict is "pass", "incomplete" or the expectation's form
+		vwidth = max(vwidth, len(sc.claim.Expect), len("incomplete"), len("fail ")+longestProperty(sc.claim.Config.Protocol))
 	}
 	fmt.Fprintf(e.stdout, "lfccheck built-in suite: each check explores the complete state space\n\n")
-	fmt.Fprintf(e.stdout, "%-*s %-26s %-26s %10s %8s\n", width, "CHECK", "EXPECTED", "VERDICT", "STATES", "TIME")
+	fmt.Fprintf(e.stdout, "%-*s %-*s %-*s %10s %8s\n", width, "CHECK", vwidth, "EXPECTED", vwidth, "VERDICT", "STATES", "TIME")
 	bad, incomplete, done := 0, 0, 0
 	for _, sc := range checks {
 		ck, err := properties.Build(sc.claim.Config)
@@ -131,7 +147,7 @@ func runSuite(args []string, e env) (int, error) {
 			mark = "UNEXPECTED"
 			bad++
 		}
-		fmt.Fprintf(e.stdout, "%-*s %-26s %-26s %10d %7.2fs  %s\n", width, sc.name, sc.claim.Expect, got, res.json.States, res.json.ElapsedS, mark)
+		fmt.Fprintf(e.stdout, "%-*s %-*s %-*s %10d %7.2fs  %s\n", width, sc.name, vwidth, sc.claim.Expect, vwidth, got, res.json.States, res.json.ElapsedS, mark)
 		if *verbose {
 			ref := ""
 			if sc.claim.Ref != "" {
