@@ -60,7 +60,23 @@ type ActionKind struct {
 	// enabled, some action of the class is eventually taken. Empty means
 	// the printed action itself, one class per action.
 	FairClass string
+	// Live says how the live runtime (model/live) performs the kind's
+	// actions: at once when enabled (the zero value: NI handlers, signal
+	// delivery), only when the node's client asks (a program polling or
+	// toggling a flag), or when it has stayed enabled for a timer's delay
+	// (an NI's hardware timer).
+	Live LiveMode
 }
+
+// LiveMode is how the live runtime performs an action kind.
+type LiveMode uint8
+
+// Live modes.
+const (
+	LiveEager LiveMode = iota
+	LiveClient
+	LiveTimer
+)
 
 // Fairness is the fairness of an action class in liveness checks.
 type Fairness uint8

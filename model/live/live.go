@@ -20,21 +20,97 @@
 // keeps the order of pushes, so the packets of link i->j are received in
 // transmission order, as the model's FIFO link requires.
 //
+// # Clients and timers
+//
+// Kinds the protocol marks model.LiveClient (a host polling, toggling its
+// interrupt flag, launching on its own schedule) are performed only when
+// the node's client asks (Options.Client, Client.Do); kinds marked
+// model.LiveTimer (an NI's watchdog) are performed when they have stayed
+// enabled for their delay (Options.Timers), on the time package's clock, so
+// that tests can run them in a testing/synctest bubble. Everything else is
+// performed as soon as it is enabled.
+//
 // # Termination
 //
-// A node goroutine that has no enabled local action and an empty inbox is
-// idle. The run ends when every node is idle and no packet is in flight: a
-// state with no enabled action, which Run returns for the caller to judge
-// (a proper end or a deadlock).
+// A node goroutine that has no enabled eager action, no armed timer and an
+// empty inbox is idle. The run ends when every node is idle, no packet is
+// in flight and every client has returned: a state where only client
+// actions may be enabled, which Run returns for the caller to judge (a
+// proper end or a deadlock).
 package live
 
 import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"lfccheck/model"
 )
+
+// Options configure a live run.
+type Options struct {
+	// Timers gives the delay of every model.LiveTimer kind, by kind name.
+	Timers map[string]time.Duration
+	// Client, when set, runs once per node in a goroutine of its own, as
+	// the program on that node's host; it drives the node's LiveClient
+	// actions with Client.Do. The run ends only after every client has
+	// returned.
+	Client func(ctx context.Context, c *Client)
+}
+
+// Client is a node's program: it asks the node's goroutine to perform the
+// node's actions.
+type Client struct {
+	id   model.NodeID
+	r    *run
+	reqs chan request
+}
+
+type request struct {
+	kind  int              // the action kind to perform, or -1 with view set
+	view  func(model.Node) // reads the node's state in its goroutine
+	reply chan bool
+}
+
+// Node is the client's node.
+func (c *Client) Node() model.NodeID { return c.id }
+
+// Do performs the node's action of the named kind if it is enabled, and
+// reports whether it was; it returns false at once when the run is over.
+func (c *Client) Do(kind string) bool {
+	ki := -1
+	for i, k := range c.r.sys.Kinds {
+		if k.Name == kind && k != model.Deliver {
+			ki = i
+		}
+	}
+	if ki < 0 {
+		panic(fmt.Sprintf("live: no action kind %q", kind))
+	}
+	return c.send(request{kind: ki, reply: make(chan bool, 1)})
+}
+
+// View runs f on the node's state in the node's goroutine, between steps;
+// f must only read. It reports false, without running f, when the run is
+// over.
+func (c *Client) View(f func(n model.Node)) bool {
+	return c.send(request{kind: -1, view: f, reply: make(chan bool, 1)})
+}
+
+func (c *Client) send(req request) bool {
+	select {
+	case c.reqs <- req:
+	case <-c.r.stopped:
+		return false
+	}
+	select {
+	case ok := <-req.reply:
+		return ok
+	case <-c.r.stopped:
+		return false
+	}
+}
 
 type msg struct {
 	from model.NodeID
@@ -82,12 +158,15 @@ type Result struct {
 
 type run struct {
 	sys     *model.System
+	opt     Options
 	inboxes []*inbox
+	clients []*Client
 	mu      sync.Mutex // guards acts, active
 	acts    []model.Action
-	active  int // nodes not idle + packets in flight
+	active  int // nodes not idle + packets in flight + running clients
 	done    chan struct{}
 	once    sync.Once
+	stopped chan struct{} // closed when the node goroutines stop
 }
 
 func (r *run) record(a model.Action) {
@@ -111,10 +190,26 @@ func (r *run) adjust(d int) {
 // Run executes sys until no action is enabled anywhere, or until ctx
 // ends. On ctx's end it returns the partial result and an error.
 func Run(ctx context.Context, sys *model.System) (*Result, error) {
+	return RunWith(ctx, sys, Options{})
+}
+
+// RunWith is Run with clients and timers (see Options).
+func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, error) {
 	P := sys.P
-	r := &run{sys: sys, inboxes: make([]*inbox, P), active: P, done: make(chan struct{})}
+	for _, k := range sys.Kinds {
+		if k.Live == model.LiveTimer {
+			if d, ok := opt.Timers[k.Name]; !ok || d <= 0 {
+				return nil, fmt.Errorf("live: kind %q is a timer: Options.Timers needs a positive delay for it", k.Name)
+			}
+		}
+	}
+	r := &run{sys: sys, opt: opt, inboxes: make([]*inbox, P), active: P, done: make(chan struct{}), stopped: make(chan struct{})}
 	for i := range r.inboxes {
 		r.inboxes[i] = &inbox{signal: make(chan struct{}, 1)}
+	}
+	r.clients = make([]*Client, P)
+	for i := range r.clients {
+		r.clients[i] = &Client{id: model.NodeID(i), r: r, reqs: make(chan request)}
 	}
 	res := &Result{Delivered: make([][]model.Packet, P), Final: sys.Initial()}
 	stop := make(chan struct{})
@@ -126,6 +221,19 @@ func Run(ctx context.Context, sys *model.System) (*Result, error) {
 			res.Delivered[id] = r.node(id, res.Final.Nodes[id], stop)
 		}(model.NodeID(n))
 	}
+	cctx, cancel := context.WithCancel(ctx)
+	var cwg sync.WaitGroup
+	if opt.Client != nil {
+		r.adjust(P)
+		for _, c := range r.clients {
+			cwg.Add(1)
+			go func(c *Client) {
+				defer cwg.Done()
+				defer r.adjust(-1)
+				opt.Client(cctx, c)
+			}(c)
+		}
+	}
 	var err error
 	select {
 	case <-r.done:
@@ -134,6 +242,9 @@ func Run(ctx context.Context, sys *model.System) (*Result, error) {
 	}
 	close(stop)
 	wg.Wait()
+	close(r.stopped)
+	cancel()
+	cwg.Wait()
 	r.mu.Lock()
 	res.Actions = append([]model.Action(nil), r.acts...)
 	r.mu.Unlock()
@@ -161,6 +272,13 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 			r.inboxes[t.To].push(msg{from: id, pkt: t.Pkt})
 		}
 	}
+	perform := func(ki int) {
+		out.Reset()
+		r.sys.Kinds[ki].Apply(n, &out)
+		emit(model.Action{Kind: uint8(ki), Node: id})
+	}
+	tm := newTimers(r.sys, r.opt.Timers)
+	reqs := r.clients[id].reqs
 	for {
 		if m, ok := box.pop(); ok {
 			out.Reset()
@@ -169,32 +287,119 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 			r.adjust(-1) // the packet is consumed
 			continue
 		}
-		if r.localStep(id, n, &out, emit) {
+		if ki := r.eager(n); ki >= 0 {
+			perform(ki)
 			continue
 		}
-		// Idle: nothing enabled locally and nothing received.
-		r.adjust(-1)
+		tm.arm(n)
+		armed := tm.next != nil
+		if !armed {
+			r.adjust(-1) // idle: nothing to do until a packet or a client request
+		}
+		var fire <-chan time.Time
+		if armed {
+			fire = tm.next.C
+		}
 		select {
 		case <-stop:
+			tm.stop()
 			return delivered
 		case <-box.signal:
+		case req := <-reqs:
+			if req.kind < 0 {
+				req.view(n)
+				req.reply <- true
+				break
+			}
+			ok := r.sys.Kinds[req.kind].Enabled(n)
+			if ok {
+				perform(req.kind)
+			}
+			req.reply <- ok
+		case <-fire:
+			tm.fired(n, perform)
+		}
+		if !armed {
 			r.adjust(1)
 		}
 	}
 }
 
-// localStep performs the first enabled local action of node id, if any.
-func (r *run) localStep(id model.NodeID, n model.Node, out *model.Outbox, emit func(model.Action)) bool {
+// eager returns the first enabled action kind of n that the runtime
+// performs by itself, or -1.
+func (r *run) eager(n model.Node) int {
 	for ki, k := range r.sys.Kinds {
-		if k == model.Deliver || !k.Enabled(n) {
-			continue
+		if k != model.Deliver && k.Live == model.LiveEager && k.Enabled(n) {
+			return ki
 		}
-		out.Reset()
-		k.Apply(n, out)
-		emit(model.Action{Kind: uint8(ki), Node: id})
-		return true
 	}
-	return false
+	return -1
+}
+
+// timers are a node's LiveTimer kinds: each is armed with its delay when it
+// becomes enabled and fires if it is still enabled when the delay is over;
+// an action that leaves it enabled (a restarted watchdog) arms it anew.
+type timers struct {
+	kinds    []int
+	delay    []time.Duration
+	deadline []time.Time // zero: not armed
+	next     *time.Timer // fires at the earliest deadline
+	sys      *model.System
+}
+
+func newTimers(sys *model.System, delays map[string]time.Duration) *timers {
+	t := &timers{sys: sys}
+	for ki, k := range sys.Kinds {
+		if k.Live == model.LiveTimer {
+			t.kinds = append(t.kinds, ki)
+			t.delay = append(t.delay, delays[k.Name])
+			t.deadline = append(t.deadline, time.Time{})
+		}
+	}
+	return t
+}
+
+// arm arms the enabled kinds that are not armed, disarms the disabled
+// ones, and sets next to the earliest deadline.
+func (t *timers) arm(n model.Node) {
+	t.stop()
+	var first time.Time
+	for i, ki := range t.kinds {
+		switch {
+		case !t.sys.Kinds[ki].Enabled(n):
+			t.deadline[i] = time.Time{}
+		case t.deadline[i].IsZero():
+			t.deadline[i] = time.Now().Add(t.delay[i])
+		}
+		if d := t.deadline[i]; !d.IsZero() && (first.IsZero() || d.Before(first)) {
+			first = d
+		}
+	}
+	if !first.IsZero() {
+		t.next = time.NewTimer(time.Until(first))
+	}
+}
+
+// fired performs every armed kind whose deadline has passed and that is
+// still enabled.
+func (t *timers) fired(n model.Node, perform func(int)) {
+	t.next = nil
+	now := time.Now()
+	for i, ki := range t.kinds {
+		if d := t.deadline[i]; !d.IsZero() && !now.Before(d) {
+			t.deadline[i] = time.Time{}
+			if t.sys.Kinds[ki].Enabled(n) {
+				perform(ki)
+			}
+		}
+	}
+}
+
+func (t *timers) stop() {
+	if t.next != nil {
+		t.next.Stop()
+		t.next = nil
+	}
 }
 
 func (r *run) deliverKind() uint8 {

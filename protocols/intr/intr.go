@@ -247,17 +247,20 @@ func (m *Machine) Kinds() []*model.ActionKind {
 		return m.kinds
 	}
 	u := m.Machine.Kinds()
-	m.kinds = []*model.ActionKind{u[0], u[1], u[2],
-		{Name: "poll", Pattern: "host {node} poll", Owner: model.OwnerHost,
+	launch := *u[0]
+	launch.Live = model.LiveClient // the client sends on its own schedule
+	m.kinds = []*model.ActionKind{&launch, u[1], u[2],
+		{Name: "poll", Pattern: "host {node} poll", Owner: model.OwnerHost, Live: model.LiveClient,
 			Enabled: func(mn model.Node) bool { return len(node(mn).Queue) > 0 },
 			Apply:   func(mn model.Node, _ *model.Outbox) { m.upcall(node(mn)) }},
-		{Name: "disable", Pattern: "host {node} disable", Owner: model.OwnerHost,
+		{Name: "disable", Pattern: "host {node} disable", Owner: model.OwnerHost, Live: model.LiveClient,
 			Enabled: func(mn model.Node) bool { return !node(mn).Disabled },
 			Apply:   func(mn model.Node, _ *model.Outbox) { node(mn).Disabled = true }},
-		{Name: "enable", Pattern: "host {node} enable", Owner: model.OwnerHost,
+		{Name: "enable", Pattern: "host {node} enable", Owner: model.OwnerHost, Live: model.LiveClient,
 			Enabled: func(mn model.Node) bool { return node(mn).Disabled },
 			Apply:   func(mn model.Node, _ *model.Outbox) { node(mn).Disabled = false }},
 		{Name: "timeout", Pattern: "ni {node} timeout", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "timer {node}",
+			Live:    model.LiveTimer,
 			Enabled: func(mn model.Node) bool { n := node(mn); return n.Timer && n.ReadCount == noRead },
 			Apply:   func(mn model.Node, _ *model.Outbox) { m.timeout(node(mn)) }},
 		{Name: "signal", Pattern: "host {node} signal", Owner: model.OwnerHost, Fair: model.Weak,
