@@ -88,6 +88,15 @@ type Explanation struct {
 	// Field names the field of JSON results that carries Lines (for
 	// example "wait_for_cycle").
 	Field string
+	// Waits, when set, are the explanation as edges between NIs (a
+	// wait-for cycle: From waits for To), for pictures.
+	Waits []Wait
+}
+
+// Wait is one edge of a wait-for relation between NIs.
+type Wait struct {
+	From, To NodeID
+	Label    string
 }
 
 // Text renders the explanation as lines: Head, then each item indented.

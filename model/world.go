@@ -29,6 +29,19 @@ type Node interface {
 	Diff(prev Node, change func(what, from, to string))
 }
 
+// Marker is implemented by nodes that can say, for pictures, which of
+// their parts are in a notable condition (a blocked send, a full pool):
+// short texts, keyed by the part's owner (OwnerNI or OwnerHost).
+type Marker interface {
+	Marks() []Mark
+}
+
+// Mark is a notable condition of a node's NI or host.
+type Mark struct {
+	Part Owner
+	Text string
+}
+
 // Machine is a protocol bound to a configuration: the static part of a
 // model, which world states refer to.
 type Machine interface {

@@ -41,9 +41,11 @@ usage:
   lfccheck list [--json]      list protocols, their parameters, variants and properties
   lfccheck replay [--json] FILE
                               re-execute a saved trace step by step
+  lfccheck show [--svg F] [--html F] FILE
+                              draw a saved trace as a sequence chart or a browser viewer
   lfccheck trees [flags]      print multicast trees and their static analysis (App. A.1)
   lfccheck sweep [flags]      check a grid of sizes; report the largest verified per series
-  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, trees,
+  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, show, trees,
                               topology (the topology file format), exit-codes, liveness
 
 exit codes: 0 pass (or as expected), 1 property violated (or not as expected),
@@ -164,7 +166,7 @@ func runEnv(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 
 func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
 
-var commands = []string{"suite", "check", "list", "replay", "trees", "sweep", "help"}
+var commands = []string{"suite", "check", "list", "replay", "show", "trees", "sweep", "help"}
 
 func dispatch(args []string, e env) (int, error) {
 	cmd := "suite"
@@ -180,6 +182,8 @@ func dispatch(args []string, e env) (int, error) {
 		return runList(args, e)
 	case "replay":
 		return runReplay(args, e)
+	case "show":
+		return runShow(args, e)
 	case "trees":
 		return runTrees(args, e)
 	case "sweep":
@@ -473,6 +477,8 @@ func runCheck(args []string, e env) (int, error) {
 	cf.register(fs)
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
 	traceOut := fs.String("trace-out", "", "write the counterexample as a JSON trace to this file ('-': standard output)")
+	var pf pictureFlags
+	pf.register(fs, "the counterexample")
 	sf.register(fs, 0, false)
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
@@ -489,6 +495,12 @@ func runCheck(args []string, e env) (int, error) {
 		if err := fileio.CheckOutput(*traceOut); err != nil {
 			return 0, usagef("--trace-out: %v", err)
 		}
+	}
+	if err := pf.check(); err != nil {
+		return 0, err
+	}
+	if n := countStdout(*traceOut, pf.svg, pf.html); n > 1 || (n == 1 && *jsonOut) {
+		return 0, usagef("at most one of --json, --trace-out, --svg and --html can write to standard output")
 	}
 	ck, err := properties.Build(cfg)
 	if err != nil {
@@ -515,6 +527,11 @@ func runCheck(args []string, e env) (int, error) {
 			return 0, usagef("--trace-out: %v", err)
 		}
 	}
+	if res.outcome != nil {
+		if err := pf.write(ck.Sys, res.acts, *res.outcome, e); err != nil {
+			return 0, err
+		}
+	}
 	return verdictCode(res.json.Verdict), nil
 }
 
@@ -537,6 +554,18 @@ type checked struct {
 	json    checkResult
 	outcome *traces.Outcome
 	file    *traces.File
+	acts    []model.Action
+}
+
+// countStdout counts the outputs that go to standard output ("-").
+func countStdout(paths ...string) int {
+	n := 0
+	for _, p := range paths {
+		if p == "-" {
+			n++
+		}
+	}
+	return n
 }
 
 // checkOne searches ck's state space and, on a violation, re-runs the
@@ -582,7 +611,7 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 		return c, fmt.Errorf("internal error: the counterexample does not reproduce %s", r.Violation.PropertyName())
 	}
 	file := traces.NewFile(ck.Sys, acts, o)
-	c.outcome, c.file = &o, &file
+	c.outcome, c.file, c.acts = &o, &file, acts
 	c.json.Property, c.json.Message = o.Violation.Property, o.Violation.Message
 	c.json.Trace = file.Actions
 	c.json.LoopStart = file.LoopStart

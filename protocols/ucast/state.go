@@ -246,3 +246,25 @@ func (n *Node) NextCopy() int {
 	}
 	return -1
 }
+
+// Marks implements model.Marker: blocked sends per destination and full
+// receive pool partitions on the NI, a full host buffer pool on the host.
+func (n *Node) Marks() []model.Mark {
+	var ms []model.Mark
+	for p := range n.PCB {
+		if b := n.PCB[p].Blocked; len(b) > 0 {
+			ms = append(ms, model.Mark{Part: model.OwnerNI, Text: fmt.Sprintf("blocked to %d: %s", p, descList(b))})
+		}
+	}
+	if n.M != nil {
+		for p := range n.PCB {
+			if p != int(n.ID) && n.PoolCount(model.NodeID(p)) >= n.M.C {
+				ms = append(ms, model.Mark{Part: model.OwnerNI, Text: fmt.Sprintf("pool for %d full", p)})
+			}
+		}
+		if len(n.Queue) >= n.M.HostBuffers {
+			ms = append(ms, model.Mark{Part: model.OwnerHost, Text: "host buffers full"})
+		}
+	}
+	return ms
+}

@@ -116,5 +116,9 @@ func ExplainCycle(w *model.World) model.Explanation {
 		return model.Explanation{Field: "wait_for_cycle",
 			Head: "no wait-for cycle of full receive pools: the deadlock is not App. A.1's buffer cycle"}
 	}
-	return model.Explanation{Field: "wait_for_cycle", Head: "wait-for cycle (App. A.1):", Lines: FormatCycle(w, cyc)}
+	e := model.Explanation{Field: "wait_for_cycle", Head: "wait-for cycle (App. A.1):", Lines: FormatCycle(w, cyc)}
+	for _, c := range cyc {
+		e.Waits = append(e.Waits, model.Wait{From: c.From, To: c.To, Label: "blocked " + c.Blocked.String()})
+	}
+	return e
 }

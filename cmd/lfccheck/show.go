@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+
+	"lfccheck/internal/fileio"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/traces"
+)
+
+// pictureFlags are the --svg and --html outputs of check and show.
+type pictureFlags struct {
+	svg, html string
+}
+
+func (p *pictureFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+}, what string) {
+	fs.StringVar(&p.svg, "svg", "", "write "+what+" as an SVG sequence chart to this file ('-': standard output)")
+	fs.StringVar(&p.html, "html", "", "write "+what+" as a self-contained HTML viewer to this file ('-': standard output)")
+}
+
+// check validates the output paths before any work is done.
+func (p *pictureFlags) check() error {
+	for _, o := range []struct{ flag, path string }{{"--svg", p.svg}, {"--html", p.html}} {
+		if o.path != "" {
+			if err := fileio.CheckOutput(o.path); err != nil {
+				return usagef("%s: %v", o.flag, err)
+			}
+		}
+	}
+	if p.svg == "-" && p.html == "-" {
+		return usagef("--svg and --html cannot both go to standard output")
+	}
+	return nil
+}
+
+// write renders the run of acts on sys and writes the requested pictures.
+func (p *pictureFlags) write(sys *model.System, acts []model.Action, o traces.Outcome, e env) error {
+	for _, out := range []struct {
+		flag, path string
+		render     func(*model.System, []model.Action, traces.Outcome) ([]byte, error)
+	}{{"--svg", p.svg, traces.SVG}, {"--html", p.html, traces.HTML}} {
+		if out.path == "" {
+			continue
+		}
+		data, err := out.render(sys, acts, o)
+		if err != nil {
+			return fmt.Errorf("internal error: %s: %v", out.flag, err)
+		}
+		if err := fileio.WriteOutput(out.path, data, e.stdout); err != nil {
+			return usagef("%s: %v", out.flag, err)
+		}
+	}
+	return nil
+}
+
+func runShow(args []string, e env) (int, error) {
+	fs := newFlags("show", e)
+	var pf pictureFlags
+	pf.register(fs, "the trace")
+	if err := parseFlags(fs, args, "[--svg FILE] [--html FILE] TRACE"); err != nil {
+		return 0, err
+	}
+	if fs.NArg() != 1 {
+		return 0, usagef("show: want exactly one trace file, got %d arguments", fs.NArg())
+	}
+	if err := pf.check(); err != nil {
+		return 0, err
+	}
+	path := fs.Arg(0)
+	data, err := readInput(path, maxInputBytes)
+	if err != nil {
+		return 0, usagef("show: %v", err)
+	}
+	file, err := traces.Parse(data)
+	if err != nil {
+		return 0, usagef("show: %s: %v", path, err)
+	}
+	ck, err := properties.Build(file.Config)
+	if err != nil {
+		return 0, usagef("show: %s: config: %v", path, err)
+	}
+	acts, err := traces.ParseActions(ck.Sys, file.Actions)
+	if err != nil {
+		return 0, usagef("show: %s: %v", path, err)
+	}
+	o, err := traces.RunLasso(ck, acts, file.Loop())
+	if err != nil {
+		return 0, usagef("show: %s: %v", path, err)
+	}
+	if pf.svg == "" && pf.html == "" {
+		fmt.Fprintf(e.stdout, "%s: %s, %d steps\n", path, ck.Sys.Cfg.Describe(), len(acts))
+		traces.WriteText(e.stdout, o)
+		return exitPass, nil
+	}
+	if err := pf.write(ck.Sys, acts, o, e); err != nil {
+		return 0, err
+	}
+	return exitPass, nil
+}
