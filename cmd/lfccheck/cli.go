@@ -877,11 +877,20 @@ func runTrees(args []string, e env) (int, error) {
 	dot := fs.Bool("dot", false, "print the trees as a Graphviz digraph")
 	jsonOut := fs.Bool("json", false, "print the analysis as JSON")
 	edges := fs.Bool("edges", false, "list every tree's edges in the text output")
+	svg := fs.String("svg", "", "also draw the trees as SVG into this file ('-': standard output, instead of the text)")
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
 	}
 	if *dot && *jsonOut {
 		return 0, usagef("trees: give --dot or --json, not both")
+	}
+	if *svg != "" {
+		if err := fileio.CheckOutput(*svg); err != nil {
+			return 0, usagef("--svg: %v", err)
+		}
+		if *svg == "-" && (*dot || *jsonOut) {
+			return 0, usagef("trees: --svg - writes to standard output, so --dot and --json cannot")
+		}
 	}
 	var spec *model.TopologySpec
 	fam := *tree
@@ -911,6 +920,18 @@ func runTrees(args []string, e env) (int, error) {
 	topo, err := topology.Resolve(fam, spec, *nodes)
 	if err != nil {
 		return 0, usageError{err}
+	}
+	if *svg != "" {
+		var b bytes.Buffer
+		if err := topology.WriteSVG(&b, topo); err != nil {
+			return 0, err
+		}
+		if err := fileio.WriteOutput(*svg, b.Bytes(), e.stdout); err != nil {
+			return 0, usagef("--svg: %v", err)
+		}
+		if *svg == "-" {
+			return exitPass, nil
+		}
 	}
 	switch {
 	case *dot:
