@@ -349,3 +349,57 @@ func TestListShowsKindsAndFairness(t *testing.T) {
 		}
 	}
 }
+
+// Pictures: check --svg/--html write the counterexample's chart and
+// viewer; show draws a saved trace; bad paths and bad traces are usage
+// errors, and a pass writes no picture.
+func TestPictures(t *testing.T) {
+	dir := t.TempDir()
+	svg, page, tf := filepath.Join(dir, "c.svg"), filepath.Join(dir, "c.html"), filepath.Join(dir, "c.json")
+	args := []string{"check", "--variant", "no-credit-return", "--nodes", "2", "--credits", "1", "--packets", "1", "-q"}
+	code, out, errs := runCLI(append(args, "--svg", svg, "--html", page, "--trace-out", tf)...)
+	if code != 1 {
+		t.Fatalf("exit %d: %s%s", code, out, errs)
+	}
+	for _, f := range []string{svg, page} {
+		b, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(b), "violated: credit-conservation") {
+			t.Fatalf("%s: %v %.200s", f, err, b)
+		}
+	}
+	code, out, _ = runCLI("show", "--svg", "-", tf)
+	if code != 0 || !strings.HasPrefix(out, "<svg") {
+		t.Fatalf("show --svg -: exit %d %.100s", code, out)
+	}
+	code, out, _ = runCLI("show", tf)
+	if code != 0 || !strings.Contains(out, "  1. host 0 launch") {
+		t.Fatalf("show: exit %d %s", code, out)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"format": "lfccheck-trace/2"`), 0o644)
+	for _, a := range [][]string{
+		{"show", "--html", filepath.Join(dir, "x.html"), bad},
+		{"show", "--svg", "-", "--html", "-", tf},
+		append(args, "--svg", filepath.Join(dir, "missing", "x.svg")),
+		append(args, "--svg", "-", "--json"),
+	} {
+		code, out, errs := runCLI(a...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || errs == "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", a, code, out, errs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.html")); err == nil {
+		t.Error("a viewer was written for a corrupt trace")
+	}
+	pass := filepath.Join(dir, "pass.svg")
+	if code, _, _ := runCLI("check", "--nodes", "2", "--packets", "1", "-q", "--svg", pass); code != 0 {
+		t.Fatalf("pass: exit %d", code)
+	}
+	if _, err := os.Stat(pass); err == nil {
+		t.Error("a pass wrote a chart")
+	}
+	code, out, _ = runCLI("trees", "--nodes", "4", "--tree", "binary", "--svg", "-")
+	if code != 0 || !strings.HasPrefix(out, "<svg") || !strings.Contains(out, "tree of 3 in all") {
+		t.Fatalf("trees --svg -: exit %d %.200s", code, out)
+	}
+}

@@ -38,6 +38,7 @@ func TestREADMECommands(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	os.Symlink(filepath.Join(root, "examples"), filepath.Join(work, "examples"))
 	os.Symlink(filepath.Join(root, "protocols"), filepath.Join(work, "protocols"))
+	os.Symlink(filepath.Join(root, "docs"), filepath.Join(work, "docs"))
 	type example struct {
 		cmd  string
 		want []string

@@ -1,0 +1,183 @@
+package traces_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/traces"
+)
+
+var rewritePictures = flag.Bool("rewrite-pictures", false, "rewrite docs/chain-deadlock.svg")
+
+// counterexample searches cfg and returns the checker, the actions of the
+// counterexample and its replayed outcome.
+func counterexample(t *testing.T, cfg model.Config) (*properties.Checker, []model.Action, traces.Outcome) {
+	t.Helper()
+	ck, err := properties.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := explore.BFS(ck, explore.Options{MaxStates: 2_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != explore.Fail || len(r.Trace) == 0 && r.Loop == 0 && r.Violation == nil {
+		t.Fatalf("%s: want a counterexample, got %s", cfg.Describe(), r.Verdict)
+	}
+	acts := traces.FromCodes(r.Trace)
+	o, err := traces.RunLasso(ck, acts, r.Loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ck, acts, o
+}
+
+// wellFormed checks that data is well-formed markup: XML for SVG; for HTML
+// the lenient HTML mode of encoding/xml (void elements, entities), with
+// every element closed in order.
+func wellFormed(data []byte, isHTML bool) error {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	if isHTML {
+		d.Strict = false
+		d.AutoClose = xml.HTMLAutoClose
+		d.Entity = xml.HTMLEntity
+	}
+	var stack []string
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			stack = append(stack, e.Name.Local)
+		case xml.EndElement:
+			if len(stack) == 0 || stack[len(stack)-1] != e.Name.Local {
+				line, _ := d.InputPos()
+				return fmt.Errorf("line %d: </%s> does not close %v", line, e.Name.Local, stack)
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		return fmt.Errorf("unclosed elements %v", stack)
+	}
+	return nil
+}
+
+// TestPicturesOfEveryCounterexample draws the counterexample of every
+// failing claim and broken variant of the built-in suite, as a chart and as
+// a viewer, and checks both are well-formed, deterministic, and show every
+// step and the violation.
+func TestPicturesOfEveryCounterexample(t *testing.T) {
+	n := 0
+	for _, d := range protocols.All() {
+		claims := append([]model.Claim(nil), d.Claims...)
+		for _, v := range d.Variants {
+			if v.Catches != "" {
+				claims = append(claims, d.VariantClaim(v))
+			}
+		}
+		for _, cl := range claims {
+			if cl.Expect == "pass" {
+				continue
+			}
+			cfg := cl.Config.Clone()
+			cfg.Protocol = d.Name
+			ck, err := properties.Build(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := explore.BFS(ck, explore.Options{MaxStates: 2_000_000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict != explore.Fail || r.Violation == nil {
+				continue // a failed reachability goal has no counterexample
+			}
+			acts := traces.FromCodes(r.Trace)
+			o, err := traces.RunLasso(ck, acts, r.Loop)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := d.Name + " " + cl.Name
+			svg, err := traces.SVG(ck.Sys, acts, o)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := wellFormed(svg, false); err != nil {
+				t.Fatalf("%s: SVG: %v", name, err)
+			}
+			again, _ := traces.SVG(ck.Sys, acts, o)
+			if !bytes.Equal(svg, again) {
+				t.Fatalf("%s: the SVG differs between two runs", name)
+			}
+			page, err := traces.HTML(ck.Sys, acts, o)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := wellFormed(page, true); err != nil {
+				t.Fatalf("%s: HTML: %v", name, err)
+			}
+			for i := range acts {
+				if !bytes.Contains(svg, []byte(fmt.Sprintf(`id="row-%d"`, i+1))) {
+					t.Fatalf("%s: the chart lacks step %d", name, i+1)
+				}
+			}
+			if !bytes.Contains(svg, []byte("violated: "+o.Violation.Property)) {
+				t.Fatalf("%s: the chart does not name the violation", name)
+			}
+			if o.Loop > 0 && !bytes.Contains(svg, []byte("loop for ever")) {
+				t.Fatalf("%s: the lasso's loop is not bracketed", name)
+			}
+			n++
+		}
+	}
+	if n < 10 {
+		t.Fatalf("drew only %d counterexamples", n)
+	}
+}
+
+// TestChainDeadlockChart pins the chart of Fig. 4.8's chain deadlock (the
+// README shows it): regenerate with go test ./traces -rewrite-pictures.
+func TestChainDeadlockChart(t *testing.T) {
+	ck, acts, o := counterexample(t, mcast.Config("chain", 4, 1, 1))
+	svg, err := traces.SVG(ck.Sys, acts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"wait-for cycle", `stroke="#c00"`, "blocked to 2: [m0#1]", "pool for 0 full", "host buffers full", `fill="#fde2e2"`} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("the chart lacks %q", want)
+		}
+	}
+	golden := filepath.Join("..", "docs", "chain-deadlock.svg")
+	if *rewritePictures {
+		if err := os.WriteFile(golden, svg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(svg, want) {
+		t.Fatalf("the chart differs from %s (regenerate with -rewrite-pictures)", golden)
+	}
+}
