@@ -911,11 +911,27 @@ func runTrees(args []string, e env) (int, error) {
 		}
 		spec, *nodes, fam = s, n, ""
 	}
-	if *nodes < 2 || *nodes > model.MaxNodes {
-		return 0, usagef("nodes must be in 2..%d, got %d", model.MaxNodes, *nodes)
-	}
 	if fam == "" && spec == nil {
 		return 0, usagef("trees: --tree is empty")
+	}
+	if spec == nil && *nodes > model.MaxNodes && *nodes <= topology.MaxStaticNodes {
+		// Beyond the explorer's bound: the dependency graph only.
+		if *dot || *svg != "" || *edges {
+			return 0, usagef("trees: --dot, --svg and --edges draw or list at most %d nodes; for %d nodes only the analysis is printed", model.MaxNodes, *nodes)
+		}
+		r, err := topology.AnalyzeFamily(fam, *nodes)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		if *jsonOut {
+			e.stdout.Write(marshalIndent(r))
+		} else {
+			topology.WriteFamilyText(e.stdout, r)
+		}
+		return exitPass, nil
+	}
+	if *nodes < 2 || *nodes > model.MaxNodes {
+		return 0, usagef("nodes must be in 2..%d (and up to %d for a tree family's analysis alone), got %d", model.MaxNodes, topology.MaxStaticNodes, *nodes)
 	}
 	topo, err := topology.Resolve(fam, spec, *nodes)
 	if err != nil {

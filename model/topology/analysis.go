@@ -45,8 +45,11 @@ type Report struct {
 	// LinkRatio is L_used/L_av of Table 5.2: the fraction of the P(P-1)
 	// directed NI-to-NI links that some tree forwards on.
 	LinkRatio float64 `json:"link_ratio"`
-	// DeadlockFree is set when the sufficient condition proves the
-	// topology deadlock-free; Conclusion says why or why not.
+	// Dependencies is the buffer dependency graph (see Dependencies).
+	Dependencies DepGraph `json:"dependency_graph"`
+	// DeadlockFree is set when the dependency graph is acyclic (which
+	// every form of App. A.1's condition implies); Conclusion says why or
+	// why not.
 	DeadlockFree bool   `json:"deadlock_free_by_condition"`
 	Conclusion   string `json:"conclusion"`
 }
@@ -111,8 +114,14 @@ func Analyze(t *model.Topology, p int) Report {
 	if r.LinksAvailable > 0 {
 		r.LinkRatio = float64(r.LinksUsed) / float64(r.LinksAvailable)
 	}
+	r.Dependencies = Dependencies(t, p)
 	const note = " (the condition is sufficient, not necessary)"
 	switch {
+	case r.Dependencies.Acyclic || len(r.Dependencies.Cycle) > 0:
+		r.DeadlockFree, r.Conclusion = conclude(r.Dependencies, r.Overlap)
+		if r.DeadlockFree && r.GlobalCondition {
+			r.Conclusion += "; App. A.1's distance condition holds too"
+		}
 	case r.GlobalCondition:
 		r.DeadlockFree = true
 		r.Conclusion = "deadlock-free: in every tree every node's parent is closer on the ring of all nodes than its children (App. A.1)"
@@ -182,6 +191,7 @@ func WriteText(w io.Writer, r Report, edges bool) {
 		}
 	}
 	fmt.Fprintf(w, "links used: %d of %d directed NI-to-NI links (L_used/L_av = %.3f)\n", r.LinksUsed, r.LinksAvailable, r.LinkRatio)
+	writeDeps(w, r.Dependencies)
 	fmt.Fprintf(w, "conclusion: %s\n", r.Conclusion)
 }
 

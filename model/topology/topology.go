@@ -33,9 +33,9 @@ import (
 // Families lists the built-in family names (kary takes ":K").
 var Families = []string{"binary", "binomial", "chain", "star", "kary:K"}
 
-// childrenFn gives the children of index i in the family's tree for root 0
-// over n nodes.
-type childrenFn func(i, n int) []int
+// childrenFn appends to dst the children of index i in the family's tree
+// for root 0 over n nodes.
+type childrenFn func(dst []int, i, n int) []int
 
 // family parses a family name.
 func family(name string) (childrenFn, error) {
@@ -45,23 +45,21 @@ func family(name string) (childrenFn, error) {
 	case "chain":
 		return karyChildren(1), nil
 	case "star":
-		return func(i, n int) []int {
+		return func(c []int, i, n int) []int {
 			if i != 0 {
-				return nil
+				return c
 			}
-			var c []int
 			for j := 1; j < n; j++ {
 				c = append(c, j)
 			}
 			return c
 		}, nil
 	case "binomial":
-		return func(i, n int) []int {
+		return func(c []int, i, n int) []int {
 			low := n // the root may use every power of two below n
 			if i != 0 {
 				low = i & -i
 			}
-			var c []int
 			for k := 1 << 30; k >= 1; k >>= 1 {
 				if k < low && i+k < n {
 					c = append(c, i+k)
@@ -81,8 +79,7 @@ func family(name string) (childrenFn, error) {
 }
 
 func karyChildren(k int) childrenFn {
-	return func(i, n int) []int {
-		var c []int
+	return func(c []int, i, n int) []int {
 		for j := k*i + 1; j <= k*i+k && j < n; j++ {
 			c = append(c, j)
 		}
@@ -99,10 +96,11 @@ func CheckFamily(name string) error {
 // familyEdges returns the edges of the family tree rooted at members[r].
 func familyEdges(fn childrenFn, members []int, r int) [][2]int {
 	n := len(members)
-	var edges [][2]int
+	edges := make([][2]int, 0, n-1)
 	var walk func(i int)
 	walk = func(i int) {
-		for _, c := range fn(i, n) {
+		var buf [16]int
+		for _, c := range fn(buf[:0], i, n) {
 			edges = append(edges, [2]int{members[(i+r)%n], members[(c+r)%n]})
 			walk(c)
 		}
