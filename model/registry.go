@@ -33,6 +33,10 @@ type Def struct {
 	// Claims are the thesis claims the protocol reproduces, each with the
 	// configuration that tests it and the verdict it should get.
 	Claims []Claim
+	// Static are claims checked by a static analysis instead of a search
+	// (for MCAST, the buffer dependency graph of tree families and
+	// topologies); the suite runs them next to the others.
+	Static []StaticClaim
 	// Sweep is the default grid of 'lfccheck sweep' for the protocol:
 	// parameters with comma-separated values, one series per combination.
 	Sweep []Setting
@@ -61,6 +65,17 @@ type Claim struct {
 	Expect string
 	Ref    string // thesis reference, e.g. "Fig. 4.8"
 	Doc    string // the claim in words
+}
+
+// StaticClaim is a claim decided without a search: Check returns the
+// verdict (compared with Expect) and a size worth printing (for example
+// the vertices of a graph).
+type StaticClaim struct {
+	Name   string
+	Expect string
+	Ref    string
+	Doc    string
+	Check  func() (verdict string, size int64, err error)
 }
 
 // VariantClaim is the claim a broken variant's example makes: it fails

@@ -195,8 +195,10 @@ func WriteText(w io.Writer, r Report, edges bool) {
 	fmt.Fprintf(w, "conclusion: %s\n", r.Conclusion)
 }
 
-// WriteDOT prints the trees as a Graphviz digraph, one cluster per tree.
+// WriteDOT prints the trees as a Graphviz digraph, one cluster per tree;
+// the tree edges on a cycle of the buffer dependency graph are red.
 func WriteDOT(w io.Writer, t *model.Topology) {
+	onCycle := cycleEdges(t)
 	fmt.Fprintln(w, "digraph lfc_trees {")
 	fmt.Fprintln(w, "  node [shape=circle];")
 	for i, tr := range t.Trees {
@@ -211,12 +213,36 @@ func WriteDOT(w io.Writer, t *model.Topology) {
 		}
 		for p, cs := range tr.Children {
 			for _, c := range cs {
-				fmt.Fprintf(w, "    t%d_n%d -> t%d_n%d;\n", i, p, i, c)
+				attr := ""
+				if onCycle[[3]int{i, p, int(c)}] {
+					attr = " [color=red, penwidth=2]"
+				}
+				fmt.Fprintf(w, "    t%d_n%d -> t%d_n%d%s;\n", i, p, i, c, attr)
 			}
 		}
 		fmt.Fprintln(w, "  }")
 	}
 	fmt.Fprintln(w, "}")
+}
+
+// cycleEdges marks the tree edges (tree, from, to) on a cycle of t's
+// buffer dependency graph: the forwarding each step of the cycle names.
+func cycleEdges(t *model.Topology) map[[3]int]bool {
+	p := 0
+	for _, g := range t.Groups {
+		for _, m := range g.Members {
+			p = max(p, int(m)+1)
+		}
+	}
+	out := map[[3]int]bool{}
+	for _, st := range Dependencies(t, p).Cycle {
+		for i, tr := range t.Trees {
+			if fmt.Sprintf("of %d in %s", tr.Root, t.Groups[tr.Group].Name) == st.Tree {
+				out[[3]int{i, st.At, st.To}] = true
+			}
+		}
+	}
+	return out
 }
 
 // dotQuote renders s as a DOT double-quoted string: backslashes, quotes and

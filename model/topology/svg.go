@@ -58,9 +58,11 @@ func layoutTree(tr *model.Tree) treeLayout {
 }
 
 // WriteSVG draws every tree of t, its root in bold, children below their
-// parents in forwarding order, without needing Graphviz. The output is
+// parents in forwarding order, the edges on a cycle of the buffer
+// dependency graph in red, without needing Graphviz. The output is
 // deterministic.
 func WriteSVG(w io.Writer, t *model.Topology) error {
+	onCycle := cycleEdges(t)
 	var body bytes.Buffer
 	x0, y0, rowH, width := 0, 0, 0, 0
 	for i := range t.Trees {
@@ -76,8 +78,12 @@ func WriteSVG(w io.Writer, t *model.Topology) error {
 		for p, cs := range tr.Children {
 			for _, c := range cs {
 				pp := model.NodeID(p)
-				fmt.Fprintf(&body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`+"\n",
-					ox+l.x[pp], oy+l.y[pp]+12, ox+l.x[c], oy+l.y[c]+12)
+				stroke := `stroke="#444"`
+				if onCycle[[3]int{i, p, int(c)}] {
+					stroke = `stroke="#c00" stroke-width="3"`
+				}
+				fmt.Fprintf(&body, `<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`+"\n",
+					ox+l.x[pp], oy+l.y[pp]+12, ox+l.x[c], oy+l.y[c]+12, stroke)
 			}
 		}
 		for _, m := range t.Groups[tr.Group].Members {

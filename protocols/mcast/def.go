@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"lfccheck/model"
+	"lfccheck/model/topology"
 	"lfccheck/properties"
 	"lfccheck/protocols/ucast"
 )
@@ -15,6 +16,12 @@ import (
 //
 //go:embed topologies/overlap-small.topo
 var OverlapSmallFile []byte
+
+// OverlapA2File is topologies/overlap-a2.topo: App. A.2's three
+// overlapping groups on 9 nodes (examples/overlap-a2.topo links to it).
+//
+//go:embed topologies/overlap-a2.topo
+var OverlapA2File []byte
 
 // OverlapCasts are the multicasts that close the overlap example's
 // wait-for cycle: 0 in g1, 2 in g2, 4 in g3.
@@ -39,6 +46,7 @@ var Def = &model.Def{
 	Acyclic: true,
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:  claims(),
+	Static:  staticClaims(),
 	Sweep:   []model.Setting{{Key: "tree", Value: "binary,binomial"}, {Key: "credits", Value: "1,2"}, {Key: "packets", Value: "1,2"}},
 }
 
@@ -67,6 +75,50 @@ func OverlapConfig(groups int) model.Config {
 	p.Topology.Groups, p.Topology.Trees = p.Topology.Groups[:groups], p.Topology.Trees[:groups]
 	p.Casts = append([]model.Cast(nil), OverlapCasts[:groups]...)
 	return model.Config{Protocol: "mcast", Nodes: 6, Params: p}
+}
+
+// staticClaims are the buffer dependency graph's verdicts on the tree
+// families at P=64 and P=1024, on chains, and on App. A.2's groups.
+func staticClaims() []model.StaticClaim {
+	deps := func(g topology.DepGraph) (string, int64, error) {
+		if g.Acyclic {
+			return "acyclic", int64(g.Partitions), nil
+		}
+		return "cycle", int64(g.Partitions), nil
+	}
+	var cs []model.StaticClaim
+	for _, c := range []struct {
+		fam    string
+		p      int
+		expect string
+	}{{"binary", 64, "acyclic"}, {"binomial", 64, "acyclic"}, {"binary", 1024, "acyclic"}, {"binomial", 1024, "acyclic"}, {"chain", 64, "cycle"}} {
+		c := c
+		doc := c.fam + " trees are deadlock-free for every C and K"
+		if c.expect == "cycle" {
+			doc = "chains can deadlock: their buffer dependency graph has a cycle"
+		}
+		cs = append(cs, model.StaticClaim{Name: fmt.Sprintf("dependency graph %s P=%d", c.fam, c.p), Expect: c.expect, Ref: "App. A.1", Doc: doc,
+			Check: func() (string, int64, error) {
+				r, err := topology.AnalyzeFamily(c.fam, c.p)
+				if err != nil {
+					return "", 0, err
+				}
+				return deps(r.Dependencies)
+			}})
+	}
+	return append(cs, model.StaticClaim{Name: "dependency graph App. A.2 groups", Expect: "cycle", Ref: "App. A.2",
+		Doc: "overlapping groups whose trees each meet the distance condition can still wait on each other",
+		Check: func() (string, int64, error) {
+			spec, n, err := topology.ParseFile("overlap-a2.topo", OverlapA2File)
+			if err != nil {
+				return "", 0, err
+			}
+			t, err := topology.Build(spec, n)
+			if err != nil {
+				return "", 0, err
+			}
+			return deps(topology.Dependencies(t, n))
+		}})
 }
 
 func claims() []model.Claim {
