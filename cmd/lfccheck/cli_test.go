@@ -241,7 +241,7 @@ func TestBadTopologyInput(t *testing.T) {
 		{[]string{"check", "--protocol", "mcast", "--cast", "9:1"}, "not a member of any group"},
 		{[]string{"check", "--protocol", "mcast", "--nodes", "5", "--topology", "../../examples/overlap-small.topo"}, "disagrees"},
 		{[]string{"check", "--protocol", "ucast", "--tree", "binary"}, "protocol ucast has no parameter --tree"},
-		{[]string{"trees", "--nodes", "99"}, "nodes must be in 2..64"},
+		{[]string{"trees", "--nodes", "3000"}, "nodes must be in 2..64 (and up to 2048"},
 	} {
 		code, out, errs := runCLI(c.args...)
 		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
