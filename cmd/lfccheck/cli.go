@@ -43,9 +43,11 @@ usage:
                               re-execute a saved trace step by step
   lfccheck show [--svg F] [--html F] FILE
                               draw a saved trace as a sequence chart or a browser viewer
+  lfccheck merge [--json] FILE...
+                              combine the JSON results of a swarm's shards into one verdict
   lfccheck trees [flags]      print multicast trees and their static analysis (App. A.1)
   lfccheck sweep [flags]      check a grid of sizes; report the largest verified per series
-  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, show, trees,
+  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, show, merge, trees,
                               topology (the topology file format), exit-codes, liveness
 
 exit codes: 0 pass (or as expected), 1 property violated (or not as expected),
@@ -166,7 +168,7 @@ func runEnv(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 
 func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
 
-var commands = []string{"suite", "check", "list", "replay", "show", "trees", "sweep", "help"}
+var commands = []string{"suite", "check", "list", "replay", "show", "merge", "trees", "sweep", "help"}
 
 func dispatch(args []string, e env) (int, error) {
 	cmd := "suite"
@@ -184,6 +186,8 @@ func dispatch(args []string, e env) (int, error) {
 		return runReplay(args, e)
 	case "show":
 		return runShow(args, e)
+	case "merge":
+		return runMerge(args, e)
 	case "trees":
 		return runTrees(args, e)
 	case "sweep":
@@ -425,6 +429,14 @@ type checkResult struct {
 	LivenessNote string   `json:"liveness_note,omitempty"`
 	GraphBytes   int64    `json:"graph_bytes,omitempty"`
 	Trace        []string `json:"trace,omitempty"`
+	// Search is the strategy (bfs, dfs, random); Seed, Shard, Walks,
+	// WalksPerS and Coverage describe hunts (see check --search).
+	Search    string  `json:"search"`
+	Seed      int64   `json:"seed,omitempty"`
+	Shard     string  `json:"shard,omitempty"`
+	Walks     int64   `json:"walks,omitempty"`
+	WalksPerS float64 `json:"walks_per_s,omitempty"`
+	Coverage  int64   `json:"coverage,omitempty"`
 	// LoopStart, for a liveness counterexample, is the step at which the
 	// trace's loop begins (the trace repeats from there for ever).
 	LoopStart   int      `json:"loop_start,omitempty"`
@@ -479,6 +491,8 @@ func runCheck(args []string, e env) (int, error) {
 	traceOut := fs.String("trace-out", "", "write the counterexample as a JSON trace to this file ('-': standard output)")
 	var pf pictureFlags
 	pf.register(fs, "the counterexample")
+	var hf huntFlags
+	hf.register(fs)
 	sf.register(fs, 0, false)
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
@@ -488,6 +502,10 @@ func runCheck(args []string, e env) (int, error) {
 		return 0, err
 	}
 	opt, err := sf.options(e)
+	if err != nil {
+		return 0, err
+	}
+	hunt, err := hf.hunt(fs, opt)
 	if err != nil {
 		return 0, err
 	}
@@ -507,7 +525,18 @@ func runCheck(args []string, e env) (int, error) {
 		return 0, usageError{err}
 	}
 	sf.setUp(ck)
-	res, err := checkOne(ck, opt)
+	var res checked
+	if hunt == nil {
+		res, err = checkOne(ck, opt)
+	} else {
+		res, err = checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
+			return runHunt(ck, opt, hunt, hf.search)
+		})
+		res.json.Search, res.json.Seed = hf.search, hf.seed
+		if hunt.Shards > 0 {
+			res.json.Shard = fmt.Sprintf("%d/%d", hunt.Shard, hunt.Shards)
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -573,7 +602,17 @@ func countStdout(paths ...string) int {
 // After a complete search, a Sometimes goal that was never reached is a
 // failure without a counterexample.
 func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
-	r, err := explore.BFS(ck, opt)
+	c, err := checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
+		r, err := explore.BFS(ck, opt)
+		return r, nil, err
+	})
+	c.json.Search = "bfs"
+	return c, err
+}
+
+// checkResultOf runs a search and builds the result of checking ck with it.
+func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (explore.Result, *explore.HuntStats, error)) (checked, error) {
+	r, hs, err := search()
 	if err != nil {
 		return checked{}, err
 	}
@@ -587,6 +626,9 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
 		ReductionNote: reductionNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
 	}}
+	if hs != nil {
+		c.json.Walks, c.json.WalksPerS, c.json.Coverage = hs.Walks, hs.WalksPer, hs.Coverage
+	}
 	for _, p := range ck.Props {
 		c.json.Properties = append(c.json.Properties, p.Name)
 		if p.Live != model.NotLive {
@@ -662,7 +704,9 @@ func printCheck(w io.Writer, c checked) {
 		fmt.Fprintf(w, "verdict: INCOMPLETE: %s; nothing was proved\n", j.Reason)
 	}
 	store := "exact"
-	if j.Fingerprint {
+	if j.Search == "random" {
+		store = "no visited"
+	} else if j.Fingerprint {
 		store = fmt.Sprintf("fingerprint (collision probability about %.2g)", j.CollisionProb)
 	}
 	graph := ""
@@ -671,6 +715,20 @@ func printCheck(w io.Writer, c checked) {
 	}
 	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d  elapsed: %.2fs  (%.0f states/s, peak heap %s, %s store%s)\n",
 		j.States, j.Transitions, j.Depth, j.ElapsedS, j.StatesPerS, explore.FormatBytes(j.PeakHeapBytes), store, graph)
+	switch j.Search {
+	case "dfs":
+		shard := ""
+		if j.Shard != "" {
+			shard = fmt.Sprintf(", shard %s, seed %d", j.Shard, j.Seed)
+		}
+		fmt.Fprintf(w, "search: depth-first%s (a counterexample is not necessarily shortest)\n", shard)
+	case "random":
+		shard := ""
+		if j.Shard != "" {
+			shard = ", shard " + j.Shard
+		}
+		fmt.Fprintf(w, "search: %d random walks (seed %d%s, %.0f walks/s), %d distinct states seen\n", j.Walks, j.Seed, shard, j.WalksPerS, j.Coverage)
+	}
 	fmt.Fprintf(w, "reduction: %s\n", j.ReductionNote)
 	if j.LivenessNote != "" {
 		fmt.Fprintf(w, "liveness: %s\n", j.LivenessNote)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -401,5 +402,82 @@ func TestPictures(t *testing.T) {
 	code, out, _ = runCLI("trees", "--nodes", "4", "--tree", "binary", "--svg", "-")
 	if code != 0 || !strings.HasPrefix(out, "<svg") || !strings.Contains(out, "tree of 3 in all") {
 		t.Fatalf("trees --svg -: exit %d %.200s", code, out)
+	}
+}
+
+// Hunts: DFS and random walks find App. A.2's deadlock with replayable
+// counterexamples; shards and walks never pass; merge combines shards.
+func TestSearchStrategiesAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	a2 := []string{"check", "--protocol", "mcast", "--topology", "../../examples/overlap-a2.topo",
+		"--cast", "g1/0:1", "--cast", "g2/3:1", "--cast", "g3/6:1", "-q"}
+	for _, extra := range [][]string{
+		{"--search", "dfs"},
+		{"--search", "dfs", "--seed", "3", "--shard", "1/4"},
+		{"--search", "random", "--walks", "50", "--max-depth", "100", "--seed", "2"},
+	} {
+		tf := filepath.Join(dir, "t.json")
+		code, out, errs := runCLI(append(append(a2, extra...), "--trace-out", tf)...)
+		if code != 1 || !strings.Contains(out, "verdict: FAIL: deadlock violated") {
+			t.Fatalf("%v: exit %d\n%s%s", extra, code, out, errs)
+		}
+		if code, out, _ := runCLI("replay", tf); code != 0 || !strings.Contains(out, "reproduced: deadlock") {
+			t.Fatalf("%v: the counterexample does not replay: %s", extra, out)
+		}
+	}
+	// A complete DFS passes; a shard or random walks over a correct
+	// configuration are incomplete (exit 3).
+	ok := []string{"check", "--protocol", "mcast", "--nodes", "3", "-q"}
+	if code, out, _ := runCLI(append(ok, "--search", "dfs")...); code != 0 {
+		t.Fatalf("complete DFS: exit %d\n%s", code, out)
+	}
+	var files []string
+	for i := 0; i < 3; i++ {
+		f := filepath.Join(dir, fmt.Sprintf("s%d.json", i))
+		code, out, _ := runCLI(append(ok, "--search", "random", "--walks", "20", "--max-depth", "60", "--shard", fmt.Sprintf("%d/3", i), "--json")...)
+		if code != 3 {
+			t.Fatalf("shard %d: exit %d\n%s", i, code, out)
+		}
+		os.WriteFile(f, []byte(out), 0o644)
+		files = append(files, f)
+	}
+	code, out, _ := runCLI(append([]string{"merge"}, files...)...)
+	if code != 3 || !strings.Contains(out, "no violation found by 3 shards") {
+		t.Fatalf("merge: exit %d\n%s", code, out)
+	}
+	// A failing shard makes the merge fail.
+	_, out, _ = runCLI(append(a2, "--search", "random", "--walks", "20", "--max-depth", "100", "--shard", "0/2", "--json")...)
+	fail := filepath.Join(dir, "fail.json")
+	os.WriteFile(fail, []byte(out), 0o644)
+	_, out, _ = runCLI(append(a2, "--search", "random", "--walks", "20", "--max-depth", "100", "--shard", "1/2", "--json")...)
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, []byte(out), 0o644)
+	if code, out, _ := runCLI("merge", other, fail); code != 1 || !strings.Contains(out, "verdict: FAIL: deadlock violated") {
+		t.Fatalf("merge with a failing shard: exit %d\n%s", code, out)
+	}
+	if code, _, errs := runCLI("merge", fail, files[0]); code != 2 || !strings.Contains(errs, "another configuration") {
+		t.Fatalf("merging different configurations: exit %d %s", code, errs)
+	}
+	// The shard index from the environment of a Kubernetes Indexed Job.
+	t.Setenv("JOB_COMPLETION_INDEX", "2")
+	if code, out, _ := runCLI(append(ok, "--search", "random", "--walks", "5", "--max-depth", "30", "--shard", "env/3", "--json")...); code != 3 || !strings.Contains(out, `"shard": "2/3"`) {
+		t.Fatalf("--shard env/3: exit %d\n%s", code, out)
+	}
+	for _, bad := range [][]string{
+		{"--search", "random", "--walks", "5"},            // no depth bound
+		{"--search", "random", "--max-depth", "5"},        // no walks
+		{"--search", "sideways"},                          // unknown
+		{"--seed", "4"},                                   // seed with bfs
+		{"--search", "dfs", "--shard", "4/4"},             // index out of range
+		{"--search", "dfs", "--walks", "3"},               // walks with dfs
+		{"--search", "dfs", "--property", "race-1", "-q"}, // not a property of mcast
+	} {
+		if code, _, errs := runCLI(append(ok, bad...)...); code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q", bad, code, errs)
+		}
+	}
+	// Liveness that needs the graph: bfs only.
+	if code, _, errs := runCLI("check", "--protocol", "fa", "--search", "dfs", "-q"); code != 2 || !strings.Contains(errs, "eventual-reply needs the state graph") {
+		t.Errorf("dfs with graph liveness: exit %d %q", code, errs)
 	}
 }
