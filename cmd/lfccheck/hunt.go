@@ -198,7 +198,7 @@ func runMerge(args []string, e env) (int, error) {
 		switch m.Verdict {
 		case string(explore.Fail):
 			fmt.Fprintf(e.stdout, "verdict: FAIL: %s violated (found by %s): %s\n", m.Property, m.From, m.Message)
-			fmt.Fprintf(e.stdout, "counterexample: %s\n", strings.Join(m.Trace, ", "))
+			fmt.Fprintf(e.stdout, "counterexample: %d steps, in %s (rerun that shard with --trace-out FILE to replay it)\n", len(m.Trace), m.From)
 		case string(explore.Pass):
 			fmt.Fprintf(e.stdout, "verdict: pass (one result explored the complete state space)\n")
 		default:
