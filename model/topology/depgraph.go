@@ -28,7 +28,7 @@ import (
 //     reaches its sender explicitly or piggybacked. With CREDIT_REFRESH
 //     greater than C, credits owed below the threshold may never be sent,
 //     a starvation that has nothing to do with trees (the built-in suite
-//     shows it: ucast refresh>C fails with a deadlock); it is a separate
+//     shows it: the unicast refresh>C claim deadlocks); it is a separate
 //     cause that this graph does not cover.
 //
 // Argument: in a state where no action is enabled but work remains, take an
