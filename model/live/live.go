@@ -203,7 +203,13 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 			}
 		}
 	}
-	r := &run{sys: sys, opt: opt, inboxes: make([]*inbox, P), active: P, done: make(chan struct{}), stopped: make(chan struct{})}
+	// Every node starts active, and so does every client: counting the
+	// clients only once they start would let idle nodes end the run first.
+	active := P
+	if opt.Client != nil {
+		active += P
+	}
+	r := &run{sys: sys, opt: opt, inboxes: make([]*inbox, P), active: active, done: make(chan struct{}), stopped: make(chan struct{})}
 	for i := range r.inboxes {
 		r.inboxes[i] = &inbox{signal: make(chan struct{}, 1)}
 	}
@@ -224,7 +230,6 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 	cctx, cancel := context.WithCancel(ctx)
 	var cwg sync.WaitGroup
 	if opt.Client != nil {
-		r.adjust(P)
 		for _, c := range r.clients {
 			cwg.Add(1)
 			go func(c *Client) {
