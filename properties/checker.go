@@ -229,6 +229,17 @@ func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 // trivially, so the reduced graph keeps every terminal state and every
 // violation of the state invariants and transition rules. Tests compare
 // verdicts and terminal states with and without it.
+//
+// Fusion: in the reduced graph a state where an ample action is enabled has
+// that action as its only successor, so the search need not store it:
+// after every step, Successors applies the enabled ample actions at once
+// (the first in enumeration order, again and again, checking the
+// properties after each, as the reduced graph would have), and hands the
+// explorer the state where none is enabled. The explorer stores only those
+// states (for UCAST and MCAST, a copy and the processing of the copied
+// packet become one transition); Actions rebuilds the actions a stored
+// trace stands for. The initial state is expanded as before if an ample
+// action is enabled in it.
 func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error {
 	if err := c.Sys.Decode(state, &c.cur); err != nil {
 		return err
@@ -255,12 +266,85 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 			return fmt.Errorf("enabled action failed: %w", err)
 		}
 		verr := c.CheckStep(&c.next, a, &c.out)
+		if verr == nil && c.Reduce {
+			var err error
+			if verr, err = c.fuse(&c.next, nil); err != nil {
+				return err
+			}
+		}
 		c.buf = c.next.Encode(c.buf[:0])
 		if !visit(a.Code(), c.buf, verr) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// firstAmple returns the first enabled action of an ample kind in w.
+func (c *Checker) firstAmple(w *model.World) (model.Action, bool) {
+	for n := range w.Nodes {
+		for ki, k := range c.Sys.Kinds {
+			if k.Ample && k != model.Deliver && k.Enabled(w.Nodes[n]) {
+				return model.Action{Kind: uint8(ki), Node: model.NodeID(n)}, true
+			}
+		}
+	}
+	return model.Action{}, false
+}
+
+// fuse applies enabled ample actions to w, one at a time, until none is
+// enabled or one violates a property, appending them to done when it is
+// not nil. It returns the violation (a property error) or an internal
+// error.
+func (c *Checker) fuse(w *model.World, done *[]model.Action) (verr error, err error) {
+	for {
+		a, ok := c.firstAmple(w)
+		if !ok {
+			return nil, nil
+		}
+		if err := w.Apply(a, &c.out); err != nil {
+			return nil, fmt.Errorf("enabled ample action failed: %w", err)
+		}
+		if done != nil {
+			*done = append(*done, a)
+		}
+		if verr := c.CheckStep(w, a, &c.out); verr != nil {
+			return verr, nil
+		}
+	}
+}
+
+// Actions rebuilds the actions that a trace of explorer action codes
+// stands for: with Reduce set, each code is followed by the ample actions
+// that Successors fused into it (it stops fusing at the first violation,
+// as the search did). loop, the number of trailing codes that form a
+// lasso's loop, becomes the number of trailing actions that do.
+func (c *Checker) Actions(codes []uint32, loop int) ([]model.Action, int) {
+	var acts []model.Action
+	w := c.Sys.Initial()
+	violated := false
+	loopStart := 0
+	for i, code := range codes {
+		if i == len(codes)-loop {
+			loopStart = len(acts)
+		}
+		a := model.ActionFromCode(code)
+		acts = append(acts, a)
+		if !c.Reduce || violated || w.Apply(a, &c.out) != nil {
+			continue
+		}
+		if c.CheckStep(w, a, &c.out) != nil {
+			violated = true
+			continue
+		}
+		if verr, err := c.fuse(w, &acts); verr != nil || err != nil {
+			violated = true
+		}
+	}
+	if loop == 0 {
+		return acts, 0
+	}
+	return acts, len(acts) - loopStart
 }
 
 // ActionName names an action code.

@@ -69,7 +69,7 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 					v := string(r.Verdict)
 					if r.Verdict == explore.Fail {
 						v += " " + r.Violation.PropertyName()
-						o, err := traces.RunLasso(ck, traces.FromCodes(r.Trace), r.Loop)
+						o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
 						if err != nil {
 							t.Fatalf("%+v: the counterexample does not replay: %v", mode, err)
 						}

@@ -37,8 +37,7 @@ func counterexample(t *testing.T, cfg model.Config) (*properties.Checker, []mode
 	if r.Verdict != explore.Fail || len(r.Trace) == 0 && r.Loop == 0 && r.Violation == nil {
 		t.Fatalf("%s: want a counterexample, got %s", cfg.Describe(), r.Verdict)
 	}
-	acts := traces.FromCodes(r.Trace)
-	o, err := traces.RunLasso(ck, acts, r.Loop)
+	o, acts, err := traces.RunCodes(ck, r.Trace, r.Loop)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,8 +110,7 @@ func TestPicturesOfEveryCounterexample(t *testing.T) {
 			if r.Verdict != explore.Fail || r.Violation == nil {
 				continue // a failed reachability goal has no counterexample
 			}
-			acts := traces.FromCodes(r.Trace)
-			o, err := traces.RunLasso(ck, acts, r.Loop)
+			o, acts, err := traces.RunCodes(ck, r.Trace, r.Loop)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -182,13 +182,14 @@ func asViolation(err error) *properties.Violation {
 	return &properties.Violation{Property: "internal", Message: err.Error()}
 }
 
-// FromCodes converts explorer action codes to actions.
-func FromCodes(codes []uint32) []model.Action {
-	acts := make([]model.Action, len(codes))
-	for i, c := range codes {
-		acts[i] = model.ActionFromCode(c)
-	}
-	return acts
+// RunCodes runs a counterexample the explorer found with ck, given as
+// action codes of which the last loop form a lasso's loop: it rebuilds the
+// actions (Checker.Actions restores the steps a reduced search fused) and
+// runs them with RunLasso.
+func RunCodes(ck *properties.Checker, codes []uint32, loop int) (Outcome, []model.Action, error) {
+	acts, l := ck.Actions(codes, loop)
+	o, err := RunLasso(ck, acts, l)
+	return o, acts, err
 }
 
 // NewFile builds the saved form of an outcome of the actions acts, run on

@@ -644,8 +644,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 	if r.Verdict != explore.Fail {
 		return c, nil
 	}
-	acts := traces.FromCodes(r.Trace)
-	o, err := traces.RunLasso(ck, acts, r.Loop)
+	o, acts, err := traces.RunCodes(ck, r.Trace, r.Loop)
 	if err != nil {
 		return c, fmt.Errorf("internal error: the counterexample does not replay: %v", err)
 	}

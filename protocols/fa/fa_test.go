@@ -63,7 +63,7 @@ func TestSplitIncrementCaught(t *testing.T) {
 		if r.Verdict != explore.Fail || r.Violation.PropertyName() != "distinct-values" {
 			t.Fatalf("%v: got %v %v", cfg.Properties, r.Verdict, r.Violation)
 		}
-		o, err := traces.RunLasso(ck, traces.FromCodes(r.Trace), r.Loop)
+		o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
 		if err != nil || o.Violation == nil || o.Violation.Property != "distinct-values" {
 			t.Fatalf("replay: %v %v", o.Violation, err)
 		}

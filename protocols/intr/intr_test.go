@@ -54,7 +54,7 @@ func TestVariantsAreCaught(t *testing.T) {
 			if r.Verdict != explore.Fail || r.Violation.PropertyName() != v.Catches {
 				t.Fatalf("want fail %s, got %s %v", v.Catches, r.Verdict, r.Violation)
 			}
-			o, err := traces.RunLasso(ck, traces.FromCodes(r.Trace), r.Loop)
+			o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
 			if err != nil || o.Violation == nil || o.Violation.Property != v.Catches {
 				t.Fatalf("replay: %+v, %v", o.Violation, err)
 			}

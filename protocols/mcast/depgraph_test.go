@@ -11,6 +11,7 @@ import (
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
+	"lfccheck/traces"
 )
 
 // randomTopology draws 1 to 3 groups over p nodes (possibly overlapping),
@@ -97,13 +98,11 @@ func TestDependencyGraphAgainstExplorer(t *testing.T) {
 			continue // a cycle is necessary, not sufficient
 		}
 		deadlocks++
-		w := ck.Sys.Initial()
-		var out model.Outbox
-		for _, c := range r.Trace {
-			if err := w.Apply(model.ActionFromCode(c), &out); err != nil {
-				t.Fatal(err)
-			}
+		o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
+		if err != nil {
+			t.Fatal(err)
 		}
+		w := o.Final
 		cyc := ucast.WaitForCycle(w)
 		if cyc == nil {
 			t.Fatalf("run %d: a deadlock without a wait-for cycle\n%s", i, w.Format())

@@ -46,11 +46,11 @@ func TestPinnedStateCounts(t *testing.T) {
 		reduced, full       int64
 		fullTrans, maxDepth int64
 	}{
-		{cfg(2, 1, 1, 0), 37, 53, 100, 10},
-		{cfg(2, 1, 2, 0), 234, 409, 1090, 20},
-		{cfg(2, 2, 4, 0), 7489, 14348, 53420, 40},
-		{cfg(2, 2, 3, 2), 3040, 6473, 19156, 25},
-		{cfg(3, 1, 1, 0), 28885, 81502, 397353, 30},
+		{cfg(2, 1, 1, 0), 27, 53, 100, 10},
+		{cfg(2, 1, 2, 0), 162, 409, 1090, 20},
+		{cfg(2, 2, 4, 0), 4485, 14348, 53420, 40},
+		{cfg(2, 2, 3, 2), 1654, 6473, 19156, 25},
+		{cfg(3, 1, 1, 0), 13468, 81502, 397353, 30},
 	}
 	for _, c := range cases {
 		p := c.cfg.Params.(*ucast.Params)
@@ -91,7 +91,7 @@ func TestVariantsAreCaught(t *testing.T) {
 					if len(r.Trace) == 0 || len(r.Trace) > 20 {
 						t.Fatalf("counterexample of %d steps, want a short one", len(r.Trace))
 					}
-					o, err := traces.RunLasso(ck, traces.FromCodes(r.Trace), r.Loop)
+					o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
 					if err != nil {
 						t.Fatalf("counterexample does not replay: %v", err)
 					}
