@@ -8,6 +8,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols/fa"
+	"lfccheck/protocols/gsb"
 	"lfccheck/protocols/intr"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
@@ -18,6 +19,7 @@ func init() {
 	model.Register(mcast.Def)
 	model.Register(fa.Def)
 	model.Register(intr.Def)
+	model.Register(gsb.Def)
 }
 
 // All lists the registered protocols.

@@ -188,6 +188,23 @@ func (p *Params) Describe() string {
 // Resolve fills in defaults and validates. The node count defaults to the
 // topology's, else 3.
 func (p *Params) Resolve(nodes int) (int, error) {
+	nodes, err := p.ResolveBase(nodes)
+	if err != nil {
+		return 0, err
+	}
+	if p.PacketsGiven() && len(p.Casts) > 0 {
+		return 0, fmt.Errorf("give packets or casts, not both: casts replace the default multicasts of packets")
+	}
+	if len(p.Casts) == 0 && len(p.Flows) == 0 && p.Packets == 0 {
+		return 0, fmt.Errorf("packets is 0 and no cast or flow is given: nothing to send")
+	}
+	return nodes, nil
+}
+
+// ResolveBase is Resolve without the checks of the multicast workload
+// (for protocols that give packets and casts other meanings): topology and
+// node count, refresh, sizes and flows.
+func (p *Params) ResolveBase(nodes int) (int, error) {
 	if p.Topology != nil && p.Tree != "" {
 		return 0, fmt.Errorf("give a tree family or a topology, not both")
 	}
@@ -205,12 +222,6 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	}
 	if err := p.Params.Validate(nodes); err != nil {
 		return 0, err
-	}
-	if p.PacketsGiven() && len(p.Casts) > 0 {
-		return 0, fmt.Errorf("give packets or casts, not both: casts replace the default multicasts of packets")
-	}
-	if len(p.Casts) == 0 && len(p.Flows) == 0 && p.Packets == 0 {
-		return 0, fmt.Errorf("packets is 0 and no cast or flow is given: nothing to send")
 	}
 	return nodes, nil
 }

@@ -125,7 +125,7 @@ var ExactlyOnce = properties.ExactlyOnce(
 func Finished(w *model.World) bool {
 	for i := range w.Nodes {
 		n := NodeAt(w, i)
-		if n.Next < len(n.M.Work[i]) || len(n.Queue) > 0 || len(n.Recv) > 0 || len(n.Send) > 0 {
+		if n.Next < len(n.M.Work[i]) || n.HostBuffersUsed() > 0 || len(n.Recv) > 0 || len(n.Send) > 0 {
 			return false
 		}
 		for p := range n.PCB {
@@ -143,14 +143,14 @@ func Remaining(w *model.World) string {
 	for i := range w.Nodes {
 		n := NodeAt(w, i)
 		unsent += len(n.M.Work[i]) - n.Next
-		queued += len(n.Queue)
+		queued += n.HostBuffersUsed()
 		pooled += len(n.Recv)
 		for p := range n.PCB {
 			blocked += len(n.PCB[p].Blocked)
 		}
 	}
 	return properties.Counts(unsent, "packets not launched", blocked, "blocked sends",
-		pooled, "NI receive buffers occupied", queued, "packets unprocessed by hosts", w.InFlight(), "packets in flight")
+		pooled, "NI receive buffers occupied", queued, "host buffers in use", w.InFlight(), "packets in flight")
 }
 
 // CreditConservation: per ordered pair S->R, credits held by S, data

@@ -51,10 +51,19 @@ type NI struct {
 // Host is the state of one host process, with the stream logs that the
 // fifo and exactly-once properties read (history state).
 type Host struct {
-	Next  int               // index of the next workload item to launch
-	Queue []model.Packet    // delivered, not yet processed (full host buffers)
-	Log   []model.StreamLog // per stream (see Machine.Stream)
+	Next  int            // index of the next workload item to launch
+	Queue []model.Packet // delivered, not yet processed (full host buffers)
+	// Held are packets the client kept after its upcall (lfc_upcall
+	// returned nonzero, Table 3.1) and has not yet freed with
+	// lfc_packet_free: they occupy host buffers like Queue's. Only
+	// protocols whose machine sets KeepsPackets have any.
+	Held []model.Packet
+	Log  []model.StreamLog // per stream (see Machine.Stream)
 }
+
+// HostBuffersUsed is the number of host receive buffers in use: packets
+// delivered and not yet processed plus packets the client keeps.
+func (h *Host) HostBuffersUsed() int { return len(h.Queue) + len(h.Held) }
 
 // Node is one node's UCAST state: its NI and its host. Protocols built on
 // UCAST embed it.
@@ -92,6 +101,9 @@ func (n *Node) Encode(buf []byte) []byte {
 	}
 	buf = binary.AppendUvarint(buf, uint64(n.Next))
 	buf = model.AppendPackets(buf, n.Queue)
+	if n.M.KeepsPackets {
+		buf = model.AppendPackets(buf, n.Held)
+	}
 	for _, l := range n.Log {
 		buf = binary.AppendUvarint(buf, uint64(l.Last))
 		buf = binary.AppendUvarint(buf, l.Mask)
@@ -129,6 +141,9 @@ func (n *Node) Decode(d *model.Decoder) {
 	}
 	n.Next = int(d.Uvarint())
 	n.Queue = d.Packets(n.Queue)
+	if n.M.KeepsPackets {
+		n.Held = d.Packets(n.Held)
+	}
 	for i := range n.Log {
 		n.Log[i].Last = uint16(d.Uvarint())
 		n.Log[i].Mask = d.Uvarint()
@@ -153,6 +168,7 @@ func (n *Node) CopyNode(s *Node) {
 	n.Send = append(n.Send[:0], s.Send...)
 	n.Next = s.Next
 	n.Queue = append(n.Queue[:0], s.Queue...)
+	n.Held = append(n.Held[:0], s.Held...)
 	n.Log = append(n.Log[:0], s.Log...)
 }
 
@@ -194,6 +210,9 @@ func (n *Node) Describe() []string {
 	}
 	s += fmt.Sprintf(" recv %s send %s", recvList(n.Recv), sendList(n.Send))
 	h := fmt.Sprintf("host %d: launched %d of %d, queue %s", n.ID, n.Next, len(n.M.Work[n.ID]), model.PacketList(n.Queue))
+	if n.M.KeepsPackets {
+		h += " held " + model.PacketList(n.Held)
+	}
 	return []string{s, h}
 }
 
@@ -212,6 +231,7 @@ func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	ch(fmt.Sprintf("ni %d send pool", id), sendList(x.Send), sendList(n.Send))
 	ch(fmt.Sprintf("host %d launched", id), fmt.Sprint(x.Next), fmt.Sprint(n.Next))
 	ch(fmt.Sprintf("host %d queue", id), model.PacketList(x.Queue), model.PacketList(n.Queue))
+	ch(fmt.Sprintf("host %d held", id), model.PacketList(x.Held), model.PacketList(n.Held))
 }
 
 // FindRecv returns the index of the receive buffer holding pkt, or -1.
@@ -262,7 +282,7 @@ func (n *Node) Marks() []model.Mark {
 				ms = append(ms, model.Mark{Part: model.OwnerNI, Text: fmt.Sprintf("pool for %d full", p)})
 			}
 		}
-		if len(n.Queue) >= n.M.HostBuffers {
+		if n.HostBuffersUsed() >= n.M.HostBuffers {
 			ms = append(ms, model.Mark{Part: model.OwnerHost, Text: "host buffers full"})
 		}
 	}

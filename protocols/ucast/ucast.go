@@ -156,7 +156,11 @@ type Machine struct {
 	Refresh     int // CREDIT_REFRESH
 	HostBuffers int
 	SendBuffers int
-	Variant     string
+	// KeepsPackets is set by protocols whose clients keep packets after
+	// the upcall (Host.Held): held packets occupy host buffers, and the
+	// node encoding includes them.
+	KeepsPackets bool
+	Variant      string
 	// Work lists, per host, the packets it launches in order.
 	Work [][]WorkItem
 	// Expect gives, per host and stream, how many packets it must receive.
@@ -288,15 +292,19 @@ func (m *Machine) canLaunch(n *Node) bool {
 }
 
 func (m *Machine) canCopy(n *Node) bool {
-	return len(n.Queue) < m.HostBuffers && n.NextCopy() >= 0
+	return n.HostBuffersUsed() < m.HostBuffers && n.NextCopy() >= 0
 }
 
 // Launch allocates a send packet for host n's next work item and runs the
 // NI's send handler: event_unicast (Fig. 4.2) or the OnLaunch hook.
-func (m *Machine) Launch(n *Node, out *model.Outbox) {
+func (m *Machine) Launch(n *Node, out *model.Outbox) { m.LaunchVal(n, 0, out) }
+
+// LaunchVal is Launch with the packet's protocol-defined value set to val
+// (for example a sequence number).
+func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 	it := m.Work[n.ID][n.Next]
 	n.Next++
-	pkt := model.Packet{Tag: it.Tag, Src: n.ID, Tree: it.Tree, Origin: n.ID, Seq: it.Seq}
+	pkt := model.Packet{Tag: it.Tag, Src: n.ID, Tree: it.Tree, Origin: n.ID, Seq: it.Seq, Val: val}
 	n.Send = append(n.Send, SendBuf{Pkt: pkt})
 	if it.Tag != TagUnicast {
 		m.OnLaunch(n, it, out)

@@ -1,0 +1,484 @@
+// Package gsb implements Panda's totally-ordered broadcast, GSB
+// ("get a sequence number, then broadcast", thesis §6.4), on LFC's
+// NI-level fetch-and-add (§3.8) and MCAST's broadcast trees (§4.2), and
+// registers it as the protocol "gsb".
+//
+// # The protocol
+//
+// Before broadcasting a message, a sender obtains a system-wide sequence
+// number with lfc_fetch_and_add on one F&A variable, held by the
+// sequencer's NI; then it broadcasts the message's packets (one or more,
+// §6.3: parameter fragments) on its broadcast tree, each carrying the
+// sequence number. A receiver assembles the message and delivers it only
+// after every message with a smaller number: it holds back a message that
+// arrives early (§6.4: "a message is not delivered until all preceding
+// messages have been delivered"). LFC's broadcast does not deliver to the
+// sender (Table 3.1, lfc_bcast_launch), so the sender delivers its own
+// message from its own memory, held back in the same way.
+//
+// # Actions and atomicity
+//
+//   - "host H request": process H calls lfc_fetch_and_add for its next
+//     message (§3.8). It allocates an FA_REQUEST send packet and the NI
+//     sends it to the sequencer under UCAST's credits (a data packet,
+//     consuming a credit; it waits in the blocked-sends queue without
+//     one). At the sequencer itself the request needs no packet: the NI
+//     increments its variable and stores the old value at once. A process
+//     requests a number for a message only after it has launched every
+//     packet of its previous message, so at most one request per process is
+//     outstanding, as §3.8 assumes. Requests are not fair: a process may
+//     stop broadcasting.
+//   - "deliver I->J": the kernel's arrival event. At the sequencer an
+//     FA_REQUEST is handled entirely by the NI: it increments the variable,
+//     returns the request's credit and sends an FA_REPLY control packet
+//     with the old value, in one handler. At the requester the FA_REPLY's
+//     value is copied to "a location in NI memory that is polled by
+//     lfc_fetch_and_add()" (§3.8): one slot per process. Broadcast packets
+//     are MCAST's: they take a receive buffer and are forwarded to the NI's
+//     children in the tree.
+//   - "host H broadcast": process H launches the next packet of its current
+//     message (lfc_bcast_launch, one send packet each); for the first packet
+//     it first reads the F&A result from the slot (the return of
+//     lfc_fetch_and_add). Weakly fair per host: a process that holds a
+//     sequence number goes on to broadcast its message.
+//   - "ni N copy": UCAST's copy of a received packet into a free host
+//     receive buffer; weakly fair per NI.
+//   - "host H process": the client's upcall for the oldest packet in the
+//     host queue (lfc_upcall, Table 3.1). The client keeps the packet (the
+//     upcall returns nonzero), so its host buffer stays in use, then
+//     delivers, in sequence-number order, every message that is now next
+//     and whole (its own included), and frees the packets of each with
+//     lfc_packet_free. Processing and freeing are thus separate steps for a
+//     held-back packet: it is kept by its own upcall and freed by a later
+//     one (or by the sender's broadcast step that makes it next). Weakly
+//     fair per host (App. A assumes hosts drain).
+//
+// No action kind is ample: the delivery order is what the properties read.
+// Every step makes progress, so every run is finite and the protocol is
+// declared Acyclic.
+//
+// # Host buffers
+//
+// Held-back packets occupy host receive buffers (the pool of parameter
+// host-buffers, §3.5-3.6), and the thesis has no flow control for ordered
+// broadcast (§6.1.1). A receiver whose buffers are all held by messages
+// that come after a missing one can no longer copy the missing one out of
+// its NI, so nothing moves again: the system stalls. Host buffers at least
+// the packets a receiver gets from the other senders avoid it; the suite
+// shows the smallest configuration that stalls.
+//
+// # Properties
+//
+//  1. total-order: every two processes deliver the same sequence (one is a
+//     prefix of the other, the sender's own messages included).
+//  2. sender-order: every process delivers each sender's messages in the
+//     order they were sent, without gaps.
+//  3. no-duplicates: no process delivers a message twice; at a proper end
+//     every process has delivered every message.
+//  4. deadlock: a state with no enabled action has every message launched
+//     and delivered everywhere, and nothing left in buffers or on links.
+//  5. eventual-delivery (liveness): every message whose sequence number was
+//     requested is eventually delivered by every process, under the
+//     fairness above.
+//  6. credit-conservation, pool-bound, fifo, exactly-once, buffer-held:
+//     UCAST's and MCAST's, on the packets of the broadcast.
+//  7. held-back (a Sometimes goal): some process holds back a whole message
+//     that arrived before an earlier one, so the claims exercise the
+//     hold-back.
+//
+// # Broken variants
+//
+//   - no-holdback: every process delivers a message as soon as it has it
+//     whole, its own at once; total-order catches it.
+//   - self-immediate: receivers hold back correctly, but a sender delivers
+//     its own message as soon as it has its sequence number; total-order
+//     catches it.
+//   - two-outstanding: a process requests the sequence number of its next
+//     message before it has broadcast the current one, two outstanding
+//     requests where §3.8 allows one. Both replies land in the one slot;
+//     the second overwrites the first before the process reads it, that
+//     sequence number is never broadcast and every process waits for it
+//     for ever: deadlock catches it.
+package gsb
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"lfccheck/model"
+	"lfccheck/protocols/fa"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
+)
+
+// Variant names.
+const (
+	Correct        = "correct"
+	NoHoldback     = "no-holdback"
+	SelfImmediate  = "self-immediate"
+	TwoOutstanding = "two-outstanding"
+)
+
+// Msg names a broadcast message: its sender and its 1-based number among
+// the sender's messages.
+type Msg struct {
+	From model.NodeID
+	K    uint16
+}
+
+func (m Msg) String() string { return fmt.Sprintf("%d.%d", m.From, m.K) }
+
+// Node is a node's state: UCAST's NI and host (with the packets the
+// client keeps), the NI's F&A variable and result slot, and the process's
+// GSB state.
+type Node struct {
+	ucast.Node
+	Var       uint32 // the NI's F&A variable (used at the sequencer)
+	Slot      uint32 // the NI location lfc_fetch_and_add polls (§3.8)
+	SlotFull  bool   // Slot holds a result the process has not read
+	Requested uint16 // sequence numbers requested so far
+	Waiting   uint8  // requests whose result the process has not read
+	// Seqs are the sequence numbers of the process's own messages, in
+	// order, as read from the slot.
+	Seqs []uint32
+	// NextSeq is the sequence number of the next message to deliver.
+	NextSeq uint32
+	// Delivered lists the messages delivered, in order (history).
+	Delivered []Msg
+}
+
+// Base returns the UCAST part.
+func (n *Node) Base() *ucast.Node { return &n.Node }
+
+// Encode appends the canonical encoding.
+func (n *Node) Encode(buf []byte) []byte {
+	buf = n.Node.Encode(buf)
+	buf = binary.AppendUvarint(buf, uint64(n.Var))
+	buf = binary.AppendUvarint(buf, uint64(n.Slot))
+	buf = model.AppendBool(buf, n.SlotFull)
+	buf = binary.AppendUvarint(buf, uint64(n.Requested))
+	buf = append(buf, n.Waiting)
+	buf = binary.AppendUvarint(buf, uint64(len(n.Seqs)))
+	for _, s := range n.Seqs {
+		buf = binary.AppendUvarint(buf, uint64(s))
+	}
+	buf = binary.AppendUvarint(buf, uint64(n.NextSeq))
+	buf = binary.AppendUvarint(buf, uint64(len(n.Delivered)))
+	for _, m := range n.Delivered {
+		buf = binary.AppendUvarint(append(buf, byte(m.From)), uint64(m.K))
+	}
+	return buf
+}
+
+// Decode reads the encoding written by Encode.
+func (n *Node) Decode(d *model.Decoder) {
+	n.Node.Decode(d)
+	n.Var = uint32(d.Uvarint())
+	n.Slot = uint32(d.Uvarint())
+	n.SlotFull = d.Bool()
+	n.Requested = uint16(d.Uvarint())
+	n.Waiting = d.Byte()
+	n.Seqs = n.Seqs[:0]
+	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+		n.Seqs = append(n.Seqs, uint32(d.Uvarint()))
+	}
+	n.NextSeq = uint32(d.Uvarint())
+	n.Delivered = n.Delivered[:0]
+	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+		m := Msg{From: model.NodeID(d.Byte())}
+		m.K = uint16(d.Uvarint())
+		n.Delivered = append(n.Delivered, m)
+	}
+}
+
+// CopyFrom makes n a deep copy of src, a *Node.
+func (n *Node) CopyFrom(src model.Node) {
+	s := src.(*Node)
+	n.Node.CopyNode(&s.Node)
+	n.Var, n.Slot, n.SlotFull, n.Requested, n.Waiting, n.NextSeq = s.Var, s.Slot, s.SlotFull, s.Requested, s.Waiting, s.NextSeq
+	n.Seqs = append(n.Seqs[:0], s.Seqs...)
+	n.Delivered = append(n.Delivered[:0], s.Delivered...)
+}
+
+func (n *Node) slotText() string {
+	if !n.SlotFull {
+		return "empty"
+	}
+	return fmt.Sprint(n.Slot)
+}
+
+func (n *Node) gsbLine() string {
+	return fmt.Sprintf("gsb %d: var %d, slot %s, requested %d, waiting %d, seqnos %v, next %d, delivered %s",
+		n.ID, n.Var, n.slotText(), n.Requested, n.Waiting, n.Seqs, n.NextSeq, model.ListOf(n.Delivered, Msg.String))
+}
+
+// Describe renders the node: UCAST's lines and a line for GSB.
+func (n *Node) Describe() []string { return append(n.Node.Describe(), n.gsbLine()) }
+
+// Diff reports what differs from prev, a *Node.
+func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
+	p := prev.(*Node)
+	n.Node.Diff(&p.Node, ch)
+	ch(fmt.Sprintf("ni %d fa variable", n.ID), fmt.Sprint(p.Var), fmt.Sprint(n.Var))
+	ch(fmt.Sprintf("ni %d fa slot", n.ID), p.slotText(), n.slotText())
+	ch(fmt.Sprintf("host %d requested", n.ID), fmt.Sprint(p.Requested), fmt.Sprint(n.Requested))
+	ch(fmt.Sprintf("host %d sequence numbers", n.ID), fmt.Sprint(p.Seqs), fmt.Sprint(n.Seqs))
+	ch(fmt.Sprintf("host %d next to deliver", n.ID), fmt.Sprint(p.NextSeq), fmt.Sprint(n.NextSeq))
+	ch(fmt.Sprintf("host %d delivered", n.ID), model.ListOf(p.Delivered, Msg.String), model.ListOf(n.Delivered, Msg.String))
+}
+
+// Machine is GSB: MCAST's broadcast on UCAST's credits, plus
+// fetch-and-add at the sequencer.
+type Machine struct {
+	*mcast.Machine
+	Sequencer model.NodeID
+	Fragments int
+	// Messages is, per node, how many messages it broadcasts (K for a
+	// sender, 0 otherwise).
+	Messages []int
+	// item gives, per node and work item, the broadcast message the item
+	// is a packet of (0-based) and the packet's place in it, or message
+	// -1 for a plain multicast (a cast).
+	item [][]itemInfo
+	// ordered marks the trees of the broadcast group.
+	ordered []bool
+	// Total is the number of messages of the run.
+	Total   int
+	casts   bool // the workload has plain multicasts
+	variant string
+	kinds   []*model.ActionKind
+}
+
+type itemInfo struct{ msg, frag int }
+
+func node(n model.Node) *Node { return n.(*Node) }
+
+// current is the work item n launches next, or false when none is left.
+func (m *Machine) current(n *Node) (itemInfo, bool) {
+	if n.Next >= len(m.item[n.ID]) {
+		return itemInfo{}, false
+	}
+	return m.item[n.ID][n.Next], true
+}
+
+// maxWaiting is the number of outstanding requests a process allows itself.
+func (m *Machine) maxWaiting() uint8 {
+	if m.variant == TwoOutstanding {
+		return 2
+	}
+	return 1
+}
+
+// canRequest: a message is left to number, the process may issue another
+// request, and (but at the sequencer) a send packet is free. The correct
+// process numbers a message only once its previous one is launched whole.
+func (m *Machine) canRequest(n *Node) bool {
+	if int(n.Requested) >= m.Messages[n.ID] || n.Waiting >= m.maxWaiting() {
+		return false
+	}
+	if m.variant != TwoOutstanding {
+		// lfc_fetch_and_add is called when the program reaches the
+		// message: every earlier packet is launched.
+		if it, ok := m.current(n); !ok || it.msg != int(n.Requested) || it.frag != 0 {
+			return false
+		}
+	}
+	return n.ID == m.Sequencer || len(n.Send) < m.SendBuffers
+}
+
+// canBroadcast: a packet is left to launch, a send packet is free, and the
+// current message has its number or the slot holds it.
+func (m *Machine) canBroadcast(n *Node) bool {
+	it, ok := m.current(n)
+	if !ok || it.msg < 0 || len(n.Send) >= m.SendBuffers {
+		return false
+	}
+	return it.msg < len(n.Seqs) || (it.msg == len(n.Seqs) && n.SlotFull)
+}
+
+// canCast: the next work item is a plain multicast and a send packet is
+// free.
+func (m *Machine) canCast(n *Node) bool {
+	it, ok := m.current(n)
+	return ok && it.msg < 0 && len(n.Send) < m.SendBuffers
+}
+
+// Kinds are request, deliver, broadcast, copy and process.
+func (m *Machine) Kinds() []*model.ActionKind {
+	if m.kinds != nil {
+		return m.kinds
+	}
+	copyKind := *m.Machine.Machine.Kinds()[2]
+	copyKind.Apply = func(mn model.Node, out *model.Outbox) {
+		n := node(mn)
+		m.Copy(&n.Node, out)
+		m.process(n)
+	}
+	m.kinds = []*model.ActionKind{
+		{Name: "request", Pattern: "host {node} request", Owner: model.OwnerHost,
+			Enabled: func(mn model.Node) bool { return m.canRequest(node(mn)) },
+			Apply:   func(mn model.Node, out *model.Outbox) { m.request(node(mn), out) }},
+		model.Deliver,
+		{Name: "broadcast", Pattern: "host {node} broadcast", Owner: model.OwnerHost, Fair: model.Weak, FairClass: "host {node}",
+			Enabled: func(mn model.Node) bool { return m.canBroadcast(node(mn)) },
+			Apply:   func(mn model.Node, out *model.Outbox) { m.broadcast(node(mn), out) }},
+		&copyKind,
+	}
+	if m.casts {
+		m.kinds = append(m.kinds, &model.ActionKind{Name: "launch", Pattern: "host {node} launch", Owner: model.OwnerHost,
+			Enabled: func(mn model.Node) bool { return m.canCast(node(mn)) },
+			Apply:   func(mn model.Node, out *model.Outbox) { m.Launch(&node(mn).Node, out) }})
+	}
+	return m.kinds
+}
+
+// NewNode builds node id in its initial state.
+func (m *Machine) NewNode(id model.NodeID) model.Node {
+	n := &Node{}
+	m.InitNode(&n.Node, id)
+	return n
+}
+
+// request is lfc_fetch_and_add's request (§3.8).
+func (m *Machine) request(n *Node, out *model.Outbox) {
+	n.Requested++
+	n.Waiting++
+	if n.ID == m.Sequencer {
+		// The local NI performs the fetch-and-add at once.
+		n.Slot, n.SlotFull = n.Var, true
+		n.Var++
+		return
+	}
+	pkt := model.Packet{Tag: fa.TagRequest, Src: n.ID, Origin: n.ID, Seq: n.Requested}
+	n.Send = append(n.Send, ucast.SendBuf{Pkt: pkt, Refs: 1})
+	m.CreditSend(&n.Node, ucast.Desc{Dest: m.Sequencer, Pkt: pkt}, out)
+}
+
+// broadcast launches the next packet of the current message, reading the
+// message's sequence number from the slot first if it is the first.
+func (m *Machine) broadcast(n *Node, out *model.Outbox) {
+	it, _ := m.current(n)
+	if it.msg == len(n.Seqs) {
+		n.Seqs = append(n.Seqs, n.Slot)
+		n.SlotFull = false
+		n.Waiting--
+	}
+	m.LaunchVal(&n.Node, n.Seqs[it.msg], out)
+	m.drain(n)
+}
+
+// Receive is event_packet_received: fetch-and-add's packets here, the
+// broadcast's and credits in UCAST and MCAST.
+func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
+	n := node(mn)
+	switch pkt.Tag {
+	case fa.TagRequest:
+		m.AcceptNewCredits(&n.Node, pkt, out)
+		v := n.Var
+		n.Var++
+		// The request's buffer is released at once; its credit rides on
+		// the reply (send_packet piggybacks owed credits).
+		n.PCB[from].FreeCredits++
+		m.SendPacket(&n.Node, ucast.Desc{Dest: pkt.Origin, Pkt: model.Packet{Tag: fa.TagReply, Origin: pkt.Origin, Seq: pkt.Seq, Val: v}}, out)
+	case fa.TagReply:
+		m.AcceptNewCredits(&n.Node, pkt, out)
+		n.Slot, n.SlotFull = pkt.Val, true
+	default:
+		m.Machine.Machine.Receive(mn, from, pkt, out)
+	}
+}
+
+// process is the client's upcall for the oldest packet in the host queue:
+// a plain multicast is consumed and its buffer recycled at once; a packet
+// of the ordered broadcast is kept, then what has become deliverable is
+// delivered.
+func (m *Machine) process(n *Node) {
+	pkt := n.Queue[0]
+	n.Queue = append(n.Queue[:0], n.Queue[1:]...)
+	if !m.ordered[pkt.Tree] {
+		return
+	}
+	n.Held = append(n.Held, pkt)
+	if m.variant == NoHoldback {
+		if m.whole(n, pkt.Val) {
+			m.deliverHeld(n, pkt.Val)
+		}
+		return
+	}
+	m.drain(n)
+}
+
+// whole reports whether every packet of the message numbered seq is held.
+func (m *Machine) whole(n *Node, seq uint32) bool {
+	k := 0
+	for _, p := range n.Held {
+		if p.Val == seq {
+			k++
+		}
+	}
+	return k == m.Fragments
+}
+
+// deliverHeld delivers the held message numbered seq and frees its packets.
+func (m *Machine) deliverHeld(n *Node, seq uint32) {
+	kept := n.Held[:0]
+	var msg Msg
+	for _, p := range n.Held {
+		if p.Val == seq {
+			msg = Msg{From: p.Origin, K: uint16((int(p.Seq)-1)/m.Fragments + 1)}
+			continue // lfc_packet_free
+		}
+		kept = append(kept, p)
+	}
+	n.Held = kept
+	n.Delivered = append(n.Delivered, msg)
+}
+
+// own returns the index of the process's own message numbered seq, or -1.
+func own(n *Node, seq uint32) int {
+	for k, s := range n.Seqs {
+		if s == seq {
+			return k
+		}
+	}
+	return -1
+}
+
+// delivered reports whether n has delivered msg.
+func delivered(n *Node, msg Msg) bool {
+	for _, d := range n.Delivered {
+		if d == msg {
+			return true
+		}
+	}
+	return false
+}
+
+// drain delivers, in sequence-number order, every message that is next
+// and available: the process's own (from its memory) or a whole held one.
+// In the variants that deliver their own message at once, it does that
+// first.
+func (m *Machine) drain(n *Node) {
+	if m.variant == NoHoldback || m.variant == SelfImmediate {
+		for k := range n.Seqs {
+			if msg := (Msg{From: n.ID, K: uint16(k + 1)}); !delivered(n, msg) {
+				n.Delivered = append(n.Delivered, msg)
+			}
+		}
+		if m.variant == NoHoldback {
+			return
+		}
+	}
+	for {
+		if k := own(n, n.NextSeq); k >= 0 {
+			if msg := (Msg{From: n.ID, K: uint16(k + 1)}); !delivered(n, msg) {
+				n.Delivered = append(n.Delivered, msg)
+			}
+		} else if m.whole(n, n.NextSeq) {
+			m.deliverHeld(n, n.NextSeq)
+		} else {
+			return
+		}
+		n.NextSeq++
+	}
+}
