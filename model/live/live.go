@@ -57,6 +57,11 @@ type Options struct {
 	// actions with Client.Do. The run ends only after every client has
 	// returned.
 	Client func(ctx context.Context, c *Client)
+	// Observe, when set, is called in node id's goroutine after every step
+	// that node takes, with the node's state; it must only read n, and
+	// must not block for long (the node waits for it). APIs built on a
+	// protocol use it to report what a step did (for example a delivery).
+	Observe func(id model.NodeID, n model.Node)
 }
 
 // Client is a node's program: it asks the node's goroutine to perform the
@@ -267,6 +272,9 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 	box := r.inboxes[id]
 	emit := func(a model.Action) {
 		r.record(a)
+		if r.opt.Observe != nil {
+			r.opt.Observe(id, n)
+		}
 		for _, d := range out.Deliveries {
 			delivered = append(delivered, d.Pkt)
 		}

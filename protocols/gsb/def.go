@@ -212,12 +212,12 @@ func broadcastGroup(t *model.Topology, nodes int) (int, error) {
 // New builds GSB for a resolved configuration.
 func New(cfg model.Config) (*Machine, error) {
 	p := cfg.Params.(*Params)
-	return build(cfg, p, p.Packets)
+	return build(cfg, p, p.Packets, false)
 }
 
-// build builds the machine with messages messages per sender (the live
-// API allows more than a model check).
-func build(cfg model.Config, p *Params, messages int) (*Machine, error) {
+// build builds the machine with messages messages per sender; a live group
+// (live set) may have more packets per tree than a stream log records.
+func build(cfg model.Config, p *Params, messages int, live bool) (*Machine, error) {
 	topo, err := topology.Resolve(p.Tree, p.Topology, cfg.Nodes)
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func build(cfg model.Config, p *Params, messages int) (*Machine, error) {
 	tseq := make([]uint16, len(topo.Trees))
 	add := func(root, tree int, info itemInfo) error {
 		tseq[tree]++
-		if tseq[tree] > model.MaxStreamSeq && messages <= model.MaxStreamSeq {
+		if tseq[tree] > model.MaxStreamSeq && !live {
 			return fmt.Errorf("more than %d packets multicast on the tree of %d", model.MaxStreamSeq, root)
 		}
 		work[root] = append(work[root], ucast.WorkItem{Tag: mcast.TagMulticast, Tree: uint16(tree), Seq: tseq[tree]})
