@@ -122,6 +122,18 @@
 //     the second overwrites the first before the process reads it, that
 //     sequence number is never broadcast and every process waits for it
 //     for ever: deadlock catches it.
+//   - prefetch-lifo: a process fetches the numbers of its next two
+//     messages ahead, the NI queues the results (so none is lost), and the
+//     process uses them newest first: every process delivers the sender's
+//     second message before its first; sender-order catches it.
+//   - double-own: a sender delivers its own message as soon as it has its
+//     number, and again when the number comes up; no-duplicates catches it.
+//   - no-free: the client never calls lfc_packet_free for the packets of a
+//     delivered message; host buffers leak until nothing can be copied, and
+//     eventual-delivery catches the messages that are never delivered.
+//
+// held-back's counterpart is the claim with a single sender, where nothing
+// is ever held back and the goal fails.
 package gsb
 
 import (
@@ -140,6 +152,9 @@ const (
 	NoHoldback     = "no-holdback"
 	SelfImmediate  = "self-immediate"
 	TwoOutstanding = "two-outstanding"
+	PrefetchLIFO   = "prefetch-lifo"
+	DoubleOwn      = "double-own"
+	NoFree         = "no-free"
 )
 
 // Msg names a broadcast message: its sender and its 1-based number among
@@ -164,6 +179,9 @@ type Node struct {
 	// Seqs are the sequence numbers of the process's own messages, in
 	// order, as read from the slot.
 	Seqs []uint32
+	// Prefetched are results queued at the NI (variant prefetch-lifo
+	// only), oldest first.
+	Prefetched []uint32
 	// NextSeq is the sequence number of the next message to deliver.
 	NextSeq uint32
 	// Delivered lists the messages delivered, in order (history).
@@ -183,6 +201,10 @@ func (n *Node) Encode(buf []byte) []byte {
 	buf = append(buf, n.Waiting)
 	buf = binary.AppendUvarint(buf, uint64(len(n.Seqs)))
 	for _, s := range n.Seqs {
+		buf = binary.AppendUvarint(buf, uint64(s))
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(n.Prefetched)))
+	for _, s := range n.Prefetched {
 		buf = binary.AppendUvarint(buf, uint64(s))
 	}
 	buf = binary.AppendUvarint(buf, uint64(n.NextSeq))
@@ -205,6 +227,10 @@ func (n *Node) Decode(d *model.Decoder) {
 	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
 		n.Seqs = append(n.Seqs, uint32(d.Uvarint()))
 	}
+	n.Prefetched = n.Prefetched[:0]
+	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+		n.Prefetched = append(n.Prefetched, uint32(d.Uvarint()))
+	}
 	n.NextSeq = uint32(d.Uvarint())
 	n.Delivered = n.Delivered[:0]
 	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
@@ -220,10 +246,14 @@ func (n *Node) CopyFrom(src model.Node) {
 	n.Node.CopyNode(&s.Node)
 	n.Var, n.Slot, n.SlotFull, n.Requested, n.Waiting, n.NextSeq = s.Var, s.Slot, s.SlotFull, s.Requested, s.Waiting, s.NextSeq
 	n.Seqs = append(n.Seqs[:0], s.Seqs...)
+	n.Prefetched = append(n.Prefetched[:0], s.Prefetched...)
 	n.Delivered = append(n.Delivered[:0], s.Delivered...)
 }
 
 func (n *Node) slotText() string {
+	if len(n.Prefetched) > 0 {
+		return fmt.Sprint(n.Prefetched)
+	}
 	if !n.SlotFull {
 		return "empty"
 	}
@@ -286,10 +316,21 @@ func (m *Machine) current(n *Node) (itemInfo, bool) {
 
 // maxWaiting is the number of outstanding requests a process allows itself.
 func (m *Machine) maxWaiting() uint8 {
-	if m.variant == TwoOutstanding {
+	if m.prefetches() {
 		return 2
 	}
 	return 1
+}
+
+// prefetches reports whether processes request numbers ahead.
+func (m *Machine) prefetches() bool { return m.variant == TwoOutstanding || m.variant == PrefetchLIFO }
+
+// haveResult reports whether a fetch-and-add result waits to be read.
+func (m *Machine) haveResult(n *Node) bool {
+	if m.variant == PrefetchLIFO {
+		return len(n.Prefetched) > 0
+	}
+	return n.SlotFull
 }
 
 // canRequest: a message is left to number, the process may issue another
@@ -299,7 +340,7 @@ func (m *Machine) canRequest(n *Node) bool {
 	if int(n.Requested) >= m.Messages[n.ID] || n.Waiting >= m.maxWaiting() {
 		return false
 	}
-	if m.variant != TwoOutstanding {
+	if !m.prefetches() {
 		// lfc_fetch_and_add is called when the program reaches the
 		// message: every earlier packet is launched.
 		if it, ok := m.current(n); !ok || it.msg != int(n.Requested) || it.frag != 0 {
@@ -316,7 +357,7 @@ func (m *Machine) canBroadcast(n *Node) bool {
 	if !ok || it.msg < 0 || len(n.Send) >= m.SendBuffers {
 		return false
 	}
-	return it.msg < len(n.Seqs) || (it.msg == len(n.Seqs) && n.SlotFull)
+	return it.msg < len(n.Seqs) || (it.msg == len(n.Seqs) && m.haveResult(n))
 }
 
 // canCast: the next work item is a plain multicast and a send packet is
@@ -368,7 +409,7 @@ func (m *Machine) request(n *Node, out *model.Outbox) {
 	n.Waiting++
 	if n.ID == m.Sequencer {
 		// The local NI performs the fetch-and-add at once.
-		n.Slot, n.SlotFull = n.Var, true
+		m.result(n, n.Var)
 		n.Var++
 		return
 	}
@@ -382,8 +423,15 @@ func (m *Machine) request(n *Node, out *model.Outbox) {
 func (m *Machine) broadcast(n *Node, out *model.Outbox) {
 	it, _ := m.current(n)
 	if it.msg == len(n.Seqs) {
-		n.Seqs = append(n.Seqs, n.Slot)
-		n.SlotFull = false
+		if m.variant == PrefetchLIFO {
+			// The bug: the newest result first.
+			last := len(n.Prefetched) - 1
+			n.Seqs = append(n.Seqs, n.Prefetched[last])
+			n.Prefetched = n.Prefetched[:last]
+		} else {
+			n.Seqs = append(n.Seqs, n.Slot)
+			n.SlotFull = false
+		}
 		n.Waiting--
 	}
 	m.LaunchVal(&n.Node, n.Seqs[it.msg], out)
@@ -405,10 +453,21 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 		m.SendPacket(&n.Node, ucast.Desc{Dest: pkt.Origin, Pkt: model.Packet{Tag: fa.TagReply, Origin: pkt.Origin, Seq: pkt.Seq, Val: v}}, out)
 	case fa.TagReply:
 		m.AcceptNewCredits(&n.Node, pkt, out)
-		n.Slot, n.SlotFull = pkt.Val, true
+		m.result(n, pkt.Val)
 	default:
 		m.Machine.Machine.Receive(mn, from, pkt, out)
 	}
+}
+
+// result stores a fetch-and-add result where lfc_fetch_and_add polls for
+// it: the one slot, which a second result overwrites (§3.8), or, in
+// variant prefetch-lifo, a queue.
+func (m *Machine) result(n *Node, v uint32) {
+	if m.variant == PrefetchLIFO {
+		n.Prefetched = append(n.Prefetched, v)
+		return
+	}
+	n.Slot, n.SlotFull = v, true
 }
 
 // process is the client's upcall for the oldest packet in the host queue:
@@ -449,13 +508,19 @@ func (m *Machine) deliverHeld(n *Node, seq uint32) {
 	for _, p := range n.Held {
 		if p.Val == seq {
 			msg = Msg{From: p.Origin, K: uint16((int(p.Seq)-1)/m.Fragments + 1)}
-			continue // lfc_packet_free
+			if m.variant != NoFree {
+				continue // lfc_packet_free
+			}
+			p.Val = noSeq // delivered; the bug: never freed
 		}
 		kept = append(kept, p)
 	}
 	n.Held = kept
 	n.Delivered = append(n.Delivered, msg)
 }
+
+// noSeq marks a delivered packet that variant no-free keeps for ever.
+const noSeq = ^uint32(0)
 
 // own returns the index of the process's own message numbered seq, or -1.
 func own(n *Node, seq uint32) int {
@@ -482,7 +547,7 @@ func delivered(n *Node, msg Msg) bool {
 // In the variants that deliver their own message at once, it does that
 // first.
 func (m *Machine) drain(n *Node) {
-	if m.variant == NoHoldback || m.variant == SelfImmediate {
+	if m.variant == NoHoldback || m.variant == SelfImmediate || m.variant == DoubleOwn {
 		for k := range n.Seqs {
 			if msg := (Msg{From: n.ID, K: uint16(k + 1)}); !delivered(n, msg) {
 				n.Delivered = append(n.Delivered, msg)
@@ -494,7 +559,8 @@ func (m *Machine) drain(n *Node) {
 	}
 	for {
 		if k := own(n, n.NextSeq); k >= 0 {
-			if msg := (Msg{From: n.ID, K: uint16(k + 1)}); !delivered(n, msg) {
+			// Variant double-own's bug: no check that it was delivered.
+			if msg := (Msg{From: n.ID, K: uint16(k + 1)}); !delivered(n, msg) || m.variant == DoubleOwn {
 				n.Delivered = append(n.Delivered, msg)
 			}
 		} else if m.whole(n, n.NextSeq) {

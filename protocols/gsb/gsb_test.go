@@ -49,15 +49,20 @@ func TestPinnedStateCounts(t *testing.T) {
 }
 
 // Every broken variant is caught, on its example, by the property it
-// names, with a counterexample that replays to the same violation; the
-// correct protocol passes the same configuration.
+// names (checked alone, as 'lfccheck list' prints), with a counterexample
+// that replays to the same violation, and fails with all properties
+// checked; the correct protocol passes the same configuration.
 func TestVariantsCaught(t *testing.T) {
 	for _, v := range gsb.Def.Variants {
 		if v.Catches == "" {
 			continue
 		}
-		cfg := v.Example.Clone()
-		cfg.Variant = v.Name
+		all := v.Example.Clone()
+		all.Variant = v.Name
+		if r, _ := search(t, all); r.Verdict != explore.Fail {
+			t.Errorf("%s with every property: %v", v.Name, r.Verdict)
+		}
+		cfg := gsb.Def.VariantClaim(v).Config
 		r, ck := search(t, cfg)
 		if r.Verdict != explore.Fail || r.Violation.PropertyName() != v.Catches {
 			t.Errorf("%s: got %v %v, want %s violated", v.Name, r.Verdict, r.Violation, v.Catches)
