@@ -528,10 +528,11 @@ func explain(w *model.World) model.Explanation {
 		if len(n.Held) == 0 || n.HostBuffersUsed() < m.HostBuffers {
 			continue
 		}
-		line := fmt.Sprintf("host %d waits for message #%d; its %d host buffers hold %s, held back", i, n.NextSeq, m.HostBuffers, model.PacketList(n.Held))
+		held := model.ListOf(n.Held, func(p model.Packet) string { return fmt.Sprintf("%s (message #%d)", p, p.Val) })
+		line := fmt.Sprintf("host %d waits for message #%d; its %d host buffers hold %s, held back", i, n.NextSeq, m.HostBuffers, held)
 		for _, rb := range n.Recv {
 			if !rb.Copied && rb.Pkt.Val == n.NextSeq && m.ordered[rb.Pkt.Tree] {
-				line += fmt.Sprintf("; ni %d holds %s but has no free host buffer to copy it to", i, rb.Pkt)
+				line += fmt.Sprintf("; ni %d holds %s (message #%d) but has no free host buffer to copy it to", i, rb.Pkt, rb.Pkt.Val)
 			}
 		}
 		e.Lines = append(e.Lines, line)
