@@ -347,6 +347,8 @@ func claims() []model.Claim {
 		{Name: "P=3 3 senders K=1 host-buffers=2", Config: Config(3, 1, 1, 2), Expect: "pass", Ref: "§6.4", Doc: doc},
 		{Name: "P=3 senders 1,2 K=2 host-buffers=4", Config: Config(3, 1, 2, 4, 1, 2), Expect: "pass", Ref: "§6.4",
 			Doc: doc + "; two messages per sender"},
+		{Name: "P=3 senders 1,2 K=1 fragments=2", Config: fragments(Config(3, 1, 1, 4, 1, 2), 2), Expect: "pass", Ref: "§6.3, §6.4",
+			Doc: doc + "; two-packet messages are assembled before delivery"},
 		{Name: "P=4 senders 1,2,3 K=1 host-buffers=3", Config: Config(4, 1, 1, 3, 1, 2, 3), Expect: "pass", Ref: "§6.4",
 			Doc: doc + "; binary trees forward at P=4"},
 		{Name: "P=3 1 sender K=2", Config: Config(3, 1, 2, 4, 1), Expect: "fail held-back", Ref: "§6.4",
@@ -362,6 +364,12 @@ func claims() []model.Claim {
 		{Name: "broadcast beside group g, one cast P=4", Config: oneSender(OverlapConfig(model.Cast{Group: "g", Root: 1, Count: 1})),
 			Expect: "pass", Ref: "§4.2.6", Doc: "the cycle needs both of g's multicasts (one sender: held-back cannot occur and is not checked)"},
 	}
+}
+
+// fragments sets the packets per message of cfg.
+func fragments(cfg model.Config, f int) model.Config {
+	cfg.Params.(*Params).Fragments = f
+	return cfg
 }
 
 // oneSender checks cfg, which has one broadcasting node, against every

@@ -28,6 +28,11 @@ func search(t *testing.T, cfg model.Config) (explore.Result, *properties.Checker
 	return r, ck
 }
 
+func twoFragments(cfg model.Config) model.Config {
+	cfg.Params.(*gsb.Params).Fragments = 2
+	return cfg
+}
+
 // Pinned state counts of passing configurations; every property holds and
 // the hold-back is exercised (held-back is reached).
 func TestPinnedStateCounts(t *testing.T) {
@@ -39,6 +44,7 @@ func TestPinnedStateCounts(t *testing.T) {
 		{gsb.Config(3, 1, 2, 4, 1, 2), 20254},
 		{gsb.Config(2, 1, 3, 1), 6313},
 		{gsb.Config(3, 2, 1, 2, 0, 2), 762},
+		{twoFragments(gsb.Config(3, 1, 1, 4, 1, 2)), 15226},
 	} {
 		r, ck := search(t, c.cfg)
 		if r.Verdict != explore.Pass || len(ck.Unreached()) > 0 || r.Stats.States != c.states {
