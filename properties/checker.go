@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"bytes"
 	"fmt"
 	"sync/atomic"
 
@@ -24,13 +25,19 @@ type Checker struct {
 	// recorded state graph, even where end states would do (see
 	// OnEndStates).
 	LivenessGraph bool
+	// Symmetry enables the symmetry reduction described at Canonical
+	// (Build turns it on when SymmetryOff returns ""; a caller that
+	// changes LivenessGraph must ask SymmetryOff again).
+	Symmetry bool
 
 	reached   []atomic.Bool // per property: a Sometimes goal was reached
 	live      *liveness     // nil without liveness properties
 	graphObls []obligation  // the liveness obligations the graph analysis checks
 	labels    uint64        // their labels in the state last expanded
 
+	sym       []model.Perm // the system's symmetries (without the identity)
 	cur, next model.World
+	ren       model.World // scratch for renamings
 	acts      []model.Action
 	out       model.Outbox
 	buf       []byte
@@ -67,6 +74,10 @@ func Build(cfg model.Config) (*Checker, error) {
 	c := &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live}
 	c.Def = def
 	c.Reduce = c.CanReduce()
+	if s, ok := m.(model.Symmetric); ok {
+		c.sym = s.Symmetries()
+	}
+	c.Symmetry = c.SymmetryOff() == ""
 	return c, nil
 }
 
@@ -84,7 +95,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		reached: c.reached, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, sym: c.sym, reached: c.reached, live: c.live, graphObls: c.graphObls}
 }
 
 // DeclaredAcyclic reports whether the protocol declares every run of the
@@ -200,7 +211,7 @@ func (c *Checker) Initial() ([]byte, error) {
 	if err == nil && len(w.Enabled(nil)) == 0 {
 		err = c.CheckFinal(w)
 	}
-	return w.Encode(nil), err
+	return c.canonical(w, nil), err
 }
 
 // Explain returns the explanation the named property gives for a violation
@@ -272,12 +283,76 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 				return err
 			}
 		}
-		c.buf = c.next.Encode(c.buf[:0])
+		c.buf = c.canonical(&c.next, c.buf[:0])
 		if !visit(a.Code(), c.buf, verr) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// Symmetries returns the renamings of node ids under which the system maps
+// onto itself (without the identity), whether or not the reduction is on.
+func (c *Checker) Symmetries() []model.Perm { return c.sym }
+
+// SymmetryOff says why the symmetry reduction cannot run, or returns "":
+// the system has no symmetry, or a liveness property is checked on the
+// state graph, where the quotient would need a fairness-aware cycle
+// proviso that is not implemented.
+func (c *Checker) SymmetryOff() string {
+	if len(c.sym) == 0 {
+		return "the configuration has no symmetry (or the protocol declares none)"
+	}
+	if c.live != nil {
+		for _, i := range c.live.props {
+			if !c.OnEndStates(&c.Props[i]) {
+				return fmt.Sprintf("liveness property %s is checked on the state graph", c.Props[i].Name)
+			}
+		}
+	}
+	return ""
+}
+
+// canonical appends to buf the canonical encoding of w: with Symmetry set,
+// the smallest encoding of w and its renamings by the system's symmetries
+// (one representative per orbit; the properties treat every node alike,
+// so a state and its renamings satisfy the same ones, and the renamings
+// commute with every action up to the renaming of its nodes), else w's.
+//
+// Counterexamples are found over representatives; Actions maps them back
+// to a run from the real initial state.
+func (c *Checker) canonical(w *model.World, buf []byte) []byte {
+	buf = w.Encode(buf)
+	if !c.Symmetry {
+		return buf
+	}
+	n := len(buf)
+	for i := range c.sym {
+		c.ren.RenameFrom(w, &c.sym[i])
+		buf = c.ren.Encode(buf)
+		if bytes.Compare(buf[n:], buf[:n]) < 0 {
+			copy(buf, buf[n:])
+		}
+		buf = buf[:n]
+	}
+	return buf
+}
+
+// toCanonical returns the renaming (nil: the identity) that maps w to its
+// canonical representative.
+func (c *Checker) toCanonical(w *model.World) *model.Perm {
+	if !c.Symmetry {
+		return nil
+	}
+	best := w.Encode(nil)
+	var perm *model.Perm
+	for i := range c.sym {
+		c.ren.RenameFrom(w, &c.sym[i])
+		if e := c.ren.Encode(nil); bytes.Compare(e, best) < 0 {
+			best, perm = e, &c.sym[i]
+		}
+	}
+	return perm
 }
 
 // firstAmple returns the first enabled action of an ample kind in w.
@@ -329,12 +404,22 @@ func (c *Checker) Actions(codes []uint32, loop int) ([]model.Action, int) {
 			loopStart = len(acts)
 		}
 		a := model.ActionFromCode(code)
+		if c.Symmetry && !violated {
+			// Code i is an action of the representative of the state
+			// reached so far: rename it back to the real state.
+			if to := c.toCanonical(w); to != nil {
+				a = to.Inverse().Action(c.Sys, a)
+			}
+		}
 		acts = append(acts, a)
-		if !c.Reduce || violated || w.Apply(a, &c.out) != nil {
+		if violated || !c.Reduce && !c.Symmetry {
 			continue
 		}
-		if c.CheckStep(w, a, &c.out) != nil {
+		if w.Apply(a, &c.out) != nil || c.CheckStep(w, a, &c.out) != nil {
 			violated = true
+			continue
+		}
+		if !c.Reduce {
 			continue
 		}
 		if verr, err := c.fuse(w, &acts); verr != nil || err != nil {

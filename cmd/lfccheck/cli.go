@@ -278,6 +278,7 @@ type searchFlags struct {
 	maxMemory   string
 	fingerprint bool
 	noReduce    bool
+	symmetry    string
 	graph       bool
 	quiet       bool
 }
@@ -286,6 +287,7 @@ type searchFlags struct {
 func (s *searchFlags) setUp(ck *properties.Checker) {
 	ck.Reduce = ck.Reduce && !s.noReduce
 	ck.LivenessGraph = s.graph
+	ck.Symmetry = s.symmetry != "off" && ck.SymmetryOff() == ""
 }
 
 func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perCheck bool) {
@@ -299,6 +301,7 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 	fs.StringVar(&s.maxMemory, "max-memory", "", "stop (incomplete) when the heap exceeds this, e.g. 8GiB (default 60% of the memory available)")
 	fs.BoolVar(&s.fingerprint, "fingerprint", false, "store 64-bit fingerprints instead of full states (less memory, tiny collision risk)")
 	fs.BoolVar(&s.noReduce, "no-reduce", false, "disable the partial-order reduction the protocol declares")
+	fs.StringVar(&s.symmetry, "symmetry", "on", "on: store one state per orbit of the node renamings that map the configuration onto itself (where it has any); off: every state")
 	fs.BoolVar(&s.graph, "liveness-graph", false, "check liveness properties on the recorded state graph even where end states suffice (also verifies the protocol's acyclicity declaration; costs memory)")
 	fs.BoolVarP(&s.quiet, "quiet", "q", false, "no progress lines on stderr")
 }
@@ -307,6 +310,9 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 func (s *searchFlags) options(e env) (explore.Options, error) {
 	if s.maxStates < 0 || s.maxDepth < 0 || s.timeout < 0 {
 		return explore.Options{}, usagef("--max-states, --max-depth and --timeout must not be negative")
+	}
+	if s.symmetry != "on" && s.symmetry != "off" {
+		return explore.Options{}, usagef("--symmetry must be on or off, got %q", s.symmetry)
 	}
 	opt := explore.Options{MaxStates: s.maxStates, MaxDepth: s.maxDepth, Timeout: s.timeout,
 		Fingerprint: s.fingerprint, Stop: e.stop}
@@ -421,7 +427,13 @@ type checkResult struct {
 	Reduction     bool         `json:"reduction"`
 	// ReductionNote says which reduction ran and why it is sound, or why
 	// none ran.
-	ReductionNote string   `json:"reduction_note"`
+	ReductionNote string `json:"reduction_note"`
+	// Symmetry is set when the search stored one state per orbit of
+	// SymmetryGroup renamings (the identity included); SymmetryNote says
+	// which, or why it did not.
+	Symmetry      bool     `json:"symmetry"`
+	SymmetryGroup int      `json:"symmetry_group"`
+	SymmetryNote  string   `json:"symmetry_note"`
 	Properties    []string `json:"properties"`
 	// Liveness lists the liveness properties among Properties; GraphBytes
 	// is what recording the state graph for them cost.
@@ -624,7 +636,8 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
 		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes,
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
-		ReductionNote: reductionNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
+		ReductionNote: reductionNote(ck), Symmetry: ck.Symmetry, SymmetryGroup: len(ck.Symmetries()) + 1,
+		SymmetryNote: symmetryNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
 	}}
 	if hs != nil {
 		c.json.Walks, c.json.WalksPerS, c.json.Coverage = hs.Walks, hs.WalksPer, hs.Coverage
@@ -672,7 +685,7 @@ func reductionNote(ck *properties.Checker) string {
 			ample = append(ample, fmt.Sprintf("%q", k.Pattern))
 		}
 	}
-	const none = "; no symmetry reduction exists yet"
+	const none = ""
 	switch {
 	case len(ample) == 0:
 		return "off: the protocol declares no ample action kind" + none
@@ -686,6 +699,24 @@ func reductionNote(ck *properties.Checker) string {
 	}
 	return fmt.Sprintf("off: the ample-set reduction of %s needs an acyclic state graph, and variant %s is not declared acyclic%s",
 		strings.Join(ample, ", "), ck.Sys.Cfg.Variant, none)
+}
+
+// symmetryNote says whether the search stored one state per orbit, of
+// which renamings, or why not.
+func symmetryNote(ck *properties.Checker) string {
+	sym := ck.Symmetries()
+	switch {
+	case ck.Symmetry:
+		var ps []string
+		for i := range sym {
+			ps = append(ps, "("+sym[i].String()+")")
+		}
+		return fmt.Sprintf("on: %d renamings of node ids map the configuration onto itself (%s and the identity): one state is stored per orbit, standing for up to %d states; counterexamples are renamed back to real node ids",
+			len(sym)+1, strings.Join(ps, ", "), len(sym)+1)
+	case ck.SymmetryOff() != "":
+		return "off: " + ck.SymmetryOff()
+	}
+	return fmt.Sprintf("off (--symmetry=off; %d renamings of node ids map the configuration onto itself)", len(sym)+1)
 }
 
 func printCheck(w io.Writer, c checked) {
@@ -729,6 +760,7 @@ func printCheck(w io.Writer, c checked) {
 		fmt.Fprintf(w, "search: %d random walks (seed %d%s, %.0f walks/s), %d distinct states seen\n", j.Walks, j.Seed, shard, j.WalksPerS, j.Coverage)
 	}
 	fmt.Fprintf(w, "reduction: %s\n", j.ReductionNote)
+	fmt.Fprintf(w, "symmetry: %s\n", j.SymmetryNote)
 	if j.LivenessNote != "" {
 		fmt.Fprintf(w, "liveness: %s\n", j.LivenessNote)
 	}

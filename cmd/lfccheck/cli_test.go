@@ -40,7 +40,7 @@ func TestCheckPassJSON(t *testing.T) {
 			t.Fatalf("JSON lacks %q: %s", k, out)
 		}
 	}
-	if m["verdict"] != "pass" || m["states"].(float64) != 162 {
+	if m["verdict"] != "pass" || m["states"].(float64) != 87 || m["symmetry"] != true || m["symmetry_group"].(float64) != 2 {
 		t.Fatalf("got %v", m)
 	}
 	cfg := m["config"].(map[string]any)

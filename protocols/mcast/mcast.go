@@ -147,7 +147,74 @@ func New(cfg model.Config) (*Machine, error) {
 	}
 	mm := &Machine{Machine: ucast.NewMachine(cfg, &p.Params, work), Topo: topo}
 	mm.Attach(cfg.Variant)
+	mm.AllowSymmetry = true
 	return mm, nil
+}
+
+// treePerm completes p with the renaming of the trees: tree t becomes the
+// tree of the renamed root in the renamed group, which must have the
+// renamed edges in the same forwarding order. It reports false when some
+// tree has no such image.
+func (m *Machine) treePerm(p *model.Perm) bool {
+	T := m.Topo.Trees
+	p.Tree = make([]uint16, len(T))
+	used := make([]bool, len(T))
+	for t := range T {
+		img := -1
+		for u := range T {
+			if !used[u] && T[u].Root == p.Node[T[t].Root] && m.mapsOnto(&T[t], &T[u], p) {
+				img = u
+				break
+			}
+		}
+		if img < 0 {
+			return false
+		}
+		used[img] = true
+		p.Tree[t] = uint16(img)
+	}
+	return true
+}
+
+// mapsOnto reports whether renaming tree a by p gives tree b: the groups'
+// members, parents and children in order.
+func (m *Machine) mapsOnto(a, b *model.Tree, p *model.Perm) bool {
+	ga, gb := m.Topo.Groups[a.Group].Members, m.Topo.Groups[b.Group].Members
+	if len(ga) != len(gb) {
+		return false
+	}
+	in := map[model.NodeID]bool{}
+	for _, x := range gb {
+		in[x] = true
+	}
+	for _, x := range ga {
+		if !in[p.Node[x]] {
+			return false
+		}
+	}
+	for n := range a.Parent {
+		pn := p.Node[n]
+		switch par := a.Parent[n]; par {
+		case model.IsRoot, model.NotMember:
+			if b.Parent[pn] != par {
+				return false
+			}
+		default:
+			if b.Parent[pn] != int(p.Node[par]) {
+				return false
+			}
+		}
+		ca, cb := a.Children[n], b.Children[pn]
+		if len(ca) != len(cb) {
+			return false
+		}
+		for i := range ca {
+			if cb[i] != p.Node[ca[i]] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Attach installs MCAST's forwarding on m's UCAST hooks: streams per tree,
@@ -172,6 +239,8 @@ func (m *Machine) Attach(variant string) {
 		}
 		return model.NodeID(m.Topo.Trees[rb.Pkt.Tree].Parent[n.ID])
 	}
+	u.HasTree = func(p model.Packet) bool { return p.Tag == TagMulticast }
+	u.TreePerm = m.treePerm
 	u.OnLaunch = m.launch
 	u.OnData = m.receive
 	u.OnCopied = func(n *ucast.Node, pkt model.Packet, out *model.Outbox) {

@@ -63,6 +63,7 @@ func New(cfg model.Config) (*Machine, error) {
 	}
 	m := NewMachine(cfg, p, work)
 	m.Finish(func(_ int, it WorkItem) []model.NodeID { return []model.NodeID{it.Dest} })
+	m.AllowSymmetry = true
 	return m, nil
 }
 

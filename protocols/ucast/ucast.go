@@ -189,6 +189,18 @@ type Machine struct {
 	// whose node type embeds Node replace it).
 	NodeOf func(n model.Node) *Node
 
+	// AllowSymmetry lets Symmetries offer the rotations that map the
+	// system onto itself; set only by protocols whose node state
+	// RenameFrom renames completely (UCAST, MCAST).
+	AllowSymmetry bool
+	// HasTree reports whether a packet's Tree field names a tree (so that
+	// renaming maps it); nil: no packet has one.
+	HasTree func(p model.Packet) bool
+	// TreePerm completes p, a renaming of nodes, with the renaming of the
+	// trees, and reports whether the topology maps onto itself under it;
+	// nil: the protocol has no trees.
+	TreePerm func(p *model.Perm) bool
+
 	kinds []*model.ActionKind
 	// owed lists, per host and work item, the (destination, stream)
 	// pairs that must be delivered once the item is launched.

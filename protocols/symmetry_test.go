@@ -1,0 +1,171 @@
+package protocols_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
+	"lfccheck/traces"
+)
+
+// symmetryVerdicts checks cfg with the symmetry reduction on and off and
+// fails t unless the verdicts, the violated property and the unreached
+// goals agree, the counterexamples replay from the real initial state to
+// the same violation, and a symmetric pass stores fewer states. It
+// reports whether the configuration had a symmetry to compare.
+func symmetryVerdicts(t *testing.T, cfg model.Config, limit int64) bool {
+	t.Helper()
+	var got [2]string
+	var states [2]int64
+	for i, sym := range []bool{true, false} {
+		ck, err := properties.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sym && !ck.Symmetry {
+			return false
+		}
+		ck.Symmetry = sym
+		r, err := explore.BFS(ck, explore.Options{MaxStates: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict == explore.Incomplete {
+			return false
+		}
+		got[i], states[i] = string(r.Verdict), r.Stats.States
+		for _, u := range ck.Unreached() {
+			got[i] += " unreached " + u.Property
+		}
+		if r.Verdict == explore.Fail && r.Violation != nil {
+			got[i] += " " + r.Violation.PropertyName()
+			o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
+			if err != nil || o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
+				t.Fatalf("symmetry=%v: the counterexample does not reproduce %s: %v %v", sym, r.Violation.PropertyName(), o.Violation, err)
+			}
+		}
+	}
+	if got[0] != got[1] {
+		t.Fatalf("verdicts differ: with symmetry %q, without %q", got[0], got[1])
+	}
+	if got[0] == "pass" && states[0] >= states[1] {
+		t.Errorf("the symmetric search stored %d states, the full one %d", states[0], states[1])
+	}
+	return true
+}
+
+// TestSymmetryKeepsVerdicts compares every claim and broken-variant
+// example that has a symmetry, with the symmetry reduction on and off.
+func TestSymmetryKeepsVerdicts(t *testing.T) {
+	limit := int64(400_000)
+	if testing.Short() {
+		limit = 60_000
+	}
+	compared := 0
+	for _, d := range protocols.All() {
+		claims := append([]model.Claim(nil), d.Claims...)
+		for _, v := range d.Variants {
+			if v.Catches != "" {
+				claims = append(claims, d.VariantClaim(v))
+			}
+		}
+		for _, cl := range claims {
+			cfg := cl.Config.Clone()
+			cfg.Protocol = d.Name
+			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
+				if !symmetryVerdicts(t, cfg, limit) {
+					t.Skip("no symmetry, or beyond the limit")
+				}
+				compared++
+			})
+		}
+	}
+	if compared < 8 {
+		t.Fatalf("compared only %d configurations", compared)
+	}
+}
+
+// Random small MCAST configurations: tree families, credits, packets and
+// sometimes casts from a random subset of roots (which usually breaks the
+// symmetry, and then none may be found); every configuration with a
+// symmetry must keep its verdict.
+func TestSymmetryOnRandomConfigurations(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	fams := []string{"binary", "binomial", "chain", "star", "kary:3"}
+	n := 40
+	if testing.Short() {
+		n = 12
+	}
+	compared := 0
+	for i := 0; i < n; i++ {
+		P := 3 + rng.Intn(2)
+		cfg := mcast.Config(fams[rng.Intn(len(fams))], P, 1+rng.Intn(2), 1)
+		p := cfg.Params.(*mcast.Params)
+		if rng.Intn(2) == 0 {
+			for r := 0; r < P; r++ {
+				if rng.Intn(3) > 0 {
+					p.Casts = append(p.Casts, model.Cast{Root: r, Count: 1 + rng.Intn(2)})
+				}
+			}
+		}
+		if len(p.Casts) == 0 && P == 4 {
+			p.Casts = []model.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
+		}
+		t.Run(fmt.Sprintf("%d %s", i, p.Describe()), func(t *testing.T) {
+			if symmetryVerdicts(t, cfg, 300_000) {
+				compared++
+			}
+		})
+	}
+	if compared < n/4 {
+		t.Fatalf("only %d of %d random configurations had a symmetry to compare", compared, n)
+	}
+}
+
+// Symmetry is found only where the configuration has it.
+func TestSymmetryDetection(t *testing.T) {
+	ring := ucast.Config(3, 1, 1)
+	ring.Params.(*ucast.Params).Flows = []ucast.Flow{{Src: 0, Dst: 1, Count: 2}, {Src: 1, Dst: 2, Count: 2}, {Src: 2, Dst: 0, Count: 2}}
+	oneWay := ucast.Config(3, 1, 1)
+	oneWay.Params.(*ucast.Params).Flows = []ucast.Flow{{Src: 0, Dst: 1, Count: 2}}
+	rootZero := mcast.Config("binary", 4, 1, 1)
+	rootZero.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 1}}
+	opposite := mcast.Config("binary", 4, 1, 1)
+	opposite.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
+	for _, c := range []struct {
+		name string
+		cfg  model.Config
+		want int
+	}{
+		{"ucast all-to-all P=4", ucast.Config(4, 1, 1), 3},
+		{"ucast ring flows", ring, 2},
+		{"ucast one flow", oneWay, 0},
+		{"mcast binary P=4", mcast.Config("binary", 4, 1, 1), 3},
+		{"mcast chain P=4", mcast.Config("chain", 4, 1, 1), 3},
+		{"mcast casts from 0", rootZero, 0},
+		{"mcast casts from 0 and 2", opposite, 1},
+		{"mcast overlapping groups (rotations by 2 and 4 map g1->g2->g3)", mcast.OverlapConfig(3), 2},
+		{"fa", model.Config{Protocol: "fa", Nodes: 3, Params: must(model.Lookup("fa")).NewParams()}, 0},
+	} {
+		ck, err := properties.Build(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(ck.Symmetries()); got != c.want {
+			t.Errorf("%s: %d symmetries, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func must(d *model.Def, err error) *model.Def {
+	if err != nil {
+		panic(err)
+	}
+	return d
+}

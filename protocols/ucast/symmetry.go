@@ -1,0 +1,121 @@
+package ucast
+
+import (
+	"fmt"
+
+	"lfccheck/model"
+)
+
+// Symmetry: a machine built by this package (or by MCAST) whose workload
+// maps onto itself under a rotation of node ids i -> i+r mod P (and, for
+// MCAST, whose topology does too) offers that rotation to the search
+// (model.Symmetric), which then stores one state per orbit. Nothing is
+// assumed: Symmetries checks every rotation against the workload and the
+// TreePerm hook. Protocols that embed Node and add state of their own must
+// rename it too, so only machines that set AllowSymmetry offer any.
+
+// Symmetries implements model.Symmetric: the rotations that map the
+// workload (and the topology, through TreePerm) onto itself.
+func (m *Machine) Symmetries() []model.Perm {
+	if !m.AllowSymmetry {
+		return nil
+	}
+	var out []model.Perm
+	for r := 1; r < m.P; r++ {
+		p := model.Rotation(m.P, r)
+		if m.TreePerm != nil && !m.TreePerm(&p) {
+			continue
+		}
+		if m.workMaps(&p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// workMaps reports whether renaming every host's workload by p gives the
+// workload of the renamed host.
+func (m *Machine) workMaps(p *model.Perm) bool {
+	for i := range m.Work {
+		a, b := m.Work[i], m.Work[p.Node[i]]
+		if len(a) != len(b) {
+			return false
+		}
+		for k := range a {
+			want := a[k]
+			if m.HasTree != nil && m.HasTree(model.Packet{Tag: want.Tag}) {
+				want.Tree = p.Tree[want.Tree]
+			} else {
+				want.Dest = p.Node[want.Dest]
+			}
+			if b[k] != want {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// RenamePacket implements model.Symmetric.
+func (m *Machine) RenamePacket(pkt model.Packet, p *model.Perm) model.Packet {
+	pkt.Src, pkt.Origin = p.Node[pkt.Src], p.Node[pkt.Origin]
+	if m.HasTree != nil && m.HasTree(pkt) {
+		pkt.Tree = p.Tree[pkt.Tree]
+	}
+	return pkt
+}
+
+// renameStream is the stream that stream s becomes under p: streams below
+// P are per origin, the others per tree (MCAST).
+func (m *Machine) renameStream(s int, p *model.Perm) int {
+	if s < m.P {
+		return int(p.Node[s])
+	}
+	if p.Tree == nil {
+		panic(fmt.Sprintf("ucast: stream %d of a machine without trees", s))
+	}
+	return m.P + int(p.Tree[s-m.P])
+}
+
+// RenameFrom implements model.Renamable.
+func (n *Node) RenameFrom(src model.Node, p *model.Perm) {
+	s := src.(*Node)
+	m := s.M
+	n.ID, n.M = p.Node[s.ID], m
+	if len(n.PCB) != len(s.PCB) {
+		n.PCB = make([]PCB, len(s.PCB))
+	}
+	for q := range s.PCB {
+		d, sp := &n.PCB[p.Node[q]], &s.PCB[q]
+		d.SendCredits, d.FreeCredits = sp.SendCredits, sp.FreeCredits
+		d.Blocked = d.Blocked[:0]
+		for _, b := range sp.Blocked {
+			d.Blocked = append(d.Blocked, Desc{Dest: p.Node[b.Dest], Fwd: b.Fwd, Pkt: m.RenamePacket(b.Pkt, p)})
+		}
+	}
+	n.Recv = n.Recv[:0]
+	for _, r := range s.Recv {
+		r.From, r.Pkt = p.Node[r.From], m.RenamePacket(r.Pkt, p)
+		n.Recv = append(n.Recv, r)
+	}
+	n.Send = n.Send[:0]
+	for _, sb := range s.Send {
+		sb.Pkt = m.RenamePacket(sb.Pkt, p)
+		n.Send = append(n.Send, sb)
+	}
+	n.Next = s.Next
+	n.Queue = n.Queue[:0]
+	for _, q := range s.Queue {
+		n.Queue = append(n.Queue, m.RenamePacket(q, p))
+	}
+	n.Held = n.Held[:0]
+	for _, q := range s.Held {
+		n.Held = append(n.Held, m.RenamePacket(q, p))
+	}
+	if len(n.Log) != len(s.Log) {
+		n.Log = make([]model.StreamLog, len(s.Log))
+	}
+	for st, l := range s.Log {
+		n.Log[m.renameStream(st, p)] = l
+	}
+}
