@@ -6,14 +6,6 @@ import (
 	"lfccheck/model"
 )
 
-// Symmetry: a machine built by this package (or by MCAST) whose workload
-// maps onto itself under a rotation of node ids i -> i+r mod P (and, for
-// MCAST, whose topology does too) offers that rotation to the search
-// (model.Symmetric), which then stores one state per orbit. Nothing is
-// assumed: Symmetries checks every rotation against the workload and the
-// TreePerm hook. Protocols that embed Node and add state of their own must
-// rename it too, so only machines that set AllowSymmetry offer any.
-
 // Symmetries implements model.Symmetric: the rotations that map the
 // workload (and the topology, through TreePerm) onto itself.
 func (m *Machine) Symmetries() []model.Perm {

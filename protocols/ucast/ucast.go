@@ -100,6 +100,18 @@
 // end states (see the properties package): a fair run on which some packet
 // is never delivered ends in a state without enabled actions.
 //
+// # Symmetry
+//
+// A machine of this package (or MCAST's) whose workload maps onto itself
+// under a rotation of node ids i -> i+r mod P (and, for MCAST, whose
+// topology does too) offers that rotation to the search (model.Symmetric),
+// which then stores one state per orbit. Nothing is assumed: Symmetries
+// checks every rotation against the workload and the TreePerm hook, and
+// Node.RenameFrom renames every id in a node's state (peers' control
+// blocks, senders of buffers, packets' origins, sources and trees, the
+// stream logs). Protocols that embed Node and add state of their own must
+// rename that too, so only machines that set AllowSymmetry offer any.
+//
 // # Broken variants
 //
 // Named variants break one rule each so tests can show the checker catches
