@@ -191,6 +191,9 @@ func (c *Checker) Live() *explore.Live {
 	if len(lv.Props) == 0 {
 		return nil
 	}
+	// The graph analysis needs the real graph (see SymmetryOff), whatever
+	// a caller set after Build.
+	c.Symmetry = false
 	return lv
 }
 

@@ -481,3 +481,29 @@ func TestSearchStrategiesAndMerge(t *testing.T) {
 		t.Errorf("dfs with graph liveness: exit %d %q", code, errs)
 	}
 }
+
+// --symmetry: on by default where the configuration has a symmetry, off
+// on request (every state stored, the same verdict), and anything else is
+// a usage error.
+func TestSymmetryFlag(t *testing.T) {
+	states := func(args ...string) (float64, map[string]any) {
+		code, out, errs := runCLI(append([]string{"check", "--protocol", "mcast", "--nodes", "3", "-q", "--json"}, args...)...)
+		var m map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &m) != nil {
+			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+		}
+		return m["states"].(float64), m
+	}
+	on, m := states()
+	if on != 2576 || m["symmetry"] != true || m["symmetry_group"].(float64) != 3 {
+		t.Errorf("default: %v states, symmetry %v group %v", on, m["symmetry"], m["symmetry_group"])
+	}
+	off, m := states("--symmetry", "off")
+	if off != 7696 || m["symmetry"] != false || !strings.Contains(m["symmetry_note"].(string), "--symmetry=off") {
+		t.Errorf("--symmetry off: %v states, %v %v", off, m["symmetry"], m["symmetry_note"])
+	}
+	code, _, errs := runCLI("check", "--symmetry", "maybe", "-q")
+	if code != 2 || !strings.Contains(errs, "--symmetry must be on or off") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("--symmetry maybe: exit %d, %q", code, errs)
+	}
+}
