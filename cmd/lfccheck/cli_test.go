@@ -195,7 +195,7 @@ func TestProgressLineOnLongRuns(t *testing.T) {
 		t.Skip("takes several seconds")
 	}
 	var out, errb bytes.Buffer
-	code := run([]string{"check", "--nodes", "3", "--credits", "1", "--packets", "2", "--max-states", "1500000"}, &out, &errb)
+	code := run([]string{"check", "--nodes", "3", "--credits", "1", "--packets", "2", "--max-states", "400000"}, &out, &errb)
 	if code != 3 || !strings.Contains(errb.String(), "progress: ") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
