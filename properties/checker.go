@@ -36,8 +36,10 @@ type Checker struct {
 	labels    uint64        // their labels in the state last expanded
 
 	sym       []model.Perm // the system's symmetries (without the identity)
+	symInv    []model.Perm // their inverses
 	cur, next model.World
 	ren       model.World // scratch for renamings
+	pkts      []model.Packet
 	acts      []model.Action
 	out       model.Outbox
 	buf       []byte
@@ -326,16 +328,89 @@ func (c *Checker) canonical(w *model.World, buf []byte) []byte {
 	if !c.Symmetry {
 		return buf
 	}
-	n := len(buf)
-	for i := range c.sym {
-		c.ren.RenameFrom(w, &c.sym[i])
-		buf = c.ren.Encode(buf)
-		if bytes.Compare(buf[n:], buf[:n]) < 0 {
-			copy(buf, buf[n:])
+	if c.ren.Sys != w.Sys {
+		c.ren = *w.Sys.Initial()
+	}
+	if len(c.symInv) != len(c.sym) {
+		c.symInv = make([]model.Perm, len(c.sym))
+		for i := range c.sym {
+			c.symInv[i] = *c.sym[i].Inverse()
 		}
-		buf = buf[:n]
+	}
+	for i := range c.sym {
+		buf = c.renamedIfSmaller(w, &c.sym[i], &c.symInv[i], buf)
 	}
 	return buf
+}
+
+// Canonical appends to buf the encoding of w's orbit representative (see
+// canonical); without Symmetry, w's encoding.
+func (c *Checker) Canonical(w *model.World, buf []byte) []byte { return c.canonical(w, buf) }
+
+// renamedIfSmaller compares the encoding of w renamed by p with buf, the
+// smallest encoding so far, piece by piece (node by node, then link by
+// link, in encoding order), and stops at the first piece that decides it
+// is larger; a smaller one replaces buf. Most renamings are decided by
+// their first node, so the rest is neither renamed nor encoded.
+func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byte) []byte {
+	n, P := len(buf), c.Sys.P
+	less := false
+	// cmp compares the piece just appended at buf[off:] with the same
+	// bytes of the best encoding; it reports whether to go on.
+	cmp := func(off int) bool {
+		if less {
+			return true
+		}
+		piece := buf[off:]
+		at := off - n
+		if at >= n {
+			return false // the best is a proper prefix: the renaming is larger
+		}
+		best := buf[at:n]
+		m := min(len(piece), len(best))
+		switch r := bytes.Compare(piece[:m], best[:m]); {
+		case r < 0:
+			less = true
+			return true
+		case r > 0:
+			return false
+		case len(piece) > len(best):
+			return false // equal up to the end of the best: longer is larger
+		}
+		return true
+	}
+	for j := 0; j < P; j++ {
+		off := len(buf)
+		node := c.ren.Nodes[j]
+		node.(model.Renamable).RenameFrom(w.Nodes[inv.Node[j]], p)
+		buf = node.Encode(buf)
+		if !cmp(off) {
+			return buf[:n]
+		}
+	}
+	sym := c.Sys.M.(model.Symmetric)
+	for i := 0; i < P; i++ {
+		for j := 0; j < P; j++ {
+			if i == j {
+				continue
+			}
+			off := len(buf)
+			src := w.Links[int(inv.Node[i])*P+int(inv.Node[j])]
+			c.pkts = c.pkts[:0]
+			for _, pkt := range src {
+				c.pkts = append(c.pkts, sym.RenamePacket(pkt, p))
+			}
+			buf = model.AppendPackets(buf, c.pkts)
+			if !cmp(off) {
+				return buf[:n]
+			}
+		}
+	}
+	if !less {
+		return buf[:n] // equal: w is fixed by p
+	}
+	m := copy(buf, buf[n:])
+	return buf[:m]
 }
 
 // toCanonical returns the renaming (nil: the identity) that maps w to its

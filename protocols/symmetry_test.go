@@ -169,3 +169,39 @@ func must(d *model.Def, err error) *model.Def {
 	}
 	return d
 }
+
+// The checker's piecewise canonical form is the smallest encoding among a
+// state and its renamings, computed naively, on the states of random runs.
+func TestCanonicalIsSmallestRenaming(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for _, cfg := range []model.Config{mcast.Config("binary", 4, 1, 2), mcast.Config("chain", 4, 2, 1), ucast.Config(3, 1, 2), mcast.OverlapConfig(3)} {
+		ck, err := properties.Build(cfg)
+		if err != nil || !ck.Symmetry {
+			t.Fatalf("%v: symmetry %v", err, ck != nil && ck.Symmetry)
+		}
+		for run := 0; run < 30; run++ {
+			w := ck.Sys.Initial()
+			var out model.Outbox
+			for step := 0; ; step++ {
+				naive := w.Encode(nil)
+				var ren model.World
+				for _, p := range ck.Symmetries() {
+					ren.RenameFrom(w, &p)
+					if e := ren.Encode(nil); string(e) < string(naive) {
+						naive = e
+					}
+				}
+				if got := ck.Canonical(w, nil); string(got) != string(naive) {
+					t.Fatalf("%s run %d step %d: canonical form is not the smallest renaming", cfg.Params.Describe(), run, step)
+				}
+				acts := w.Enabled(nil)
+				if len(acts) == 0 {
+					break
+				}
+				if err := w.Apply(acts[rng.Intn(len(acts))], &out); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
