@@ -17,7 +17,12 @@ import (
 func runGroup(nodes, messages int) ([][]string, error) {
 	cfg := gsb.Config(nodes, 2, 1, 255)
 	got := make([][]string, nodes)
-	g, err := gsb.StartLive(context.Background(), gsb.LiveOptions{Config: cfg, Messages: messages,
+	// Ordered broadcast has no flow control: should held-back messages
+	// ever fill a node's 255 host buffers, the group would stall, and the
+	// deadline turns that into an error instead of a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g, err := gsb.StartLive(ctx, gsb.LiveOptions{Config: cfg, Messages: messages,
 		OnDeliver: func(n model.NodeID, d gsb.Delivery) {
 			got[n] = append(got[n], fmt.Sprintf("%d.%d:%s", d.From, d.K, d.Payload))
 		}})

@@ -220,13 +220,15 @@ func TestLiveGroupReplaysInModel(t *testing.T) {
 }
 
 // A stalled live group is reported by Close, not hidden: with one host
-// buffer and two senders racing, some runs stall; a run that does not
+// buffer and two senders racing, a run may stall; a run that does not
 // stall delivers everything. Either way Close's answer agrees with the
 // final state.
 func TestLiveGroupStallIsReported(t *testing.T) {
 	cfg := gsb.Config(3, 1, 3, 1, 1, 2)
-	for try := 0; try < 20; try++ {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	for try := 0; try < 10; try++ {
+		// A stalled group never ends by itself: the deadline ends it (a
+		// run that does not stall takes milliseconds).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		g, err := gsb.StartLive(ctx, gsb.LiveOptions{Config: cfg, Messages: 3})
 		if err != nil {
 			t.Fatal(err)
