@@ -78,6 +78,18 @@ type StaticClaim struct {
 	Check  func() (verdict string, size int64, err error)
 }
 
+// AllClaims returns the protocol's claims followed by the claim of every
+// broken variant's example (VariantClaim), in declaration order.
+func (d *Def) AllClaims() []Claim {
+	cs := append([]Claim(nil), d.Claims...)
+	for _, v := range d.Variants {
+		if v.Catches != "" {
+			cs = append(cs, d.VariantClaim(v))
+		}
+	}
+	return cs
+}
+
 // VariantClaim is the claim a broken variant's example makes: it fails
 // with the property that catches it, checking that property alone.
 func (d *Def) VariantClaim(v Variant) Claim {

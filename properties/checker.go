@@ -78,6 +78,9 @@ func Build(cfg model.Config) (*Checker, error) {
 	c.Reduce = c.CanReduce()
 	if s, ok := m.(model.Symmetric); ok {
 		c.sym = s.Symmetries()
+		for i := range c.sym {
+			c.symInv = append(c.symInv, *c.sym[i].Inverse())
+		}
 	}
 	c.Symmetry = c.SymmetryOff() == ""
 	return c, nil
@@ -97,7 +100,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, sym: c.sym, reached: c.reached, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, sym: c.sym, symInv: c.symInv, reached: c.reached, live: c.live, graphObls: c.graphObls}
 }
 
 // DeclaredAcyclic reports whether the protocol declares every run of the
@@ -324,23 +327,29 @@ func (c *Checker) SymmetryOff() string {
 // Counterexamples are found over representatives; Actions maps them back
 // to a run from the real initial state.
 func (c *Checker) canonical(w *model.World, buf []byte) []byte {
+	buf, _ = c.orbitRep(w, buf)
+	return buf
+}
+
+// orbitRep appends to buf the canonical encoding of w (see canonical) and
+// returns the index in c.sym of the renaming that gives it, -1 for w
+// itself.
+func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 	buf = w.Encode(buf)
 	if !c.Symmetry {
-		return buf
+		return buf, -1
 	}
 	if c.ren.Sys != w.Sys {
 		c.ren = *w.Sys.Initial()
 	}
-	if len(c.symInv) != len(c.sym) {
-		c.symInv = make([]model.Perm, len(c.sym))
-		for i := range c.sym {
-			c.symInv[i] = *c.sym[i].Inverse()
+	best := -1
+	for i := range c.sym {
+		var smaller bool
+		if buf, smaller = c.renamedIfSmaller(w, &c.sym[i], &c.symInv[i], buf); smaller {
+			best = i
 		}
 	}
-	for i := range c.sym {
-		buf = c.renamedIfSmaller(w, &c.sym[i], &c.symInv[i], buf)
-	}
-	return buf
+	return buf, best
 }
 
 // Canonical appends to buf the encoding of w's orbit representative (see
@@ -350,9 +359,10 @@ func (c *Checker) Canonical(w *model.World, buf []byte) []byte { return c.canoni
 // renamedIfSmaller compares the encoding of w renamed by p with buf, the
 // smallest encoding so far, piece by piece (node by node, then link by
 // link, in encoding order), and stops at the first piece that decides it
-// is larger; a smaller one replaces buf. Most renamings are decided by
-// their first node, so the rest is neither renamed nor encoded.
-func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byte) []byte {
+// is larger; a smaller one replaces buf (and it reports true). Most
+// renamings are decided by their first node, so the rest is neither
+// renamed nor encoded.
+func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byte) ([]byte, bool) {
 	n, P := len(buf), c.Sys.P
 	less := false
 	// cmp compares the piece just appended at buf[off:] with the same
@@ -385,7 +395,7 @@ func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byt
 		node.(model.Renamable).RenameFrom(w.Nodes[inv.Node[j]], p)
 		buf = node.Encode(buf)
 		if !cmp(off) {
-			return buf[:n]
+			return buf[:n], false
 		}
 	}
 	sym := c.Sys.M.(model.Symmetric)
@@ -402,32 +412,15 @@ func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byt
 			}
 			buf = model.AppendPackets(buf, c.pkts)
 			if !cmp(off) {
-				return buf[:n]
+				return buf[:n], false
 			}
 		}
 	}
 	if !less {
-		return buf[:n] // equal: w is fixed by p
+		return buf[:n], false // equal: w is fixed by p
 	}
 	m := copy(buf, buf[n:])
-	return buf[:m]
-}
-
-// toCanonical returns the renaming (nil: the identity) that maps w to its
-// canonical representative.
-func (c *Checker) toCanonical(w *model.World) *model.Perm {
-	if !c.Symmetry {
-		return nil
-	}
-	best := w.Encode(nil)
-	var perm *model.Perm
-	for i := range c.sym {
-		c.ren.RenameFrom(w, &c.sym[i])
-		if e := c.ren.Encode(nil); bytes.Compare(e, best) < 0 {
-			best, perm = e, &c.sym[i]
-		}
-	}
-	return perm
+	return buf[:m], true
 }
 
 // firstAmple returns the first enabled action of an ample kind in w.
@@ -482,8 +475,9 @@ func (c *Checker) Actions(codes []uint32, loop int) ([]model.Action, int) {
 		if c.Symmetry && !violated {
 			// Code i is an action of the representative of the state
 			// reached so far: rename it back to the real state.
-			if to := c.toCanonical(w); to != nil {
-				a = to.Inverse().Action(c.Sys, a)
+			var i int
+			if c.buf, i = c.orbitRep(w, c.buf[:0]); i >= 0 {
+				a = c.symInv[i].Action(c.Sys, a)
 			}
 		}
 		acts = append(acts, a)

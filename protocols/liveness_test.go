@@ -29,13 +29,7 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 		if len(live) == 0 {
 			continue
 		}
-		claims := append([]model.Claim(nil), d.Claims...)
-		for _, v := range d.Variants {
-			if v.Catches != "" {
-				claims = append(claims, d.VariantClaim(v))
-			}
-		}
-		for _, cl := range claims {
+		for _, cl := range d.AllClaims() {
 			cfg := cl.Config.Clone()
 			cfg.Protocol = d.Name
 			cfg.Properties = live

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"lfccheck/explore"
-	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/traces"
@@ -23,13 +22,7 @@ func TestReductionKeepsVerdicts(t *testing.T) {
 	}
 	compared := 0
 	for _, d := range protocols.All() {
-		claims := append([]model.Claim(nil), d.Claims...)
-		for _, v := range d.Variants {
-			if v.Catches != "" {
-				claims = append(claims, d.VariantClaim(v))
-			}
-		}
-		for _, cl := range claims {
+		for _, cl := range d.AllClaims() {
 			cfg := cl.Config.Clone()
 			cfg.Protocol = d.Name
 			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {

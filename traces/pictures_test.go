@@ -87,13 +87,7 @@ func wellFormed(data []byte, isHTML bool) error {
 func TestPicturesOfEveryCounterexample(t *testing.T) {
 	n := 0
 	for _, d := range protocols.All() {
-		claims := append([]model.Claim(nil), d.Claims...)
-		for _, v := range d.Variants {
-			if v.Catches != "" {
-				claims = append(claims, d.VariantClaim(v))
-			}
-		}
-		for _, cl := range claims {
+		for _, cl := range d.AllClaims() {
 			if cl.Expect == "pass" {
 				continue
 			}

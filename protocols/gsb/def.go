@@ -3,6 +3,7 @@ package gsb
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -180,10 +181,7 @@ func (p *Params) Resolve(nodes int) (int, error) {
 func (p *Params) Clone() model.Params {
 	c := *p
 	c.Params = *p.Params.Clone().(*mcast.Params)
-	c.Senders = append([]int(nil), p.Senders...)
-	if p.Senders == nil {
-		c.Senders = nil
-	}
+	c.Senders = slices.Clone(p.Senders)
 	return &c
 }
 
@@ -507,11 +505,9 @@ var Deadlock = properties.Deadlock(func(w *model.World) error {
 		return nil
 	}
 	var stalls []string
-	for i := range w.Nodes {
+	for _, i := range heldFull(w) {
 		n := gnode(w, i)
-		if len(n.Held) > 0 && n.HostBuffersUsed() >= m.HostBuffers {
-			stalls = append(stalls, fmt.Sprintf("host %d waits for message #%d with every host buffer held (%s)", i, n.NextSeq, model.PacketList(n.Held)))
-		}
+		stalls = append(stalls, fmt.Sprintf("host %d waits for message #%d with every host buffer held (%s)", i, n.NextSeq, model.PacketList(n.Held)))
 	}
 	s := properties.Counts(short, "deliveries missing") + "; " + ucast.Remaining(w)
 	if len(stalls) > 0 {
@@ -519,6 +515,18 @@ var Deadlock = properties.Deadlock(func(w *model.World) error {
 	}
 	return fmt.Errorf("%s", s)
 }, explain)
+
+// heldFull lists the hosts whose host buffers are all in use, with
+// held-back packets among them.
+func heldFull(w *model.World) []int {
+	var out []int
+	for i := range w.Nodes {
+		if n := gnode(w, i); len(n.Held) > 0 && n.HostBuffersUsed() >= gmach(w).HostBuffers {
+			out = append(out, i)
+		}
+	}
+	return out
+}
 
 // explain explains a deadlock: App. A.1's wait-for cycle of full receive
 // pools if there is one, else the held-back stall: hosts waiting for a
@@ -531,11 +539,8 @@ func explain(w *model.World) model.Explanation {
 	m := gmach(w)
 	e := model.Explanation{Field: "held_back_stall",
 		Head: "held-back messages fill host buffers (no flow control for ordered broadcast, §6.1.1):"}
-	for i := range w.Nodes {
+	for _, i := range heldFull(w) {
 		n := gnode(w, i)
-		if len(n.Held) == 0 || n.HostBuffersUsed() < m.HostBuffers {
-			continue
-		}
 		held := model.ListOf(n.Held, func(p model.Packet) string { return fmt.Sprintf("%s (message #%d)", p, p.Val) })
 		line := fmt.Sprintf("host %d waits for message #%d; its %d host buffers hold %s, held back", i, n.NextSeq, m.HostBuffers, held)
 		for _, rb := range n.Recv {

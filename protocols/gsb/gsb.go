@@ -367,7 +367,8 @@ func (m *Machine) canCast(n *Node) bool {
 	return ok && it.msg < 0 && len(n.Send) < m.SendBuffers
 }
 
-// Kinds are request, deliver, broadcast, copy and process.
+// Kinds are request, deliver, broadcast and copy (which runs the upcall),
+// plus launch when the workload has plain multicasts.
 func (m *Machine) Kinds() []*model.ActionKind {
 	if m.kinds != nil {
 		return m.kinds
