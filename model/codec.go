@@ -7,8 +7,15 @@ import (
 )
 
 // AppendPacket appends the canonical encoding of a packet.
+// A packet on a recovery channel sets the tag byte's top bit and adds the
+// channel byte, so packets of protocols without channels encode as before.
 func AppendPacket(buf []byte, p Packet) []byte {
-	buf = append(buf, byte(p.Tag), byte(p.Src), p.Credits, byte(p.Origin))
+	if p.Chan != 0 {
+		buf = append(buf, byte(p.Tag)|chanFlag, p.Chan)
+	} else {
+		buf = append(buf, byte(p.Tag))
+	}
+	buf = append(buf, byte(p.Src), p.Credits, byte(p.Origin))
 	buf = binary.AppendUvarint(buf, uint64(p.Tree))
 	buf = binary.AppendUvarint(buf, uint64(p.Seq))
 	return binary.AppendUvarint(buf, uint64(p.Val))
@@ -21,6 +28,10 @@ func AppendBool(buf []byte, b bool) []byte {
 	}
 	return append(buf, 0)
 }
+
+// chanFlag marks a packet encoding that carries a deadlock channel; tags
+// stay below it.
+const chanFlag = 0x80
 
 var errCorrupt = errors.New("model: corrupt state encoding")
 
@@ -73,7 +84,13 @@ func (d *Decoder) Count() int {
 
 // Packet reads a packet written by AppendPacket.
 func (d *Decoder) Packet() Packet {
-	p := Packet{Tag: Tag(d.Byte()), Src: NodeID(d.Byte()), Credits: d.Byte(), Origin: NodeID(d.Byte())}
+	var p Packet
+	if t := d.Byte(); t&chanFlag != 0 {
+		p.Tag, p.Chan = Tag(t&^chanFlag), d.Byte()
+	} else {
+		p.Tag = Tag(t)
+	}
+	p.Src, p.Credits, p.Origin = NodeID(d.Byte()), d.Byte(), NodeID(d.Byte())
 	p.Tree = uint16(d.Uvarint())
 	p.Seq = uint16(d.Uvarint())
 	p.Val = uint32(d.Uvarint())

@@ -34,8 +34,8 @@ var tagTable [256]*TagInfo
 // initialization; registering tag 0 or a tag twice panics, so two
 // protocols can never give one tag two meanings.
 func RegisterTag(t Tag, info TagInfo) {
-	if t == 0 {
-		panic("model: tag 0 is reserved")
+	if t == 0 || t >= chanFlag {
+		panic(fmt.Sprintf("model: tag %d is reserved (tags are 1..%d)", t, chanFlag-1))
 	}
 	if tagTable[t] != nil {
 		panic(fmt.Sprintf("model: tag %d registered twice (%s and %s)", t, tagTable[t].Name, info.Name))
@@ -70,6 +70,11 @@ type Packet struct {
 	Origin  NodeID // the node whose host (or NI) created the packet
 	Seq     uint16 // 1-based number of the packet in its stream
 	Val     uint32 // a protocol-defined value (for example a counter value)
+	// Chan is RECOV's deadlock channel field (§3.4, Fig. 4.11): 0 when the
+	// packet is not deadlocked, c+1 when it travels on the recovery
+	// channel of NI c. Like Src and Credits it is a per-hop header field
+	// that send_packet writes.
+	Chan uint8
 }
 
 // String renders a packet as its tag's brief form plus "+N" for N
@@ -86,7 +91,7 @@ func (p Packet) String() string {
 }
 
 // SameData reports whether p and q are copies of the same created packet
-// (they may differ in the per-hop header fields Src and Credits).
+// (they may differ in the per-hop header fields Src, Credits and Chan).
 func (p Packet) SameData(q Packet) bool {
 	return p.Tag == q.Tag && p.Origin == q.Origin && p.Tree == q.Tree && p.Seq == q.Seq && p.Val == q.Val
 }

@@ -11,12 +11,14 @@ import (
 	"lfccheck/protocols/gsb"
 	"lfccheck/protocols/intr"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/recov"
 	"lfccheck/protocols/ucast"
 )
 
 func init() {
 	model.Register(ucast.Def)
 	model.Register(mcast.Def)
+	model.Register(recov.Def)
 	model.Register(fa.Def)
 	model.Register(intr.Def)
 	model.Register(gsb.Def)

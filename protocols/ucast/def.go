@@ -157,6 +157,8 @@ func Remaining(w *model.World) string {
 // CreditConservation: per ordered pair S->R, credits held by S, data
 // packets in flight S->R, R's buffers occupied by S's packets, credits R
 // owes S and credits in flight R->S add up to C, and no count is negative.
+// Packets on recovery channels and recovery-channel buffers (RECOV) are
+// outside the pair's window and not counted.
 var CreditConservation = model.Property{
 	Name: "credit-conservation",
 	Doc:  "per ordered pair, credits held + data in flight + buffers occupied + credits owed or returning = C; none negative",
@@ -177,7 +179,7 @@ var CreditConservation = model.Property{
 				}
 				data := 0
 				for _, p := range w.Link(model.NodeID(s), model.NodeID(r)) {
-					if p.Tag.IsData() {
+					if p.Tag.IsData() && p.Chan == 0 {
 						data++
 					}
 				}

@@ -32,6 +32,10 @@ type RecvBuf struct {
 	From    model.NodeID
 	Copied  bool  // delivered to the host
 	Pending uint8 // forwards not yet transmitted (forwarding protocols)
+	// Chan is the buffer's class in protocols with recovery channels
+	// (RECOV): 0 for a buffer of From's pool partition, c+1 for NI c's
+	// recovery-channel buffer. Encoded only when Machine.Channels is set.
+	Chan uint8
 }
 
 // SendBuf is an occupied NI send packet with the number of send
@@ -70,6 +74,10 @@ func (h *Host) HostBuffersUsed() int { return len(h.Queue) + len(h.Held) }
 type Node struct {
 	ID model.NodeID
 	M  *Machine // static; not part of the encoding
+	// Outer is the protocol's node that embeds this one, for hooks that
+	// need its state (static: set by the protocol's NewNode, kept by
+	// copies and decoding; nil for UCAST's own nodes).
+	Outer model.Node
 	NI
 	Host
 }
@@ -93,6 +101,9 @@ func (n *Node) Encode(buf []byte) []byte {
 	buf = binary.AppendUvarint(buf, uint64(len(n.Recv)))
 	for _, r := range n.Recv {
 		buf = append(model.AppendBool(append(buf, byte(r.From)), r.Copied), r.Pending)
+		if n.M.Channels {
+			buf = append(buf, r.Chan)
+		}
 		buf = model.AppendPacket(buf, r.Pkt)
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(n.Send)))
@@ -130,6 +141,9 @@ func (n *Node) Decode(d *model.Decoder) {
 	n.Recv = n.Recv[:0]
 	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
 		r := RecvBuf{From: model.NodeID(d.Byte()), Copied: d.Bool(), Pending: d.Byte()}
+		if n.M.Channels {
+			r.Chan = d.Byte()
+		}
 		r.Pkt = d.Packet()
 		n.Recv = append(n.Recv, r)
 	}
@@ -189,6 +203,9 @@ func recvList(rs []RecvBuf) string {
 		if r.Pending > 0 {
 			s += fmt.Sprintf(" fwd%d", r.Pending)
 		}
+		if r.Chan > 0 {
+			s += fmt.Sprintf(" ch%d", r.Chan-1)
+		}
 		return s
 	})
 }
@@ -244,12 +261,12 @@ func (n *Node) FindRecv(pkt model.Packet) int {
 	return -1
 }
 
-// PoolCount is the number of receive buffers occupied by packets from
-// sender.
+// PoolCount is the number of buffers of sender's pool partition that are
+// occupied (recovery-channel buffers are not part of it).
 func (n *Node) PoolCount(sender model.NodeID) int {
 	c := 0
 	for i := range n.Recv {
-		if n.Recv[i].From == sender {
+		if n.Recv[i].From == sender && n.Recv[i].Chan == 0 {
 			c++
 		}
 	}

@@ -51,6 +51,9 @@ func (m *Machine) workMaps(p *model.Perm) bool {
 // RenamePacket implements model.Symmetric.
 func (m *Machine) RenamePacket(pkt model.Packet, p *model.Perm) model.Packet {
 	pkt.Src, pkt.Origin = p.Node[pkt.Src], p.Node[pkt.Origin]
+	if pkt.Chan != 0 {
+		pkt.Chan = uint8(p.Node[pkt.Chan-1]) + 1
+	}
 	if m.HasTree != nil && m.HasTree(pkt) {
 		pkt.Tree = p.Tree[pkt.Tree]
 	}
@@ -88,6 +91,9 @@ func (n *Node) RenameFrom(src model.Node, p *model.Perm) {
 	n.Recv = n.Recv[:0]
 	for _, r := range s.Recv {
 		r.From, r.Pkt = p.Node[r.From], m.RenamePacket(r.Pkt, p)
+		if r.Chan != 0 {
+			r.Chan = uint8(p.Node[r.Chan-1]) + 1
+		}
 		n.Recv = append(n.Recv, r)
 	}
 	n.Send = n.Send[:0]

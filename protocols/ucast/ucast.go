@@ -172,7 +172,16 @@ type Machine struct {
 	// the upcall (Host.Held): held packets occupy host buffers, and the
 	// node encoding includes them.
 	KeepsPackets bool
-	Variant      string
+	// Channels is set by protocols with recovery channels (RECOV): a
+	// receive buffer's class (RecvBuf.Chan) is part of the encoding.
+	Channels bool
+	// SharedHeaders is set when a variant reads a packet's header after
+	// send_packet overwrote it for another destination: send_packet then
+	// writes the deadlock channel field into the buffer holding the packet
+	// (the thesis's one packet per buffer, Fig. 4.12), which is otherwise
+	// dead state and not kept.
+	SharedHeaders bool
+	Variant       string
 	// Work lists, per host, the packets it launches in order.
 	Work [][]WorkItem
 	// Expect gives, per host and stream, how many packets it must receive.
@@ -197,6 +206,13 @@ type Machine struct {
 	// OnCopied runs after the buffer holding pkt was copied to the host
 	// (default: release it).
 	OnCopied func(n *Node, pkt model.Packet, out *model.Outbox)
+	// NoCredit, when set, replaces credit_send's queuing of a descriptor
+	// that finds no credit (RECOV's recovery, Fig. 4.13).
+	NoCredit func(n *Node, d Desc, out *model.Outbox)
+	// Released, when set, replaces the credit return of
+	// event_packet_released for rb, the buffer just freed, whose credit
+	// would go to to (RECOV, Fig. 4.15).
+	Released func(n *Node, rb RecvBuf, to model.NodeID, out *model.Outbox)
 	// NodeOf extracts the UCAST node from a node of the machine (protocols
 	// whose node type embeds Node replace it).
 	NodeOf func(n model.Node) *Node
@@ -376,19 +392,24 @@ func (m *Machine) Process(n *Node) {
 	n.Queue = n.Queue[:len(n.Queue)-1]
 }
 
-// CreditSend is credit_send (Fig. 4.2).
+// CreditSend is credit_send (Fig. 4.2; Fig. 4.13 with the NoCredit hook).
+// A send that consumes a credit is never deadlocked.
 func (m *Machine) CreditSend(n *Node, d Desc, out *model.Outbox) {
 	pcb := &n.PCB[d.Dest]
 	if pcb.SendCredits > 0 {
 		pcb.SendCredits--
+		d.Pkt.Chan = 0
 		m.SendPacket(n, d, out)
 		return
 	}
-	if m.Variant == NoCreditCheck {
+	switch {
+	case m.Variant == NoCreditCheck:
 		m.SendPacket(n, d, out)
-		return
+	case m.NoCredit != nil:
+		m.NoCredit(n, d, out)
+	default:
+		pcb.Blocked = append(pcb.Blocked, d)
 	}
-	pcb.Blocked = append(pcb.Blocked, d)
 }
 
 // SendPacket is send_packet (Fig. 4.2): stamp the header, piggyback all owed
@@ -405,6 +426,9 @@ func (m *Machine) SendPacket(n *Node, d Desc, out *model.Outbox) {
 	}
 	if d.Fwd {
 		if i := n.FindRecv(pkt); i >= 0 && n.Recv[i].Pending > 0 {
+			if m.SharedHeaders {
+				n.Recv[i].Pkt.Chan = pkt.Chan
+			}
 			n.Recv[i].Pending--
 			if n.Recv[i].Pending == 0 && n.Recv[i].Copied {
 				m.Release(n, pkt, out)
@@ -414,6 +438,9 @@ func (m *Machine) SendPacket(n *Node, d Desc, out *model.Outbox) {
 	}
 	for i := range n.Send {
 		if n.Send[i].Pkt.SameData(pkt) {
+			if m.SharedHeaders {
+				n.Send[i].Pkt.Chan = pkt.Chan
+			}
 			n.Send[i].Refs--
 			if n.Send[i].Refs == 0 {
 				n.Send = append(n.Send[:i], n.Send[i+1:]...)
@@ -451,12 +478,16 @@ func (m *Machine) AcceptNewCredits(n *Node, pkt model.Packet, out *model.Outbox)
 // holding pkt and return a credit to the NI ReturnTo names.
 func (m *Machine) Release(n *Node, pkt model.Packet, out *model.Outbox) {
 	i := n.FindRecv(pkt)
-	to := m.ReturnTo(n, &n.Recv[i])
+	rb := n.Recv[i]
+	to := m.ReturnTo(n, &rb)
 	n.Recv = append(n.Recv[:i], n.Recv[i+1:]...)
-	if m.Variant == NoCreditReturn {
-		return
+	switch {
+	case m.Variant == NoCreditReturn:
+	case m.Released != nil:
+		m.Released(n, rb, to, out)
+	default:
+		m.ReturnCreditTo(n, to, out)
 	}
-	m.ReturnCreditTo(n, to, out)
 }
 
 // ReturnCreditTo is return_credit_to (Fig. 4.3).

@@ -1,0 +1,296 @@
+package recov
+
+import (
+	"fmt"
+
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
+)
+
+// Def is RECOV's protocol definition.
+var Def = &model.Def{
+	Name:      "recov",
+	Doc:       "MCAST with deadlock detection and recovery channels, for any multicast tree (thesis §4.3)",
+	Params:    mcast.ParamSpecs(),
+	NewParams: func() model.Params { return mcast.Defaults() },
+	Variants: []model.Variant{
+		{Name: Correct, Doc: "Fig. 4.11-4.15 with the corrections in the package doc"},
+		{Name: ThesisLiteral, Doc: "next_in_tree's descriptor is sent as returned, unmarked when its packet arrived normally: a normal packet that consumed no credit",
+			Catches: "pool-bound", Example: Config("chain", 4, 1, 2)},
+		{Name: NoNextInTree, Doc: "a packet that arrived on a recovery channel is forwarded on it at once, overtaking queued packets of its tree",
+			Catches: "fifo", Example: Config("chain", 4, 1, 2)},
+		{Name: NoSave, Doc: "forward_packet does not save the deadlocked and channel fields: credit_send reads the header, which send_packet overwrote for the previous child",
+			Catches: "deadlock", Example: Config("binary", 5, 1, 1)},
+		{Name: ChannelCredit, Doc: "event_packet_released returns a credit even when it releases a recovery channel",
+			Catches: "credit-conservation", Example: Config("chain", 4, 1, 1)},
+		{Name: TwoRecoveries, Doc: "an NI starts a recovery while its previous one is still active",
+			Catches: "channel-bound", Example: Config("chain", 4, 1, 2)},
+		{Name: EarlyClear, Doc: "nr_acks is not increased when a packet is forwarded on the channel: CHANNEL_CLEAR goes up before the children acknowledged",
+			Catches: "ack-count", Example: Config("chain", 4, 1, 1)},
+		{Name: OtherTree, Doc: "next_in_tree returns the head of the blocked-sends queue, whatever its tree: the recovery continues on another tree",
+			Catches: "recovery-tree", Example: Config("chain", 4, 1, 2)},
+	},
+	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound, ChannelBound, ChannelOwner,
+		AckCount, IdleEmpty, RecoveryTree, properties.FIFO, ucast.ExactlyOnce, mcast.BufferHeld,
+		ucast.EventualDelivery, RecoveryCompletes},
+	Acyclic: true,
+	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
+	Claims:  claims(),
+}
+
+// Config is a RECOV configuration: nodes NIs, credits C, every member
+// multicasting packets K on its tree of the family.
+func Config(tree string, nodes, credits, packets int) model.Config {
+	c := mcast.Config(tree, nodes, credits, packets)
+	c.Protocol = "recov"
+	return c
+}
+
+func claims() []model.Claim {
+	var cs []model.Claim
+	for _, tree := range []string{"chain", "binary", "binomial", "star"} {
+		for _, k := range []int{1, 2} {
+			cs = append(cs, model.Claim{Name: fmt.Sprintf("%s P=4 C=1 K=%d", tree, k), Config: Config(tree, 4, 1, k),
+				Expect: "pass", Ref: "§4.3", Doc: "RECOV is deadlock-free, FIFO and completes every recovery for every tree shape"})
+		}
+	}
+	ov := mcast.OverlapConfig(3)
+	ov.Protocol = "recov"
+	cs = append(cs, model.Claim{Name: "3 overlapping groups P=6", Config: ov, Expect: "pass", Ref: "§4.3, App. A.2",
+		Doc: "overlapping groups that deadlock under MCAST recover"})
+	return cs
+}
+
+func rnode(w *model.World, i int) *Node { return w.Nodes[i].(*Node) }
+
+func mach(w *model.World) *Machine { return w.Sys.M.(*Machine) }
+
+// chanPackets calls f for every data packet on a recovery channel: in
+// flight on a link (from, to) and held in a channel buffer at to.
+func chanPackets(w *model.World, f func(pkt model.Packet, from, to model.NodeID, held bool) error) error {
+	P := w.Sys.P
+	for i := 0; i < P; i++ {
+		for j := 0; j < P; j++ {
+			for _, p := range w.Link(model.NodeID(i), model.NodeID(j)) {
+				if p.Chan != 0 && p.Tag.IsData() {
+					if err := f(p, model.NodeID(i), model.NodeID(j), false); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for _, rb := range rnode(w, i).Recv {
+			if rb.Chan != 0 {
+				pkt := rb.Pkt
+				pkt.Chan = rb.Chan
+				if err := f(pkt, rb.From, model.NodeID(i), true); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ChannelBound: at most one packet per recovery channel per NI, held in
+// the channel's buffer or on its way there.
+var ChannelBound = model.Property{
+	Name: "channel-bound",
+	Doc:  "at most one packet per recovery channel per NI, held or on its way",
+	State: func(w *model.World) error {
+		P := w.Sys.P
+		count := make([]int, P*P)
+		return chanPackets(w, func(pkt model.Packet, _, to model.NodeID, held bool) error {
+			k := int(to)*P + int(pkt.Chan-1)
+			count[k]++
+			if count[k] > 1 {
+				return fmt.Errorf("ni %d has two packets on the recovery channel of %d (the second %s)", to, pkt.Chan-1, pkt)
+			}
+			return nil
+		})
+	},
+}
+
+// ChannelOwner: a recovery channel carries packets only of its owner's
+// recovery: the owner has a recovery active, and an NI that sent a packet
+// on the channel still waits for its acknowledgement.
+var ChannelOwner = model.Property{
+	Name: "channel-owner",
+	Doc:  "a recovery channel carries packets only while its owner's recovery is active",
+	State: func(w *model.World) error {
+		return chanPackets(w, func(pkt model.Packet, from, to model.NodeID, held bool) error {
+			c := int(pkt.Chan - 1)
+			if !rnode(w, c).Active {
+				return fmt.Errorf("%s is on the recovery channel of %d (at or to ni %d), which has no recovery active", pkt, c, to)
+			}
+			if !held && rnode(w, int(from)).NrAcks[c] <= 0 {
+				return fmt.Errorf("ni %d sent %s on the channel of %d but waits for no acknowledgement on it", from, pkt, c)
+			}
+			return nil
+		})
+	},
+}
+
+// AckCount: at every NI, nr_acks of channel c is 1 for the NI's own
+// packet on c not yet released (not at the owner) plus the children it
+// reached on c that have not acknowledged (packet in flight, child still
+// in the recovery, or CHANNEL_CLEAR in flight).
+var AckCount = model.Property{
+	Name: "ack-count",
+	Doc:  "nr_acks = own unreleased channel packet + children reached on the channel that have not acknowledged",
+	State: func(w *model.World) error {
+		P := w.Sys.P
+		for x := 0; x < P; x++ {
+			n := rnode(w, x)
+			for c := 0; c < P; c++ {
+				want := 0
+				if c != x {
+					for _, q := range n.Channels {
+						for _, qc := range q {
+							if int(qc) == c {
+								want++
+							}
+						}
+					}
+				}
+				for y := 0; y < P; y++ {
+					if y == x {
+						continue
+					}
+					reached := rnode(w, y).NrAcks[c] > 0 && int(rnode(w, y).Parent[c]) == x && y != c
+					for _, p := range w.Link(model.NodeID(x), model.NodeID(y)) {
+						reached = reached || p.Chan == uint8(c)+1 && p.Tag.IsData()
+					}
+					for _, p := range w.Link(model.NodeID(y), model.NodeID(x)) {
+						reached = reached || p.Tag == TagClear && int(p.Chan) == c+1
+					}
+					if reached {
+						want++
+					}
+				}
+				if n.NrAcks[c] != want {
+					return fmt.Errorf("ni %d counts %d acknowledgements for the channel of %d, want %d", x, n.NrAcks[c], c, want)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// IdleEmpty: an NI with no recovery active has every blocked-sends queue
+// empty (so a recovery may start with the descriptor at hand, FIFO-safe).
+var IdleEmpty = model.Property{
+	Name: "idle-empty",
+	Doc:  "no recovery active implies every blocked-sends queue is empty",
+	State: func(w *model.World) error {
+		for i := range w.Nodes {
+			n := rnode(w, i)
+			if n.Active {
+				continue
+			}
+			for p := range n.PCB {
+				if len(n.PCB[p].Blocked) > 0 {
+					return fmt.Errorf("ni %d has no recovery active but blocked sends to %d", i, p)
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// treeParent is the parent of NI x in tree index t (multicast trees, then
+// unicast trees per sender), or -1 at a root.
+func (m *Machine) treeParent(t, x int) int {
+	if t >= m.trees {
+		if x == t-m.trees {
+			return -1
+		}
+		return t - m.trees
+	}
+	return m.Topo.Trees[t].Parent[x]
+}
+
+// RecoveryTree: each channel's packets all travel on one tree, and every
+// NI in the recovery has its tree parent as the channel's parent, on a
+// path up the tree to the owner: recoveries on different channels share
+// nothing, and none crosses to another tree.
+var RecoveryTree = model.Property{
+	Name: "recovery-tree",
+	Doc:  "each recovery stays on one tree, along its edges below the owner; recoveries do not interfere",
+	State: func(w *model.World) error {
+		m, P := mach(w), w.Sys.P
+		tree := make([]int, P)
+		for c := range tree {
+			tree[c] = -1
+		}
+		on := func(c, t int, what string) error {
+			if tree[c] < 0 {
+				tree[c] = t
+			} else if tree[c] != t {
+				return fmt.Errorf("the recovery of %d spans trees %d and %d (%s)", c, tree[c], t, what)
+			}
+			return nil
+		}
+		err := chanPackets(w, func(pkt model.Packet, from, to model.NodeID, held bool) error {
+			return on(int(pkt.Chan-1), m.treeOf(pkt, from), pkt.String())
+		})
+		if err != nil {
+			return err
+		}
+		for x := 0; x < P; x++ {
+			for t, q := range rnode(w, x).Channels {
+				for _, c := range q {
+					if err := on(int(c), t, fmt.Sprintf("ni %d's active channels", x)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for x := 0; x < P; x++ {
+			n := rnode(w, x)
+			for c := 0; c < P; c++ {
+				if c == x || n.NrAcks[c] == 0 || tree[c] < 0 {
+					continue
+				}
+				if par := m.treeParent(tree[c], x); par != int(n.Parent[c]) {
+					return fmt.Errorf("ni %d is in the recovery of %d through %d, not its tree parent %d", x, c, n.Parent[c], par)
+				}
+				y := x
+				for y >= 0 && y != c {
+					y = m.treeParent(tree[c], y)
+				}
+				if y != c {
+					return fmt.Errorf("ni %d is in the recovery of %d but not below it in tree %d", x, c, tree[c])
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// RecoveryCompletes (liveness): on every fair run, every recovery
+// eventually completes: no NI has a recovery active, waits for an
+// acknowledgement or holds an active channel.
+var RecoveryCompletes = properties.AlwaysEventually("recovery-completes",
+	"every recovery eventually completes (no recovery active, no acknowledgement awaited), on every fair run",
+	func(w *model.World) bool {
+		for i := range w.Nodes {
+			n := rnode(w, i)
+			if n.Active {
+				return false
+			}
+			for _, a := range n.NrAcks {
+				if a != 0 {
+					return false
+				}
+			}
+			for _, q := range n.Channels {
+				if len(q) > 0 {
+					return false
+				}
+			}
+		}
+		return true
+	})

@@ -1,0 +1,520 @@
+// Package recov implements RECOV, MCAST extended with deadlock detection and
+// recovery through per-owner recovery channels (thesis §4.3, Fig.
+// 4.10-4.15), as pure event handlers on MCAST's machine, and registers it as
+// the protocol "recov".
+//
+// # The protocol
+//
+// Every NI has P-1 extra receive buffers, one per other NI: NI c's buffers
+// on all other NIs form c's recovery channel. An NI suspects deadlock when a
+// send finds no credit (a blocked-sends queue would become non-empty). If
+// the packet to send arrived on a recovery channel c, the NI forwards a
+// packet of the same tree on channel c without consuming a credit, and
+// counts one more CHANNEL_CLEAR acknowledgement to wait for (nr_acks of c).
+// Otherwise, if the NI has no recovery of its own running, it starts one:
+// it sends the descriptor on its own channel (recovery_active, nr_acks = 1);
+// if it has, the descriptor waits in the blocked-sends queue. A packet that
+// arrives on channel c takes c's buffer, sets nr_acks of c to 1 (its own
+// release), remembers the NI it came from, and records c in the
+// active_channels queue of its tree. When an NI releases a packet of a tree
+// with an active channel, it withholds the credit and releases the channel
+// instead (Fig. 4.15); once nr_acks of c drops to zero it sends
+// CHANNEL_CLEAR up the recovery tree, and at the owner the recovery is
+// complete: the owner searches its blocked-sends queues round-robin
+// (try_new_recovery) and starts the next recovery with the head of the
+// first non-empty one.
+//
+// # Packets and buffers
+//
+//   - hdr.deadlocked and hdr.channel are LFC's single deadlock channel field
+//     (§3.4): model.Packet.Chan, 0 or c+1. A send descriptor keeps the
+//     fields forward_packet saved (Fig. 4.12) in its copy of the packet.
+//   - The receive pool is one pool of buffers with per-class accounting
+//     (ucast.RecvBuf.Chan): C per sender, one per recovery channel.
+//     Fig. 4.15's withheld credit is an exchange of classes: when a packet
+//     of tree T is released while T has an active channel c and the
+//     released packet is not c's own, c's packet takes over the released
+//     buffer's class (it arrived from the same tree parent), and c's buffer
+//     is free. Per tree, packets are released in arrival order (host copies
+//     are FIFO and next_in_tree keeps each child's forwards FIFO), so the
+//     queue's head is the oldest channel packet of T still held and the
+//     exchange never leaves a buffer unaccounted for: credit-conservation
+//     and pool-bound, restated for the classes, hold.
+//   - The packet header is shared by the descriptors of one packet: in the
+//     thesis send_packet overwrites hdr.deadlocked and hdr.channel for
+//     every destination. The correct protocol never reads them after
+//     forward_packet saved them, so the header in the buffer is dead state
+//     and not kept; variant no-save reads it, and then the model keeps it
+//     (ucast.Machine.SharedHeaders).
+//   - CHANNEL_CLEAR and CREDIT packets are real control packets on the FIFO
+//     links (the thesis sends stack variables asynchronously); a
+//     CHANNEL_CLEAR carries its channel in the deadlock channel field and
+//     piggybacks owed credits like every packet send_packet sends.
+//   - Unicast packets travel on two-node unicast trees (§4.3.2): a deadlocked
+//     unicast packet is recorded under the tree of its sender at the
+//     receiver.
+//
+// # Corrections to the pseudocode
+//
+//  1. Fig. 4.13, credit_send: "send_packet(dest)" in the credit branch
+//     passes dest where send_packet takes the descriptor; we send desc.
+//  2. Fig. 4.13, credit_send, deadlocked branch: next_in_tree may return an
+//     older descriptor of the same tree whose saved deadlocked field is
+//     FALSE (its packet arrived normally); sent as it is, it travels as a
+//     normal packet that consumed no credit, and the child's pool partition
+//     overflows, while nr_acks waits for an acknowledgement no one will
+//     send. We mark the returned descriptor deadlocked on channel c before
+//     sending it. Variant thesis-literal sends it unmarked.
+//  3. Fig. 4.14: "pkt->tag" and "pkt->channel" lack "hdr."; we read the
+//     header fields.
+//  4. Fig. 4.15, release_recovery_channel: "desc->dest = pcb->parent" uses
+//     an undefined pcb, and the routine receives only the channel, so
+//     neither the tree nor the NI upstream is known there. We record, per
+//     channel, the NI its packet arrived from (at most one packet per
+//     channel per NI, so one parent per channel) and send CHANNEL_CLEAR
+//     there. Nothing in the thesis says what pcb->parent would be, so no
+//     variant keeps it.
+//  5. Fig. 4.15, event_packet_released: withholding the credit on the
+//     release of any packet of the tree, not the channel's own, is kept: as
+//     argued above it exchanges buffer classes and the accounting stays
+//     exact (checked by credit-conservation and channel-bound on every
+//     configuration of the suite).
+//  6. try_new_recovery (not shown in the thesis) serves the blocked-sends
+//     queues round-robin from the one after the queue it served last,
+//     dequeues the head descriptor and sends it on the NI's own channel,
+//     which keeps each queue FIFO.
+//
+// The thesis-literal variant differs from the corrected protocol in 2 only:
+// 1, 3 and 4 are not executable as written, 5 is kept and 6 is not shown.
+//
+// # Actions and atomicity
+//
+// As for MCAST (see packages ucast and mcast): arrival with everything its
+// handler does (accepting credits, forwarding, recovery bookkeeping,
+// CHANNEL_CLEAR propagation, starting the next recovery) is one step, and so
+// is the host copy with the release it may trigger. "host H process" is
+// ample for UCAST's reasons: no handler reads the host queue. Every run is
+// finite: every recovery transmits a data packet one hop without consuming
+// a credit, and acknowledgements are bounded by those transmissions.
+//
+// # Properties
+//
+// MCAST's (deadlock, credit-conservation and pool-bound over the classes,
+// fifo, exactly-once, buffer-held, eventual-delivery) plus channel-bound (at
+// most one packet per recovery channel per NI, held or on its way),
+// channel-owner (a channel carries packets only of its owner's recovery),
+// ack-count (nr_acks of c at an NI is its own unreleased channel packet plus
+// the children it reached on c that have not acknowledged), idle-empty (no
+// recovery active implies every blocked-sends queue is empty: the initiating
+// branch sends the descriptor itself, which is FIFO-safe only then),
+// recovery-tree (each channel's packets and parents lie on one tree and lead
+// back to its owner, so simultaneous recoveries do not interfere), and
+// recovery-completes (liveness: every recovery ends, so no recovery and no
+// channel state is left when a run ends).
+package recov
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"lfccheck/model"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
+)
+
+// TagClear is CHANNEL_CLEAR (Table 3.3): a control packet acknowledging,
+// up the recovery tree, that the channel in its deadlock channel field
+// (Chan, c+1) is clear below.
+const TagClear model.Tag = 6
+
+func init() {
+	model.RegisterTag(TagClear, model.TagInfo{Name: "CHANNEL_CLEAR",
+		Brief: func(p model.Packet) string { return fmt.Sprintf("clear%d", int(p.Chan)-1) }})
+}
+
+// Variant names.
+const (
+	Correct       = "correct"
+	ThesisLiteral = "thesis-literal"
+	NoNextInTree  = "no-next-in-tree"
+	NoSave        = "no-save"
+	ChannelCredit = "channel-credit"
+	TwoRecoveries = "two-recoveries"
+	EarlyClear    = "early-clear"
+	OtherTree     = "other-tree"
+)
+
+// Stats count what the recovery protocol did at one NI: Table 5.2's RC and
+// D. They are statistics, not state: not encoded, compared or checked.
+type Stats struct {
+	Recoveries     int // recoveries this NI started (RC)
+	ChannelPackets int // data packets this NI sent on recovery channels (D)
+}
+
+// Node is a node's state: UCAST's NI and host plus Fig. 4.11's fields.
+type Node struct {
+	ucast.Node
+	Active bool  // recovery_active
+	NrAcks []int // per channel owner, in the owner's PCB (Fig. 4.11)
+	// Parent is, per channel owner, the NI this NI's packet on that
+	// channel came from (correction 4); meaningful while NrAcks > 0, and
+	// never for the NI's own channel.
+	Parent []model.NodeID
+	// Channels is active_channels per tree (Fig. 4.11): multicast tree t
+	// at index t, the unicast tree of sender s at len(trees)+s.
+	Channels [][]model.NodeID
+	// RR is the blocked-sends queue try_new_recovery served last.
+	RR model.NodeID
+	// Stats are not state (see Stats).
+	Stats Stats
+}
+
+// Base returns the UCAST part.
+func (n *Node) Base() *ucast.Node { return &n.Node }
+
+// Encode appends the canonical encoding.
+func (n *Node) Encode(buf []byte) []byte {
+	buf = n.Node.Encode(buf)
+	buf = append(model.AppendBool(buf, n.Active), byte(n.RR))
+	for c, a := range n.NrAcks {
+		buf = append(buf, byte(int8(a)))
+		if a != 0 && c != int(n.ID) {
+			buf = append(buf, byte(n.Parent[c]))
+		}
+	}
+	for _, q := range n.Channels {
+		buf = binary.AppendUvarint(buf, uint64(len(q)))
+		for _, c := range q {
+			buf = append(buf, byte(c))
+		}
+	}
+	return buf
+}
+
+// Decode reads the encoding written by Encode.
+func (n *Node) Decode(d *model.Decoder) {
+	n.Node.Decode(d)
+	n.Active = d.Bool()
+	n.RR = model.NodeID(d.Byte())
+	for c := range n.NrAcks {
+		n.NrAcks[c] = int(int8(d.Byte()))
+		n.Parent[c] = 0
+		if n.NrAcks[c] != 0 && c != int(n.ID) {
+			n.Parent[c] = model.NodeID(d.Byte())
+		}
+	}
+	for t := range n.Channels {
+		q := n.Channels[t][:0]
+		for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+			q = append(q, model.NodeID(d.Byte()))
+		}
+		n.Channels[t] = q
+	}
+}
+
+// CopyFrom makes n a deep copy of src, a *Node.
+func (n *Node) CopyFrom(src model.Node) {
+	s := src.(*Node)
+	n.Node.CopyNode(&s.Node)
+	n.Active, n.RR, n.Stats = s.Active, s.RR, s.Stats
+	n.NrAcks = append(n.NrAcks[:0], s.NrAcks...)
+	n.Parent = append(n.Parent[:0], s.Parent...)
+	if len(n.Channels) != len(s.Channels) {
+		n.Channels = make([][]model.NodeID, len(s.Channels))
+	}
+	for t := range s.Channels {
+		n.Channels[t] = append(n.Channels[t][:0], s.Channels[t]...)
+	}
+}
+
+func (n *Node) recovLine() string {
+	s := fmt.Sprintf("recov %d: active %v", n.ID, n.Active)
+	for c, a := range n.NrAcks {
+		switch {
+		case a != 0 && c == int(n.ID):
+			s += fmt.Sprintf(" [own channel acks %d]", a)
+		case a != 0:
+			s += fmt.Sprintf(" [ch%d acks %d from %d]", c, a, n.Parent[c])
+		}
+	}
+	for t, q := range n.Channels {
+		if len(q) > 0 {
+			s += fmt.Sprintf(" [tree %d channels %v]", t, q)
+		}
+	}
+	return s
+}
+
+// Describe renders the node: UCAST's lines and a line for the recovery
+// state.
+func (n *Node) Describe() []string { return append(n.Node.Describe(), n.recovLine()) }
+
+// Diff reports what differs from prev, a *Node.
+func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
+	p := prev.(*Node)
+	n.Node.Diff(&p.Node, ch)
+	ch(fmt.Sprintf("ni %d recovery", n.ID), p.recovLine(), n.recovLine())
+}
+
+// Marks adds an active recovery to UCAST's marks.
+func (n *Node) Marks() []model.Mark {
+	ms := n.Node.Marks()
+	if n.Active {
+		ms = append(ms, model.Mark{Part: model.OwnerNI, Text: "recovery active"})
+	}
+	return ms
+}
+
+// Machine is RECOV: MCAST's machine with the recovery hooks.
+type Machine struct {
+	*mcast.Machine
+	variant string
+	trees   int
+}
+
+func node(n *ucast.Node) *Node { return n.Outer.(*Node) }
+
+// New builds RECOV for a resolved configuration (MCAST's parameters).
+func New(cfg model.Config) (*Machine, error) {
+	mm, err := mcast.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m := &Machine{Machine: mm, variant: cfg.Variant, trees: len(mm.Topo.Trees)}
+	u := mm.Machine
+	u.Channels = true
+	u.SharedHeaders = cfg.Variant == NoSave
+	u.NodeOf = func(n model.Node) *ucast.Node { return &n.(*Node).Node }
+	u.NoCredit = m.noCredit
+	u.Released = m.released
+	return m, nil
+}
+
+// RenameFrom implements model.Renamable: UCAST's state, then the
+// per-owner counters and parents, the trees' active channels and the
+// round-robin position (the scan order (RR+k) mod P commutes with
+// rotations, the only renamings offered).
+func (n *Node) RenameFrom(src model.Node, p *model.Perm) {
+	s := src.(*Node)
+	n.Node.RenameFrom(&s.Node, p)
+	n.Active, n.RR, n.Stats = s.Active, p.Node[s.RR], s.Stats
+	for c := range s.NrAcks {
+		n.NrAcks[p.Node[c]] = s.NrAcks[c]
+		n.Parent[p.Node[c]] = p.Node[s.Parent[c]]
+	}
+	trees := len(s.Channels) - len(s.NrAcks)
+	for t, q := range s.Channels {
+		var u int
+		if t < trees {
+			u = int(p.Tree[t])
+		} else {
+			u = trees + int(p.Node[t-trees])
+		}
+		n.Channels[u] = n.Channels[u][:0]
+		for _, c := range q {
+			n.Channels[u] = append(n.Channels[u], p.Node[c])
+		}
+	}
+}
+
+// NewNode builds node id in its initial state.
+func (m *Machine) NewNode(id model.NodeID) model.Node {
+	n := &Node{}
+	m.InitNode(&n.Node, id)
+	n.Outer = n
+	n.RR = id // scanning starts after the NI itself: the same for every NI, as symmetry needs
+	n.NrAcks = make([]int, m.P)
+	n.Parent = make([]model.NodeID, m.P)
+	n.Channels = make([][]model.NodeID, m.trees+m.P)
+	return n
+}
+
+// treeOf is the index in Node.Channels of the tree pkt travels on; from
+// is the NI it came from (a unicast packet's tree is its sender's).
+func (m *Machine) treeOf(pkt model.Packet, from model.NodeID) int {
+	if pkt.Tag == mcast.TagMulticast {
+		return int(pkt.Tree)
+	}
+	return m.trees + int(from)
+}
+
+// sameTree reports whether two descriptors at one NI forward packets of
+// the same tree.
+func sameTree(a, b ucast.Desc) bool {
+	if a.Pkt.Tag != b.Pkt.Tag {
+		return false
+	}
+	if a.Pkt.Tag == mcast.TagMulticast {
+		return a.Pkt.Tree == b.Pkt.Tree
+	}
+	return a.Pkt.Origin == b.Pkt.Origin
+}
+
+// Receive is event_packet_received (Fig. 4.14). A data packet that
+// arrived on a recovery channel is handled here in the thesis's order:
+// accept its credits, register the recovery (nr_acks, the parent, the
+// tree's active channels), then take the channel's buffer and forward as
+// MCAST does. The buffer is in place before any forward, so a release that
+// a forward triggers finds it.
+func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
+	n := mn.(*Node)
+	switch {
+	case pkt.Tag == TagClear:
+		m.AcceptNewCredits(&n.Node, pkt, out)
+		m.releaseChannel(n, model.NodeID(pkt.Chan-1), out)
+	case pkt.Chan != 0 && pkt.Tag.IsData():
+		m.AcceptNewCredits(&n.Node, pkt, out)
+		c := pkt.Chan - 1
+		n.NrAcks[c] = 1
+		n.Parent[c] = from
+		t := m.treeOf(pkt, from)
+		n.Channels[t] = append(n.Channels[t], model.NodeID(c))
+		var children []model.NodeID
+		if pkt.Tag == mcast.TagMulticast {
+			children = m.Topo.Trees[pkt.Tree].Children[n.ID]
+		}
+		n.Recv = append(n.Recv, ucast.RecvBuf{Pkt: pkt, From: from, Pending: uint8(len(children)), Chan: pkt.Chan})
+		for _, ch := range children {
+			m.CreditSend(&n.Node, ucast.Desc{Dest: ch, Fwd: true, Pkt: pkt}, out)
+		}
+	default:
+		m.Machine.Machine.Receive(mn, from, pkt, out)
+	}
+}
+
+// deadlocked returns the deadlock channel field credit_send tests for d:
+// the one forward_packet saved in the descriptor, or, in variant no-save,
+// the one in the packet's header as the last send_packet left it.
+func (m *Machine) deadlocked(n *ucast.Node, d ucast.Desc) uint8 {
+	if m.variant != NoSave {
+		return d.Pkt.Chan
+	}
+	if d.Fwd {
+		if i := n.FindRecv(d.Pkt); i >= 0 {
+			return n.Recv[i].Pkt.Chan
+		}
+		return 0
+	}
+	for i := range n.Send {
+		if n.Send[i].Pkt.SameData(d.Pkt) {
+			return n.Send[i].Pkt.Chan
+		}
+	}
+	return 0
+}
+
+// noCredit is credit_send's branch for a descriptor that finds no credit
+// (Fig. 4.13).
+func (m *Machine) noCredit(un *ucast.Node, d ucast.Desc, out *model.Outbox) {
+	n := node(un)
+	pcb := &n.PCB[d.Dest]
+	if ch := m.deadlocked(un, d); ch != 0 {
+		// The packet arrived on channel ch-1: forward it, or a predecessor
+		// in its tree, on the same channel.
+		c := ch - 1
+		if m.variant != EarlyClear {
+			n.NrAcks[c]++
+		}
+		if m.variant != NoNextInTree {
+			d = m.nextInTree(pcb, d)
+			if m.variant != ThesisLiteral {
+				d.Pkt.Chan = ch
+			}
+		} else {
+			d.Pkt.Chan = ch
+		}
+		if d.Pkt.Chan != 0 {
+			n.Stats.ChannelPackets++
+		}
+		m.SendPacket(un, d, out)
+		return
+	}
+	if n.Active && m.variant != TwoRecoveries {
+		pcb.Blocked = append(pcb.Blocked, d)
+		return
+	}
+	m.start(n, d, out)
+}
+
+// start initiates a recovery on n's own channel with descriptor d.
+func (m *Machine) start(n *Node, d ucast.Desc, out *model.Outbox) {
+	n.Active = true
+	n.NrAcks[n.ID] = 1
+	d.Pkt.Chan = uint8(n.ID) + 1
+	n.Stats.Recoveries++
+	n.Stats.ChannelPackets++
+	m.SendPacket(&n.Node, d, out)
+}
+
+// nextInTree is next_in_tree: append d to the blocked-sends queue and
+// remove the first descriptor of d's tree (variant other-tree: the first
+// descriptor) from it.
+func (m *Machine) nextInTree(pcb *ucast.PCB, d ucast.Desc) ucast.Desc {
+	pcb.Blocked = append(pcb.Blocked, d)
+	for i, b := range pcb.Blocked {
+		if m.variant == OtherTree || sameTree(b, d) {
+			pcb.Blocked = append(pcb.Blocked[:i], pcb.Blocked[i+1:]...)
+			return b
+		}
+	}
+	panic("recov: next_in_tree lost its descriptor")
+}
+
+// released is Fig. 4.15's event_packet_released after the buffer rb was
+// freed: return the credit to the tree parent to, or, when rb's tree has
+// an active channel, withhold it and release the channel.
+func (m *Machine) released(un *ucast.Node, rb ucast.RecvBuf, to model.NodeID, out *model.Outbox) {
+	n := node(un)
+	t := m.treeOf(rb.Pkt, rb.From)
+	q := n.Channels[t]
+	if len(q) == 0 || m.variant == ChannelCredit {
+		m.ReturnCreditTo(un, to, out)
+		if len(q) == 0 {
+			return
+		}
+	}
+	c := q[0]
+	n.Channels[t] = append(q[:0], q[1:]...)
+	if rb.Chan != uint8(c)+1 {
+		// c's packet takes over the released buffer's class.
+		for i := range n.Recv {
+			if n.Recv[i].Chan == uint8(c)+1 {
+				n.Recv[i].Chan = rb.Chan
+				break
+			}
+		}
+	}
+	m.releaseChannel(n, c, out)
+}
+
+// releaseChannel is release_recovery_channel (Fig. 4.15).
+func (m *Machine) releaseChannel(n *Node, c model.NodeID, out *model.Outbox) {
+	n.NrAcks[c]--
+	if n.NrAcks[c] > 0 {
+		return
+	}
+	if c == n.ID {
+		n.Active = false
+		m.tryNewRecovery(n, out)
+		return
+	}
+	m.SendPacket(&n.Node, ucast.Desc{Dest: n.Parent[c], Pkt: model.Packet{Tag: TagClear, Origin: n.ID, Chan: uint8(c) + 1}}, out)
+}
+
+// tryNewRecovery is try_new_recovery: starting after the queue served
+// last, find a non-empty blocked-sends queue and start a recovery with its
+// head.
+func (m *Machine) tryNewRecovery(n *Node, out *model.Outbox) {
+	for k := 1; k <= m.P; k++ {
+		p := (int(n.RR) + k) % m.P
+		pcb := &n.PCB[p]
+		if p == int(n.ID) || len(pcb.Blocked) == 0 {
+			continue
+		}
+		d := pcb.Blocked[0]
+		pcb.Blocked = append(pcb.Blocked[:0], pcb.Blocked[1:]...)
+		n.RR = model.NodeID(p)
+		m.start(n, d, out)
+		return
+	}
+}
