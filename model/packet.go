@@ -77,12 +77,15 @@ type Packet struct {
 	Chan uint8
 }
 
-// String renders a packet as its tag's brief form plus "+N" for N
-// piggybacked credits.
+// String renders a packet as its tag's brief form, plus "@chC" for a data
+// packet on NI C's recovery channel and "+N" for N piggybacked credits.
 func (p Packet) String() string {
 	s := p.Tag.Info().Name
 	if i := tagTable[p.Tag]; i != nil && i.Brief != nil {
 		s = i.Brief(p)
+	}
+	if p.Chan > 0 && p.Tag.IsData() {
+		s += "@ch" + strconv.Itoa(int(p.Chan)-1)
 	}
 	if p.Credits > 0 {
 		s += "+" + strconv.Itoa(int(p.Credits))
