@@ -87,6 +87,34 @@
 // The thesis-literal variant differs from the corrected protocol in 2 only:
 // 1, 3 and 4 are not executable as written, 5 is kept and 6 is not shown.
 //
+// # Not saving the header fields
+//
+// Variant no-save leaves out Fig. 4.12's "save!" lines: credit_send reads
+// hdr.deadlocked and hdr.channel from the packet's header, which
+// send_packet overwrote for the previous child. In this model send_packet
+// copies the header onto the link at once (the NI's transmission is not
+// modeled as a later DMA that could read a newer header), and a blocked
+// descriptor is only ever sent again with a credit or as the head of a new
+// recovery, so the stale header is read only inside forward_packet's loop.
+// Two things can go wrong there: a packet that arrived on channel c and was
+// just sent to one child with a credit looks "not deadlocked" to the next
+// child, which then gets the NI's own recovery (or waits for it) instead of
+// channel c; and a packet whose first child just started the NI's own
+// recovery extends that recovery to the next child. Neither breaks a safety
+// property, and every recovery still completes, because channel forwarding
+// never waits; a deadlock needs a cycle of NIs each with its own recovery
+// active and stuck behind a packet treated so, which no configuration small
+// enough to finish reaches: chains of three pass with every property, and
+// searches of binary trees at P=4 (K=2) and binomial trees at P=4 (K=1)
+// cut at 5 million states, and random walks at P=5..7, found no violation.
+// The variant is kept, without a property that must catch it.
+//
+// # Statistics
+//
+// Node.Stats counts, per NI, the recoveries it started and the data packets
+// it sent on recovery channels (Table 5.2's RC and D) on live runs; they
+// are not part of the state.
+//
 // # Actions and atomicity
 //
 // As for MCAST (see packages ucast and mcast): arrival with everything its
@@ -157,8 +185,8 @@ type Node struct {
 	Active bool  // recovery_active
 	NrAcks []int // per channel owner, in the owner's PCB (Fig. 4.11)
 	// Parent is, per channel owner, the NI this NI's packet on that
-	// channel came from (correction 4); meaningful while NrAcks > 0, and
-	// never for the NI's own channel.
+	// channel came from (correction 4); state while NrAcks is not 0, never
+	// for the NI's own channel, and 0 otherwise.
 	Parent []model.NodeID
 	// Channels is active_channels per tree (Fig. 4.11): multicast tree t
 	// at index t, the unicast tree of sender s at len(trees)+s.
@@ -300,7 +328,10 @@ func (n *Node) RenameFrom(src model.Node, p *model.Perm) {
 	n.Active, n.RR, n.Stats = s.Active, p.Node[s.RR], s.Stats
 	for c := range s.NrAcks {
 		n.NrAcks[p.Node[c]] = s.NrAcks[c]
-		n.Parent[p.Node[c]] = p.Node[s.Parent[c]]
+		n.Parent[p.Node[c]] = 0 // as Decode leaves an entry that is not state
+		if s.NrAcks[c] != 0 && c != int(s.ID) {
+			n.Parent[p.Node[c]] = p.Node[s.Parent[c]]
+		}
 	}
 	trees := len(s.Channels) - len(s.NrAcks)
 	for t, q := range s.Channels {
@@ -498,7 +529,11 @@ func (m *Machine) releaseChannel(n *Node, c model.NodeID, out *model.Outbox) {
 		m.tryNewRecovery(n, out)
 		return
 	}
-	m.SendPacket(&n.Node, ucast.Desc{Dest: n.Parent[c], Pkt: model.Packet{Tag: TagClear, Origin: n.ID, Chan: uint8(c) + 1}}, out)
+	parent := n.Parent[c]
+	if n.NrAcks[c] == 0 {
+		n.Parent[c] = 0 // not state any more: kept at 0, as Decode leaves it
+	}
+	m.SendPacket(&n.Node, ucast.Desc{Dest: parent, Pkt: model.Packet{Tag: TagClear, Origin: n.ID, Chan: uint8(c) + 1}}, out)
 }
 
 // tryNewRecovery is try_new_recovery: starting after the queue served

@@ -82,3 +82,21 @@ func TestSymmetryOnChain(t *testing.T) {
 		t.Errorf("on: %v %d states; off: %v %d states", on.Verdict, on.Stats.States, off.Verdict, off.Stats.States)
 	}
 }
+
+// Variant no-save behaves differently (more states) but breaks no
+// property on a chain of three, as the package doc argues.
+func TestNoSavePassesSmallChain(t *testing.T) {
+	cfg := castChain()
+	cfg.Variant = recov.NoSave
+	r, _ := search(t, cfg)
+	c, _ := search(t, castChain())
+	if r.Verdict != explore.Pass || r.Stats.States == c.Stats.States {
+		t.Errorf("no-save: %v %v, %d states (correct: %d)", r.Verdict, r.Violation, r.Stats.States, c.Stats.States)
+	}
+}
+
+func castChain() model.Config {
+	c := recov.Config("chain", 3, 1, 1)
+	c.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 2}}
+	return c
+}
