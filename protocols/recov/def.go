@@ -253,16 +253,18 @@ var RecoveryTree = model.Property{
 		for c := range tree {
 			tree[c] = -1
 		}
-		on := func(c, t int, what string) error {
+		// on records that channel c is used on tree t; what names the use
+		// in the message (formatted only then).
+		on := func(c, t int, what func() string) error {
 			if tree[c] < 0 {
 				tree[c] = t
 			} else if tree[c] != t {
-				return fmt.Errorf("the recovery of %d spans trees %d and %d (%s)", c, tree[c], t, what)
+				return fmt.Errorf("the recovery of %d spans trees %d and %d (%s)", c, tree[c], t, what())
 			}
 			return nil
 		}
 		err := chanPackets(w, func(pkt model.Packet, from, to model.NodeID, held bool) error {
-			return on(int(pkt.Chan-1), m.treeOf(pkt, from), pkt.String())
+			return on(int(pkt.Chan-1), m.treeOf(pkt, from), pkt.String)
 		})
 		if err != nil {
 			return err
@@ -270,7 +272,7 @@ var RecoveryTree = model.Property{
 		for x := 0; x < P; x++ {
 			for t, q := range rnode(w, x).Channels {
 				for _, c := range q {
-					if err := on(int(c), t, fmt.Sprintf("ni %d's active channels", x)); err != nil {
+					if err := on(int(c), t, func() string { return fmt.Sprintf("ni %d's active channels", x) }); err != nil {
 						return err
 					}
 				}
