@@ -110,3 +110,15 @@ func (e Explanation) Text() []string {
 	}
 	return out
 }
+
+// Stat is a statistic a protocol reports about a search: Step, summed over
+// every transition the search explores (one per expanded state and enabled
+// action; with symmetry, per stored orbit), or State, the largest value
+// over the states it checks. Exactly one of them is set. Statistics
+// describe what the search saw; they decide nothing.
+type Stat struct {
+	Name  string
+	Doc   string
+	Step  func(w *World, a Action, out *Outbox) int64
+	State func(w *World) int64
+}

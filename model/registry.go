@@ -37,6 +37,10 @@ type Def struct {
 	// (for MCAST, the buffer dependency graph of tree families and
 	// topologies); the suite runs them next to the others.
 	Static []StaticClaim
+	// Stats are statistics the checker gathers during a search and the
+	// CLI prints with its result (for RECOV: recoveries started, packets
+	// on recovery channels, the largest recovery tree).
+	Stats []Stat
 	// Sweep is the default grid of 'lfccheck sweep' for the protocol:
 	// parameters with comma-separated values, one series per combination.
 	Sweep []Setting

@@ -31,6 +31,7 @@ type Checker struct {
 	Symmetry bool
 
 	reached   []atomic.Bool // per property: a Sometimes goal was reached
+	statVals  []atomic.Int64 // per Def.Stats entry: its sum or maximum so far
 	live      *liveness     // nil without liveness properties
 	graphObls []obligation  // the liveness obligations the graph analysis checks
 	labels    uint64        // their labels in the state last expanded
@@ -75,6 +76,7 @@ func Build(cfg model.Config) (*Checker, error) {
 	}
 	c := &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live}
 	c.Def = def
+	c.statVals = make([]atomic.Int64, len(def.Stats))
 	c.Reduce = c.CanReduce()
 	if s, ok := m.(model.Symmetric); ok {
 		c.sym = s.Symmetries()
@@ -153,8 +155,38 @@ func violation(p *Property, err error) error {
 	return &Violation{Property: p.Name, Message: err.Error()}
 }
 
+// StatValue is a statistic's value after a search.
+type StatValue struct {
+	Name  string `json:"name"`
+	Doc   string `json:"doc"`
+	Value int64  `json:"value"`
+}
+
+// Statistics returns the protocol's statistics (Def.Stats) as gathered so
+// far.
+func (c *Checker) Statistics() []StatValue {
+	var out []StatValue
+	if c.Def == nil {
+		return nil
+	}
+	for i, s := range c.Def.Stats {
+		out = append(out, StatValue{Name: s.Name, Doc: s.Doc, Value: c.statVals[i].Load()})
+	}
+	return out
+}
+
 // CheckState checks the state invariants in w and notes reached goals.
 func (c *Checker) CheckState(w *model.World) error {
+	if c.Def != nil {
+		for i, s := range c.Def.Stats {
+			if s.State == nil {
+				continue
+			}
+			v := s.State(w)
+			for old := c.statVals[i].Load(); v > old && !c.statVals[i].CompareAndSwap(old, v); old = c.statVals[i].Load() {
+			}
+		}
+	}
 	for i := range c.Props {
 		p := &c.Props[i]
 		if p.Sometimes != nil && !c.reached[i].Load() && p.Sometimes(w) {
@@ -172,6 +204,13 @@ func (c *Checker) CheckState(w *model.World) error {
 // CheckStep checks the transition rules for action a, which led to w with
 // outbox out, then the invariants in w.
 func (c *Checker) CheckStep(w *model.World, a model.Action, out *model.Outbox) error {
+	if c.Def != nil {
+		for i, s := range c.Def.Stats {
+			if s.Step != nil {
+				c.statVals[i].Add(s.Step(w, a, out))
+			}
+		}
+	}
 	for i := range c.Props {
 		if f := c.Props[i].Step; f != nil {
 			if err := f(w, a, out); err != nil {

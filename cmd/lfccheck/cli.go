@@ -439,6 +439,9 @@ type checkResult struct {
 	// is what recording the state graph for them cost.
 	Liveness     []string `json:"liveness,omitempty"`
 	LivenessNote string   `json:"liveness_note,omitempty"`
+	// Statistics are the protocol's statistics of the search (RECOV:
+	// recoveries started, packets on recovery channels, ...).
+	Statistics []properties.StatValue `json:"statistics,omitempty"`
 	GraphBytes   int64    `json:"graph_bytes,omitempty"`
 	Trace        []string `json:"trace,omitempty"`
 	// Search is the strategy (bfs, dfs, random); Seed, Shard, Walks,
@@ -638,6 +641,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
 		ReductionNote: reductionNote(ck), Symmetry: ck.Symmetry, SymmetryGroup: len(ck.Symmetries()) + 1,
 		SymmetryNote: symmetryNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
+		Statistics: ck.Statistics(),
 	}}
 	if hs != nil {
 		c.json.Walks, c.json.WalksPerS, c.json.Coverage = hs.Walks, hs.WalksPer, hs.Coverage
@@ -763,6 +767,9 @@ func printCheck(w io.Writer, c checked) {
 	fmt.Fprintf(w, "symmetry: %s\n", j.SymmetryNote)
 	if j.LivenessNote != "" {
 		fmt.Fprintf(w, "liveness: %s\n", j.LivenessNote)
+	}
+	for _, s := range j.Statistics {
+		fmt.Fprintf(w, "statistics: %s %d (%s)\n", s.Name, s.Value, s.Doc)
 	}
 	if c.outcome != nil && c.outcome.Loop > 0 {
 		fmt.Fprintf(w, "counterexample (a lasso: %d steps, then steps %d-%d for ever):\n", len(c.outcome.Steps)-c.outcome.Loop, j.LoopStart, len(c.outcome.Steps))

@@ -38,6 +38,41 @@ var Def = &model.Def{
 	Acyclic: true,
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:  claims(),
+	Stats:   stats(),
+}
+
+// stats are Table 5.2's quantities for a search: recoveries started (RC)
+// and packets sent on recovery channels (D), over the transitions explored,
+// and the largest recovery tree seen.
+func stats() []model.Stat {
+	sends := func(owner bool) func(*model.World, model.Action, *model.Outbox) int64 {
+		return func(_ *model.World, _ model.Action, out *model.Outbox) int64 {
+			k := int64(0)
+			for _, t := range out.Sends {
+				if p := t.Pkt; p.Tag.IsData() && p.Chan != 0 && (!owner || p.Chan == uint8(p.Src)+1) {
+					k++
+				}
+			}
+			return k
+		}
+	}
+	return []model.Stat{
+		{Name: "recoveries", Doc: "transitions explored that start a recovery (RC)", Step: sends(true)},
+		{Name: "channel-packets", Doc: "data packets sent on recovery channels by the transitions explored (D)", Step: sends(false)},
+		{Name: "largest-recovery-tree", Doc: "most NIs in one recovery in any state", State: func(w *model.World) int64 {
+			best := 0
+			for c := 0; c < w.Sys.P; c++ {
+				k := 0
+				for i := range w.Nodes {
+					if rnode(w, i).NrAcks[c] != 0 {
+						k++
+					}
+				}
+				best = max(best, k)
+			}
+			return int64(best)
+		}},
+	}
 }
 
 // Config is a RECOV configuration: nodes NIs, credits C, every member

@@ -100,3 +100,24 @@ func castChain() model.Config {
 	c.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 2}}
 	return c
 }
+
+// The search's statistics: recoveries happen on a chain of three and the
+// largest recovery tree spans the chain; binary trees of three (stars)
+// never run out of credits with one packet per tree.
+func TestSearchStatistics(t *testing.T) {
+	stat := func(cfg model.Config) map[string]int64 {
+		_, ck := search(t, cfg)
+		m := map[string]int64{}
+		for _, s := range ck.Statistics() {
+			m[s.Name] = s.Value
+		}
+		return m
+	}
+	chain := stat(recov.Config("chain", 3, 1, 1))
+	if chain["recoveries"] == 0 || chain["channel-packets"] <= chain["recoveries"] || chain["largest-recovery-tree"] != 3 {
+		t.Errorf("chain: %v", chain)
+	}
+	if star := stat(recov.Config("binary", 3, 1, 1)); star["recoveries"] != 0 || star["largest-recovery-tree"] != 0 {
+		t.Errorf("binary P=3: %v", star)
+	}
+}
