@@ -30,11 +30,11 @@ type Checker struct {
 	// changes LivenessGraph must ask SymmetryOff again).
 	Symmetry bool
 
-	reached   []atomic.Bool // per property: a Sometimes goal was reached
+	reached   []atomic.Bool  // per property: a Sometimes goal was reached
 	statVals  []atomic.Int64 // per Def.Stats entry: its sum or maximum so far
-	live      *liveness     // nil without liveness properties
-	graphObls []obligation  // the liveness obligations the graph analysis checks
-	labels    uint64        // their labels in the state last expanded
+	live      *liveness      // nil without liveness properties
+	graphObls []obligation   // the liveness obligations the graph analysis checks
+	labels    uint64         // their labels in the state last expanded
 
 	sym       []model.Perm // the system's symmetries (without the identity)
 	symInv    []model.Perm // their inverses

@@ -442,8 +442,8 @@ type checkResult struct {
 	// Statistics are the protocol's statistics of the search (RECOV:
 	// recoveries started, packets on recovery channels, ...).
 	Statistics []properties.StatValue `json:"statistics,omitempty"`
-	GraphBytes   int64    `json:"graph_bytes,omitempty"`
-	Trace        []string `json:"trace,omitempty"`
+	GraphBytes int64                  `json:"graph_bytes,omitempty"`
+	Trace      []string               `json:"trace,omitempty"`
 	// Search is the strategy (bfs, dfs, random); Seed, Shard, Walks,
 	// WalksPerS and Coverage describe hunts (see check --search).
 	Search    string  `json:"search"`
