@@ -9,24 +9,11 @@ import (
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/model/live"
-	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/protocols/fa"
+	"lfccheck/protocols/internal/checktest"
 	"lfccheck/traces"
 )
-
-func search(t *testing.T, cfg model.Config) (explore.Result, *properties.Checker) {
-	t.Helper()
-	ck, err := protocols.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := explore.BFS(ck, explore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, ck
-}
 
 // Pinned unique-state counts; every property holds and the race is reached.
 func TestPinnedStateCounts(t *testing.T) {
@@ -39,7 +26,7 @@ func TestPinnedStateCounts(t *testing.T) {
 		{4, 2, 2, 3146, 6690},
 		{5, 1, 1, 1040, 2592},
 	} {
-		r, ck := search(t, fa.Config(c.nodes, c.credits, c.packets))
+		r, ck := checktest.Search(t, fa.Config(c.nodes, c.credits, c.packets))
 		if r.Verdict != explore.Pass || len(ck.Unreached()) > 0 || r.Stats.States != c.states || r.Stats.Transitions != c.transitions {
 			t.Errorf("P=%d C=%d K=%d: %v %v unreached %v, %d states %d transitions; pinned %d, %d", c.nodes, c.credits, c.packets,
 				r.Verdict, r.Violation, ck.Unreached(), r.Stats.States, r.Stats.Transitions, c.states, c.transitions)
@@ -59,7 +46,7 @@ func TestSplitIncrementCaught(t *testing.T) {
 		c.Variant = fa.SplitIncrement
 		return c
 	}()} {
-		r, ck := search(t, cfg)
+		r, ck := checktest.Search(t, cfg)
 		if r.Verdict != explore.Fail || r.Violation.PropertyName() != "distinct-values" {
 			t.Fatalf("%v: got %v %v", cfg.Properties, r.Verdict, r.Violation)
 		}
@@ -68,7 +55,7 @@ func TestSplitIncrementCaught(t *testing.T) {
 			t.Fatalf("replay: %v %v", o.Violation, err)
 		}
 	}
-	if r, ck := search(t, v.Example); r.Verdict != explore.Pass || len(ck.Unreached()) > 0 {
+	if r, ck := checktest.Search(t, v.Example); r.Verdict != explore.Pass || len(ck.Unreached()) > 0 {
 		t.Fatalf("correct protocol on the variant's example: %v %v", r.Verdict, r.Violation)
 	}
 }
@@ -76,7 +63,7 @@ func TestSplitIncrementCaught(t *testing.T) {
 // With a single client the race goal is unreachable, which the checker
 // reports after the complete search.
 func TestRaceGoalNeedsTwoClients(t *testing.T) {
-	r, ck := search(t, fa.Config(2, 1, 2))
+	r, ck := checktest.Search(t, fa.Config(2, 1, 2))
 	un := ck.Unreached()
 	if r.Verdict != explore.Pass || len(un) != 1 || un[0].Property != "concurrent-requests" {
 		t.Fatalf("%v, unreached %v", r.Verdict, un)

@@ -9,24 +9,11 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
-	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/protocols/gsb"
+	"lfccheck/protocols/internal/checktest"
 	"lfccheck/traces"
 )
-
-func search(t *testing.T, cfg model.Config) (explore.Result, *properties.Checker) {
-	t.Helper()
-	ck, err := protocols.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := explore.BFS(ck, explore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, ck
-}
 
 func twoFragments(cfg model.Config) model.Config {
 	cfg.Params.(*gsb.Params).Fragments = 2
@@ -46,7 +33,7 @@ func TestPinnedStateCounts(t *testing.T) {
 		{gsb.Config(3, 2, 1, 2, 0, 2), 762},
 		{twoFragments(gsb.Config(3, 1, 1, 4, 1, 2)), 15226},
 	} {
-		r, ck := search(t, c.cfg)
+		r, ck := checktest.Search(t, c.cfg)
 		if r.Verdict != explore.Pass || len(ck.Unreached()) > 0 || r.Stats.States != c.states {
 			t.Errorf("%s: %v %v unreached %v, %d states; pinned %d", c.cfg.Params.Describe(), r.Verdict, r.Violation,
 				ck.Unreached(), r.Stats.States, c.states)
@@ -65,11 +52,11 @@ func TestVariantsCaught(t *testing.T) {
 		}
 		all := v.Example.Clone()
 		all.Variant = v.Name
-		if r, _ := search(t, all); r.Verdict != explore.Fail {
+		if r, _ := checktest.Search(t, all); r.Verdict != explore.Fail {
 			t.Errorf("%s with every property: %v", v.Name, r.Verdict)
 		}
 		cfg := gsb.Def.VariantClaim(v).Config
-		r, ck := search(t, cfg)
+		r, ck := checktest.Search(t, cfg)
 		if r.Verdict != explore.Fail || r.Violation.PropertyName() != v.Catches {
 			t.Errorf("%s: got %v %v, want %s violated", v.Name, r.Verdict, r.Violation, v.Catches)
 			continue
@@ -78,7 +65,7 @@ func TestVariantsCaught(t *testing.T) {
 		if err != nil || o.Violation == nil || o.Violation.Property != v.Catches {
 			t.Errorf("%s: replay: %v %v", v.Name, o.Violation, err)
 		}
-		if r, _ := search(t, v.Example); r.Verdict != explore.Pass {
+		if r, _ := checktest.Search(t, v.Example); r.Verdict != explore.Pass {
 			t.Errorf("correct protocol on %s's example: %v %v", v.Name, r.Verdict, r.Violation)
 		}
 	}
@@ -88,7 +75,7 @@ func TestVariantsCaught(t *testing.T) {
 // deadlock is explained as a held-back stall, not a buffer cycle, and its
 // trace replays.
 func TestHeldBackStall(t *testing.T) {
-	r, ck := search(t, gsb.Config(3, 1, 1, 1, 1, 2))
+	r, ck := checktest.Search(t, gsb.Config(3, 1, 1, 1, 1, 2))
 	if r.Verdict != explore.Fail || r.Violation.PropertyName() != "deadlock" {
 		t.Fatalf("got %v %v", r.Verdict, r.Violation)
 	}
@@ -113,7 +100,7 @@ func TestHeldBackStall(t *testing.T) {
 // with one of g's two multicasts it passes.
 func TestBroadcastBesideOverlappingGroup(t *testing.T) {
 	g := func(root int) model.Cast { return model.Cast{Group: "g", Root: root, Count: 1} }
-	r, ck := search(t, gsb.OverlapConfig(g(1), g(3)))
+	r, ck := checktest.Search(t, gsb.OverlapConfig(g(1), g(3)))
 	if r.Verdict != explore.Fail || r.Violation.PropertyName() != "deadlock" {
 		t.Fatalf("got %v %v", r.Verdict, r.Violation)
 	}
@@ -133,7 +120,7 @@ func TestBroadcastBesideOverlappingGroup(t *testing.T) {
 	}
 	one := gsb.OverlapConfig(g(1))
 	one.Properties = []string{"deadlock", "total-order", "no-duplicates", "eventual-delivery"}
-	if r, _ := search(t, one); r.Verdict != explore.Pass {
+	if r, _ := checktest.Search(t, one); r.Verdict != explore.Pass {
 		t.Fatalf("one cast: %v %v", r.Verdict, r.Violation)
 	}
 }

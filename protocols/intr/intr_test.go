@@ -5,25 +5,12 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
-	"lfccheck/properties"
 	_ "lfccheck/protocols" // registers the protocols
+	"lfccheck/protocols/internal/checktest"
 	"lfccheck/protocols/intr"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
-
-func check(t *testing.T, cfg model.Config) (explore.Result, *properties.Checker) {
-	t.Helper()
-	ck, err := properties.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := explore.BFS(ck, explore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, ck
-}
 
 // The faithful protocol passes at P=2 and P=3 with several packets, with
 // hosts that may stop polling; the races of §3.7 are reachable (race-1 and
@@ -34,7 +21,7 @@ func TestFaithfulINTRPasses(t *testing.T) {
 		intr.Config(2, 1, ucast.Flow{Src: 0, Dst: 1, Count: 2}, ucast.Flow{Src: 1, Dst: 0, Count: 2}),
 		intr.Config(3, 1, ucast.Flow{Src: 0, Dst: 2, Count: 2}, ucast.Flow{Src: 1, Dst: 2, Count: 1}),
 	} {
-		r, _ := check(t, cfg)
+		r, _ := checktest.Search(t, cfg)
 		if r.Verdict != explore.Pass {
 			t.Fatalf("%s: %s %v", cfg.Describe(), r.Verdict, r.Violation)
 		}
@@ -50,7 +37,7 @@ func TestVariantsAreCaught(t *testing.T) {
 			continue
 		}
 		t.Run(v.Name, func(t *testing.T) {
-			r, ck := check(t, intr.Def.VariantClaim(v).Config)
+			r, ck := checktest.Search(t, intr.Def.VariantClaim(v).Config)
 			if r.Verdict != explore.Fail || r.Violation.PropertyName() != v.Catches {
 				t.Fatalf("want fail %s, got %s %v", v.Catches, r.Verdict, r.Violation)
 			}

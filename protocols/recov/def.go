@@ -95,7 +95,7 @@ func claims() []model.Claim {
 	ov.Protocol = "recov"
 	return []model.Claim{
 		{Name: "chain P=3 C=1 K=1", Config: Config("chain", 3, 1, 1), Expect: "pass", Ref: "§4.3", Doc: doc + " on chains"},
-		{Name: "chain P=3 C=1, casts 0:2 1:2", Config: castChain(), Expect: "pass", Ref: "§4.3", Doc: doc + " on chains, with next_in_tree"},
+		{Name: "chain P=3 C=1, casts 0:2 1:2", Config: CastChain(), Expect: "pass", Ref: "§4.3", Doc: doc + " on chains, with next_in_tree"},
 		{Name: "3 overlapping groups P=6", Config: ov, Expect: "pass", Ref: "§4.3, App. A.2",
 			Doc: "overlapping groups that deadlock under MCAST recover"},
 		{Name: "broadcast beside group g P=4", Config: BcastOverlapConfig(), Expect: "pass", Ref: "§4.2.6, §4.3",
@@ -103,10 +103,10 @@ func claims() []model.Claim {
 	}
 }
 
-// castChain is a chain of three where 0 and 1 multicast two packets each:
+// CastChain is a chain of three where 0 and 1 multicast two packets each:
 // a recovery packet finds earlier packets of its tree queued, so
 // next_in_tree is exercised (variant no-next-in-tree fails here).
-func castChain() model.Config {
+func CastChain() model.Config {
 	c := Config("chain", 3, 1, 1)
 	c.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 2}}
 	return c

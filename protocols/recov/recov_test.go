@@ -5,25 +5,12 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
-	"lfccheck/properties"
 	"lfccheck/protocols"
+	"lfccheck/protocols/internal/checktest"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/recov"
 	"lfccheck/traces"
 )
-
-func search(t *testing.T, cfg model.Config) (explore.Result, *properties.Checker) {
-	t.Helper()
-	ck, err := protocols.Build(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := explore.BFS(ck, explore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, ck
-}
 
 // Every broken variant is caught, on its example, by the property it
 // names (checked alone, as 'lfccheck list' prints), with a counterexample
@@ -35,7 +22,7 @@ func TestVariantsCaught(t *testing.T) {
 		}
 		t.Run(v.Name, func(t *testing.T) {
 			cfg := recov.Def.VariantClaim(v).Config
-			r, ck := search(t, cfg)
+			r, ck := checktest.Search(t, cfg)
 			if r.Verdict != explore.Fail || r.Violation.PropertyName() != v.Catches {
 				t.Fatalf("got %v %v, want %s violated", r.Verdict, r.Violation, v.Catches)
 			}
@@ -51,14 +38,14 @@ func TestVariantsCaught(t *testing.T) {
 // first hop (recovers is reached), and plain MCAST deadlocks on the same
 // configuration at P=4 (the suite's MCAST claim).
 func TestChainPasses(t *testing.T) {
-	r, ck := search(t, recov.Config("chain", 3, 1, 1))
+	r, ck := checktest.Search(t, recov.Config("chain", 3, 1, 1))
 	if r.Verdict != explore.Pass || len(ck.Unreached()) > 0 {
 		t.Fatalf("%v %v, unreached %v", r.Verdict, r.Violation, ck.Unreached())
 	}
 	if testing.Short() {
 		return
 	}
-	m, _ := search(t, mcast.Config("chain", 4, 1, 1))
+	m, _ := checktest.Search(t, mcast.Config("chain", 4, 1, 1))
 	if m.Verdict != explore.Fail || m.Violation.PropertyName() != "deadlock" {
 		t.Errorf("MCAST chain P=4: %v %v, want a deadlock", m.Verdict, m.Violation)
 	}
@@ -67,7 +54,7 @@ func TestChainPasses(t *testing.T) {
 // Without the rotation symmetry the counts are larger by about P, and
 // the verdicts are the same.
 func TestSymmetryOnChain(t *testing.T) {
-	on, _ := search(t, recov.Config("chain", 3, 1, 1))
+	on, _ := checktest.Search(t, recov.Config("chain", 3, 1, 1))
 	cfg := recov.Config("chain", 3, 1, 1)
 	ck, err := protocols.Build(cfg)
 	if err != nil {
@@ -86,19 +73,13 @@ func TestSymmetryOnChain(t *testing.T) {
 // Variant no-save behaves differently (more states) but breaks no
 // property on a chain of three, as the package doc argues.
 func TestNoSavePassesSmallChain(t *testing.T) {
-	cfg := castChain()
+	cfg := recov.CastChain()
 	cfg.Variant = recov.NoSave
-	r, _ := search(t, cfg)
-	c, _ := search(t, castChain())
+	r, _ := checktest.Search(t, cfg)
+	c, _ := checktest.Search(t, recov.CastChain())
 	if r.Verdict != explore.Pass || r.Stats.States == c.Stats.States {
 		t.Errorf("no-save: %v %v, %d states (correct: %d)", r.Verdict, r.Violation, r.Stats.States, c.Stats.States)
 	}
-}
-
-func castChain() model.Config {
-	c := recov.Config("chain", 3, 1, 1)
-	c.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 2}}
-	return c
 }
 
 // The search's statistics: recoveries happen on a chain of three and the
@@ -106,7 +87,7 @@ func castChain() model.Config {
 // never run out of credits with one packet per tree.
 func TestSearchStatistics(t *testing.T) {
 	stat := func(cfg model.Config) map[string]int64 {
-		_, ck := search(t, cfg)
+		_, ck := checktest.Search(t, cfg)
 		m := map[string]int64{}
 		for _, s := range ck.Statistics() {
 			m[s.Name] = s.Value
