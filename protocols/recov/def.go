@@ -85,19 +85,18 @@ func Config(tree string, nodes, credits, packets int) model.Config {
 
 // claims are the suite's RECOV claims, small enough to run in seconds:
 // chains of three (the recovery tree spans the chain; two packets per
-// tree exercise next_in_tree), App. A.2's overlapping groups and the broadcast group
-// beside an overlapping multicast group, which all deadlock under MCAST.
+// tree exercise next_in_tree) and the broadcast group beside an
+// overlapping multicast group, which deadlocks under MCAST. App. A.2's
+// kind of overlapping groups (examples/overlap-small.topo, 127,405 states)
+// is in the README: it takes too long for the suite under the race
+// detector.
 // The P=4 tree families are in the README's table of verified
 // configurations (minutes each).
 func claims() []model.Claim {
 	const doc = "RECOV is deadlock-free, FIFO and completes every recovery"
-	ov := mcast.OverlapConfig(3)
-	ov.Protocol = "recov"
 	return []model.Claim{
 		{Name: "chain P=3 C=1 K=1", Config: Config("chain", 3, 1, 1), Expect: "pass", Ref: "§4.3", Doc: doc + " on chains"},
 		{Name: "chain P=3 C=1, casts 0:2 1:2", Config: CastChain(), Expect: "pass", Ref: "§4.3", Doc: doc + " on chains, with next_in_tree"},
-		{Name: "3 overlapping groups P=6", Config: ov, Expect: "pass", Ref: "§4.3, App. A.2",
-			Doc: "overlapping groups that deadlock under MCAST recover"},
 		{Name: "broadcast beside group g P=4", Config: BcastOverlapConfig(), Expect: "pass", Ref: "§4.2.6, §4.3",
 			Doc: "the broadcast group beside an overlapping multicast group, which deadlocks under MCAST, recovers"},
 	}
