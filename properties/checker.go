@@ -102,7 +102,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, sym: c.sym, symInv: c.symInv, reached: c.reached, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, sym: c.sym, symInv: c.symInv, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
 }
 
 // DeclaredAcyclic reports whether the protocol declares every run of the

@@ -102,3 +102,16 @@ func TestSearchStatistics(t *testing.T) {
 		t.Errorf("binary P=3: %v", star)
 	}
 }
+
+// A forked checker (scenario replays use one) shares the statistics
+// rather than having none to add to.
+func TestForkKeepsStatistics(t *testing.T) {
+	_, ck := checktest.Search(t, recov.Config("chain", 3, 1, 1))
+	f := ck.Fork()
+	if err := f.CheckState(f.Sys.Initial()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Statistics(); len(got) != 3 || got[0].Value == 0 {
+		t.Errorf("forked statistics: %v", got)
+	}
+}
