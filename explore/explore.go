@@ -64,6 +64,10 @@ type Options struct {
 	// Incomplete with a reason starting "interrupted" and the statistics
 	// so far.
 	Stop <-chan struct{}
+	// Workers is the number of goroutines that expand states in a
+	// breadth-first search (0 or 1: one); it needs a model that implements
+	// Forker. Results do not depend on it.
+	Workers int
 	// Live, when set, records the state graph during the search and,
 	// once the search has explored everything without a violation,
 	// checks the liveness properties it lists on the graph (see Live).
@@ -107,22 +111,25 @@ type Result struct {
 // BFS explores m breadth first until it finds a violation, exhausts the
 // state space or hits a limit. The error is for internal failures only.
 func BFS(m Model, opt Options) (Result, error) {
-	s := &search{m: m, opt: opt, start: time.Now(), store: &ExactStore{}}
+	// The model learns what to label before it is forked for workers.
 	if lm, ok := m.(LiveModel); ok && opt.Live == nil {
-		s.opt.Live = lm.Live()
-		opt = s.opt
+		opt.Live = lm.Live()
 	}
-	if opt.Fingerprint {
-		s.store = &FingerprintStore{IDs: opt.Live != nil}
-	}
+	var lb Labeler
 	if opt.Live != nil {
-		lb, ok := m.(Labeler)
-		if !ok {
+		var ok bool
+		if lb, ok = m.(Labeler); !ok {
 			return Result{}, errors.New("explore: liveness checking needs a model that labels its states")
 		}
-		s.g = &graph{labeler: lb}
 	}
-	return s.run()
+	b, err := newBFS(m, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	if opt.Live != nil {
+		b.search.g = &graph{labeler: lb}
+	}
+	return b.run()
 }
 
 type search struct {
@@ -140,6 +147,15 @@ type search struct {
 	lastProg    time.Time
 
 	g *graph // the recorded state graph (liveness checks only)
+
+	// sized counts the states stored and their memory (the store, or the
+	// parallel search's tables); traceFn rebuilds the actions that reach a
+	// stored state.
+	sized interface {
+		Len() int
+		MemBytes() int64
+	}
+	traceFn func(id uint32) ([]uint32, error)
 }
 
 const noParent = math.MaxUint32
@@ -151,6 +167,25 @@ func (s *search) add(b []byte, parent, code uint32) uint32 {
 		s.action = append(s.action, code)
 	}
 	return id
+}
+
+// size returns what counts the states stored.
+func (s *search) size() interface {
+	Len() int
+	MemBytes() int64
+} {
+	if s.sized != nil {
+		return s.sized
+	}
+	return s.store
+}
+
+// traceTo rebuilds the actions that reach stored state id.
+func (s *search) traceTo(id uint32) ([]uint32, error) {
+	if s.traceFn != nil {
+		return s.traceFn(id)
+	}
+	return s.trace(id, nil), nil
 }
 
 func (s *search) trace(id uint32, last []uint32) []uint32 {
@@ -169,7 +204,7 @@ func (s *search) trace(id uint32, last []uint32) []uint32 {
 func (s *search) finish(v Verdict, reason string) Result {
 	s.sampleMemory(true)
 	st := Stats{
-		States:        int64(s.store.Len()),
+		States:        int64(s.size().Len()),
 		Transitions:   s.transitions,
 		Depth:         s.depth,
 		Elapsed:       time.Since(s.start),
@@ -182,7 +217,7 @@ func (s *search) finish(v Verdict, reason string) Result {
 		n, g := float64(st.States), float64(st.Transitions+1)
 		st.CollisionProb = n * math.Max(g-n, 0) / math.Pow(2, 64)
 	}
-	st.StoreBytes = s.store.MemBytes() + int64(cap(s.parent)+cap(s.action))*4
+	st.StoreBytes = s.size().MemBytes() + int64(cap(s.parent)+cap(s.action))*4
 	if s.g != nil {
 		st.GraphBytes = s.g.bytes()
 	}
@@ -218,92 +253,6 @@ func (s *search) growthFits() bool {
 	return next == 0 || s.sampleMemory(true)+next < s.opt.MaxMemory
 }
 
-func (s *search) run() (Result, error) {
-	init, verr := s.m.Initial()
-	s.add(init, noParent, 0)
-	if verr != nil {
-		return s.fail(verr, nil)
-	}
-	every := s.opt.ProgressEvery
-	if every <= 0 {
-		every = 3 * time.Second
-	}
-	s.lastProg = s.start
-	levelEnd := 1
-	var stopErr error
-	var violated uint32
-	var violCode uint32
-	var id uint32
-	full := false    // a new state was found with MaxStates already stored
-	memFull := false // storing a new state would grow the set past MaxMemory
-	visit := func(code uint32, succ []byte, err error) bool {
-		s.transitions++
-		if err != nil {
-			stopErr, violated, violCode = err, id, code
-			return false
-		}
-		if s.opt.MaxStates > 0 && int64(s.store.Len()) >= s.opt.MaxStates && !s.has(succ) {
-			full = true
-			return false
-		}
-		if !s.growthFits() && !s.has(succ) {
-			memFull = true
-			return false
-		}
-		to := s.add(succ, id, code)
-		if s.g != nil {
-			s.g.to = append(s.g.to, to)
-			s.g.code = append(s.g.code, code)
-		}
-		return true
-	}
-	for head := 0; head < s.store.Len(); head++ {
-		if head == levelEnd {
-			s.depth++
-			levelEnd = s.store.Len()
-			if s.opt.MaxDepth > 0 && s.depth >= s.opt.MaxDepth {
-				return s.finish(Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", s.opt.MaxDepth, s.store.Len()-head)), nil
-			}
-		}
-		if head&255 == 0 {
-			if r, stop := s.checkLimits(head); stop {
-				return r, nil
-			}
-			if s.opt.Progress != nil && time.Since(s.lastProg) >= every {
-				s.lastProg = time.Now()
-				s.progress(head)
-			}
-		}
-		id = uint32(head)
-		if s.g != nil {
-			s.g.off = append(s.g.off, int64(len(s.g.to)))
-		}
-		ferr := s.m.Successors(s.store.State(head), visit)
-		if s.g != nil {
-			s.g.lab = append(s.g.lab, s.g.labeler.Labels())
-		}
-		if memFull && stopErr == nil {
-			return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s; the visited set cannot grow) with %d states unexplored",
-				FormatBytes(s.opt.MaxMemory), FormatBytes(s.sampleMemory(true)), s.store.Len()-head)), nil
-		}
-		if full && stopErr == nil {
-			return s.finish(Incomplete, fmt.Sprintf("state limit %d reached with %d states unexplored and more to store", s.opt.MaxStates, s.store.Len()-head)), nil
-		}
-		if stopErr != nil {
-			return s.fail(stopErr, s.trace(violated, []uint32{violCode}))
-		}
-		if ferr != nil {
-			return s.fail(ferr, s.trace(id, nil))
-		}
-		s.store.Release(head)
-	}
-	if s.g != nil {
-		s.g.off = append(s.g.off, int64(len(s.g.to)))
-		return s.liveness()
-	}
-	return s.finish(Pass, ""), nil
-}
-
 func (s *search) fail(err error, trace []uint32) (Result, error) {
 	var pe PropertyError
 	if !errors.As(err, &pe) {
@@ -335,13 +284,6 @@ func (s *search) checkLimits(head int) (Result, bool) {
 			FormatBytes(s.opt.MaxMemory), FormatBytes(inuse), s.store.Len()-head)), true
 	}
 	return Result{}, false
-}
-
-func (s *search) progress(head int) {
-	el := time.Since(s.start)
-	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d, %d queued, %.0f states/s, heap %s, %s\n",
-		s.store.Len(), s.transitions, s.depth, s.store.Len()-head, float64(s.store.Len())/el.Seconds(),
-		FormatBytes(s.peak), el.Round(time.Second))
 }
 
 // FormatBytes renders a byte count with a binary unit.

@@ -2,6 +2,7 @@ package explore
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -149,5 +150,56 @@ func TestHashIsFixed(t *testing.T) {
 	}
 	if Hash([]byte{1, 2, 3}) == Hash([]byte{1, 2, 3, 0}) {
 		t.Fatal("length not mixed into the hash")
+	}
+}
+
+// forkGrid is grid with workers: every worker gets a copy.
+type forkGrid struct{ grid }
+
+func (g forkGrid) NewWorker() Model { return g }
+
+// Results do not depend on the number of workers: the same counts, and
+// the same counterexample, for a pass, a violation on a transition and a
+// violation in a terminal state, in both stores and at every limit that
+// is reproducible.
+func TestWorkersGiveIdenticalResults(t *testing.T) {
+	models := map[string]Model{
+		"pass":     forkGrid{grid{n: 60}},
+		"bad":      forkGrid{grid{n: 60, bad: [2]byte{40, 17}, hasBad: true}},
+		"terminal": forkGrid{grid{n: 30, terminalBad: true}},
+	}
+	for name, m := range models {
+		for _, fp := range []bool{false, true} {
+			for _, depth := range []int{0, 25} {
+				var want Result
+				for w := 1; w <= 4; w++ {
+					r, err := BFS(m, Options{Workers: w, Fingerprint: fp, MaxDepth: depth})
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.Stats = Stats{States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth}
+					if w == 1 {
+						want = r
+						continue
+					}
+					if r.Verdict != want.Verdict || r.Stats != want.Stats || r.Reason != want.Reason || fmt.Sprint(r.Trace) != fmt.Sprint(want.Trace) {
+						t.Fatalf("%s fp=%v depth=%d: %d workers give %+v, 1 gives %+v", name, fp, depth, w, r, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The state limit is never exceeded, whatever the number of workers.
+func TestWorkersKeepTheStateLimit(t *testing.T) {
+	for w := 1; w <= 4; w++ {
+		r, err := BFS(forkGrid{grid{n: 200}}, Options{Workers: w, MaxStates: 777})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != Incomplete || r.Stats.States != 777 {
+			t.Fatalf("%d workers: %v with %d states", w, r.Verdict, r.Stats.States)
+		}
 	}
 }

@@ -623,7 +623,10 @@ func (lc *liveCheck) bfs(src uint32, ok func(uint32) bool, target func(uint32) b
 // lasso builds the counterexample of property p from start.
 func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 	g := lc.g
-	trace := lc.s.trace(start, nil)
+	trace, err := lc.s.traceTo(start)
+	if err != nil {
+		return nil, err
+	}
 	inFair := func(v uint32) bool {
 		if lc.comp[v] < 0 {
 			return false

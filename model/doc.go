@@ -65,10 +65,9 @@
 //
 // # Canonical encoding
 //
-// World.Encode writes every node's encoding, then every link's packets in
-// order. Two worlds are the same state exactly when their encodings are
-// equal, in every run and process, so fingerprints and state counts
-// reproduce. Node renaming for symmetry reduction is not part of the Node
-// interface yet; it will be an optional interface that node types
-// implement.
+// World.Encode writes, node by node, the node's encoding followed by the
+// packets of its outgoing links (one segment per node). Two worlds are the
+// same state exactly when their encodings are equal, in every run and
+// process, so fingerprints and state counts reproduce. Node renaming for
+// symmetry reduction is the optional interface Renamable (symmetry.go).
 package model

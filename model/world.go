@@ -164,23 +164,40 @@ func (w *World) Apply(a Action, out *Outbox) error {
 	return nil
 }
 
-// Encode appends the canonical encoding of w to buf: every node, then
-// every link with its packets in order. Two worlds are the same state
-// exactly when their encodings are equal, in every run and process.
+// Encode appends the canonical encoding of w to buf: for each node in
+// order, the node, then the packets of each of its outgoing links in order
+// of destination. Two worlds are the same state exactly when their
+// encodings are equal, in every run and process. Each node's part (the
+// node and its outgoing links) is a segment: compact stores share equal
+// segments between states (see EncodeSegments).
 func (w *World) Encode(buf []byte) []byte {
-	for _, n := range w.Nodes {
-		buf = n.Encode(buf)
+	for i := range w.Nodes {
+		buf = w.EncodeSegment(buf, i)
 	}
+	return buf
+}
+
+// EncodeSegment appends node i's segment of the encoding: the node, then
+// its outgoing links.
+func (w *World) EncodeSegment(buf []byte, i int) []byte {
+	buf = w.Nodes[i].Encode(buf)
 	P := w.Sys.P
-	for i := 0; i < P; i++ {
-		for j := 0; j < P; j++ {
-			if i == j {
-				continue
-			}
+	for j := 0; j < P; j++ {
+		if i != j {
 			buf = AppendPackets(buf, w.Links[i*P+j])
 		}
 	}
 	return buf
+}
+
+// EncodeSegments is Encode that also appends to ends the end offset in buf
+// of each node's segment.
+func (w *World) EncodeSegments(buf []byte, ends []int) ([]byte, []int) {
+	for i := range w.Nodes {
+		buf = w.EncodeSegment(buf, i)
+		ends = append(ends, len(buf))
+	}
+	return buf, ends
 }
 
 // Decode overwrites w with the state encoded in b, reusing w's storage.
@@ -190,15 +207,12 @@ func (s *System) Decode(b []byte, w *World) error {
 		*w = *s.Initial()
 	}
 	d := Decoder{b: b}
-	for _, n := range w.Nodes {
+	for i, n := range w.Nodes {
 		n.Decode(&d)
-	}
-	for i := 0; i < P; i++ {
 		for j := 0; j < P; j++ {
-			if i == j {
-				continue
+			if i != j {
+				w.Links[i*P+j] = d.Packets(w.Links[i*P+j])
 			}
-			w.Links[i*P+j] = d.Packets(w.Links[i*P+j])
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"lfccheck/explore"
 	"lfccheck/model"
 )
 
@@ -44,6 +45,8 @@ type Checker struct {
 	acts      []model.Action
 	out       model.Outbox
 	buf       []byte
+	ends      []int // segment ends of the encoding canonical made last
+	ends2     []int // scratch for renamedIfSmaller
 }
 
 // Build resolves cfg against its registered protocol and builds the
@@ -104,6 +107,15 @@ func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
 		Symmetry: c.Symmetry, sym: c.sym, symInv: c.symInv, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
 }
+
+// NewWorker implements explore.Forker: a fork for another goroutine.
+func (c *Checker) NewWorker() explore.Model { return c.Fork() }
+
+// Segments implements explore.Segmenter: it appends the end offsets of the
+// node segments (model.World.EncodeSegments) of the encoding this checker
+// returned last (the initial state, or the successor last passed to
+// visit).
+func (c *Checker) Segments(dst []int) []int { return append(dst, c.ends...) }
 
 // DeclaredAcyclic reports whether the protocol declares every run of the
 // checked variant finite (Def.Acyclic, and the variant is not Cyclic).
@@ -374,7 +386,13 @@ func (c *Checker) canonical(w *model.World, buf []byte) []byte {
 // returns the index in c.sym of the renaming that gives it, -1 for w
 // itself.
 func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
-	buf = w.Encode(buf)
+	start := len(buf)
+	buf, c.ends = w.EncodeSegments(buf, c.ends[:0])
+	if start != 0 {
+		for i := range c.ends {
+			c.ends[i] -= start
+		}
+	}
 	if !c.Symmetry {
 		return buf, -1
 	}
@@ -396,8 +414,8 @@ func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 func (c *Checker) Canonical(w *model.World, buf []byte) []byte { return c.canonical(w, buf) }
 
 // renamedIfSmaller compares the encoding of w renamed by p with buf, the
-// smallest encoding so far, piece by piece (node by node, then link by
-// link, in encoding order), and stops at the first piece that decides it
+// smallest encoding so far, piece by piece (a node, then its outgoing
+// links, in encoding order), and stops at the first piece that decides it
 // is larger; a smaller one replaces buf (and it reports true). Most
 // renamings are decided by their first node, so the rest is neither
 // renamed nor encoded.
@@ -428,17 +446,16 @@ func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byt
 		}
 		return true
 	}
-	for j := 0; j < P; j++ {
+	sym := c.Sys.M.(model.Symmetric)
+	c.ends2 = c.ends2[:0]
+	for i := 0; i < P; i++ {
 		off := len(buf)
-		node := c.ren.Nodes[j]
-		node.(model.Renamable).RenameFrom(w.Nodes[inv.Node[j]], p)
+		node := c.ren.Nodes[i]
+		node.(model.Renamable).RenameFrom(w.Nodes[inv.Node[i]], p)
 		buf = node.Encode(buf)
 		if !cmp(off) {
 			return buf[:n], false
 		}
-	}
-	sym := c.Sys.M.(model.Symmetric)
-	for i := 0; i < P; i++ {
 		for j := 0; j < P; j++ {
 			if i == j {
 				continue
@@ -454,11 +471,13 @@ func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byt
 				return buf[:n], false
 			}
 		}
+		c.ends2 = append(c.ends2, len(buf)-n)
 	}
 	if !less {
 		return buf[:n], false // equal: w is fixed by p
 	}
 	m := copy(buf, buf[n:])
+	c.ends, c.ends2 = c.ends2, c.ends
 	return buf[:m], true
 }
 

@@ -281,6 +281,7 @@ type searchFlags struct {
 	symmetry    string
 	graph       bool
 	quiet       bool
+	workers     int
 }
 
 // setUp applies the flags that configure the checker itself.
@@ -304,6 +305,7 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 	fs.StringVar(&s.symmetry, "symmetry", "on", "on: store one state per orbit of the node renamings that map the configuration onto itself (where it has any); off: every state")
 	fs.BoolVar(&s.graph, "liveness-graph", false, "check liveness properties on the recorded state graph even where end states suffice (also verifies the protocol's acyclicity declaration; costs memory)")
 	fs.BoolVarP(&s.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fs.IntVar(&s.workers, "workers", explore.DefaultWorkers(), "goroutines that expand states in a breadth-first search (default: the number of CPUs); results do not depend on it")
 }
 
 // options validates the flags and turns them into explorer options.
@@ -314,8 +316,11 @@ func (s *searchFlags) options(e env) (explore.Options, error) {
 	if s.symmetry != "on" && s.symmetry != "off" {
 		return explore.Options{}, usagef("--symmetry must be on or off, got %q", s.symmetry)
 	}
+	if s.workers < 1 || s.workers > 1024 {
+		return explore.Options{}, usagef("--workers must be between 1 and 1024, got %d", s.workers)
+	}
 	opt := explore.Options{MaxStates: s.maxStates, MaxDepth: s.maxDepth, Timeout: s.timeout,
-		Fingerprint: s.fingerprint, Stop: e.stop}
+		Fingerprint: s.fingerprint, Stop: e.stop, Workers: s.workers}
 	opt.MaxMemory = explore.DefaultMemoryLimit()
 	if s.maxMemory != "" {
 		m, err := parseBytes(s.maxMemory)
@@ -446,7 +451,9 @@ type checkResult struct {
 	Trace      []string               `json:"trace,omitempty"`
 	// Search is the strategy (bfs, dfs, random); Seed, Shard, Walks,
 	// WalksPerS and Coverage describe hunts (see check --search).
-	Search    string  `json:"search"`
+	Search string `json:"search"`
+	// Workers is the number of goroutines of a breadth-first search.
+	Workers   int     `json:"workers,omitempty"`
 	Seed      int64   `json:"seed,omitempty"`
 	Shard     string  `json:"shard,omitempty"`
 	Walks     int64   `json:"walks,omitempty"`
@@ -622,6 +629,7 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 		return r, nil, err
 	})
 	c.json.Search = "bfs"
+	c.json.Workers = max(opt.Workers, 1)
 	return c, err
 }
 
@@ -750,6 +758,16 @@ func printCheck(w io.Writer, c checked) {
 	fmt.Fprintf(w, "states: %d  transitions: %d  depth: %d  elapsed: %.2fs  (%.0f states/s, peak heap %s, %s store%s)\n",
 		j.States, j.Transitions, j.Depth, j.ElapsedS, j.StatesPerS, explore.FormatBytes(j.PeakHeapBytes), store, graph)
 	switch j.Search {
+	case "bfs":
+		per := 0.0
+		if j.States > 0 {
+			per = float64(j.StoreBytes) / float64(j.States)
+		}
+		workers := "1 worker"
+		if j.Workers > 1 {
+			workers = fmt.Sprintf("%d workers", j.Workers)
+		}
+		fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per)
 	case "dfs":
 		shard := ""
 		if j.Shard != "" {

@@ -1,0 +1,621 @@
+package explore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Forker is implemented by models that can be expanded by several
+// goroutines at once: NewWorker returns a model for another goroutine,
+// sharing the model's static parts. Without it a search uses one worker.
+type Forker interface {
+	NewWorker() Model
+}
+
+// Segmenter is implemented by models whose state encodings split into a
+// fixed number of segments (for LFC: one per node); the exact store then
+// shares equal segments between states (see treestore.go). Segments
+// appends to dst the end offset of each segment of the encoding the model
+// returned last (from Initial, or the successor last passed to visit).
+type Segmenter interface {
+	Segments(dst []int) []int
+}
+
+// The parallel breadth-first search.
+//
+// The search runs level by level. The workers take the states of the
+// current level in chunks of consecutive ids, expand them with models of
+// their own (Forker) and insert the successors into the shared visited set
+// (sharded by hash, a lock per shard). A state first found in the level
+// records the smallest (parent id, successor index) that reaches it; when
+// the level is done, its new states get ids in that order, which is the
+// order a sequential breadth-first search finds them in. So ids, parents,
+// counterexamples, and the counts of states and transitions, even those of
+// a search that stops at a violation, are the same for any number of
+// workers: a violation is the one with the smallest (parent, successor)
+// of its level, and the counts are those of the states and transitions
+// that come before it in that order.
+//
+// Traces are rebuilt from the parent ids alone: from the initial state,
+// each step expands the state reached and takes the first successor that
+// is the next state of the path (so no action codes are stored).
+type bfs struct {
+	*search
+	models []Model
+	fp     bool
+	seg    bool
+	tr     tree
+	roots  rootTable
+	lvl    levelBuf
+	keys   big[uint64]
+	parent big[uint32]
+
+	lo, hi     int // the level being expanded: ids [lo, hi)
+	nextChunk  atomic.Int64
+	chunkTrans []int64
+	chunkGraph []*graphChunk
+	front      []encRef // fingerprint mode: encodings of ids [lo, hi)
+	front0     []byte   // fingerprint mode: the initial state's encoding
+	ws         []*worker
+
+	vkey      atomic.Uint64 // smallest violation key of the level, or MaxUint64
+	mu        sync.Mutex
+	verr      error
+	vcode     uint32
+	vhasCode  bool
+	ierr      error
+	halt      atomic.Bool // a limit was hit or a worker failed: every worker stops
+	reason    string      // why it halted (a limit), under mu
+	trans     atomic.Int64
+	levelNew  atomic.Int64 // fresh states of the level, for the state limit
+	pending   int          // states of the level counted as stored at the end
+	transBase int64        // transitions before the level
+}
+
+type encRef struct {
+	w   uint32
+	ref uint64
+}
+
+// graphChunk is the part of the state graph that one chunk of parents
+// records; slot values are resolved to ids when the level is committed.
+type graphChunk struct {
+	off  []int32
+	to   []uint32
+	code []uint32
+	lab  []uint64
+}
+
+const chunkStates = 64
+
+type worker struct {
+	b     *bfs
+	num   uint32
+	m     Model
+	sg    Segmenter
+	lb    Labeler
+	ref   treeRef // the state being expanded (exact store)
+	ends  []int
+	ids   []uint32
+	ar    [2]arena // fingerprint mode: encodings of the current and next level
+	cur   int      // which of ar holds the current level
+	pid   uint32
+	idx   uint32
+	g     *graphChunk
+	visit func(code uint32, succ []byte, err error) bool
+}
+
+func newBFS(m Model, opt Options) (*bfs, error) {
+	s := &search{m: m, opt: opt, start: time.Now()}
+	s.lastProg = s.start
+	b := &bfs{search: s, fp: opt.Fingerprint}
+	s.traceFn = b.path
+	s.sized = b
+	b.roots.keys, b.roots.lvl = &b.keys, &b.lvl
+	n := opt.Workers
+	if n <= 0 {
+		n = 1
+	}
+	f, ok := m.(Forker)
+	if !ok {
+		n = 1
+	}
+	b.models = []Model{m}
+	for len(b.models) < n {
+		b.models = append(b.models, f.NewWorker())
+	}
+	_, b.seg = m.(Segmenter)
+	return b, nil
+}
+
+// Len is the number of states stored.
+func (b *bfs) Len() int { return b.keys.n + b.pending }
+
+// MemBytes is the memory of the visited set and the parent ids.
+func (b *bfs) MemBytes() int64 {
+	n := b.roots.memBytes() + b.keys.memBytes(8) + b.parent.memBytes(4)
+	if !b.fp {
+		n += b.tr.memBytes()
+	}
+	return n
+}
+
+func (b *bfs) run() (Result, error) {
+	s := b.search
+	b.ws = make([]*worker, len(b.models))
+	for i, m := range b.models {
+		w := &worker{b: b, num: uint32(i), m: m}
+		w.sg, _ = m.(Segmenter)
+		w.lb, _ = m.(Labeler)
+		w.visit = w.onSucc
+		b.ws[i] = w
+	}
+	ws := b.ws
+	init, verr := s.m.Initial()
+	var ends []int
+	if b.seg && !b.fp {
+		ends = s.m.(Segmenter).Segments(nil)
+		b.tr.k = len(ends)
+	} else {
+		b.tr.k, ends = 1, []int{len(init)}
+	}
+	k := Hash(init)
+	if !b.fp {
+		var ok bool
+		if b.tr.k == 0 || ends[len(ends)-1] != len(init) {
+			return Result{}, errors.New("explore: the model's segments do not cover the initial state")
+		}
+		if k, _, ok = b.tr.key(init, ends, nil, nil); !ok {
+			return Result{}, errors.New("explore: the initial state cannot be stored")
+		}
+	}
+	if _, _, ok := b.roots.insert(k, 0); !ok {
+		return Result{}, errors.New("explore: the initial state cannot be stored")
+	}
+	if b.fp {
+		b.front0 = append([]byte(nil), init...)
+		e := b.lvl.at(0)
+		e.enc = ws[0].ar[ws[0].cur^1].add(init)
+	}
+	b.commit(0)
+	ws[0].cur ^= 1
+	if verr != nil {
+		return s.fail(verr, nil)
+	}
+	b.lo, b.hi = 0, 1
+	for depth := 0; b.lo < b.hi; depth++ {
+		s.depth = depth
+		if s.opt.MaxDepth > 0 && depth >= s.opt.MaxDepth {
+			return s.finish(Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", s.opt.MaxDepth, b.hi-b.lo)), nil
+		}
+		if r, done, err := b.level(ws); done || err != nil {
+			return r, err
+		}
+		b.lo, b.hi = b.hi, b.keys.n
+	}
+	s.transitions = b.trans.Load()
+	if s.g != nil {
+		s.g.off = append(s.g.off, int64(len(s.g.to)))
+		return s.liveness()
+	}
+	return s.finish(Pass, ""), nil
+}
+
+// level expands ids [lo, hi) with the workers and commits the states they
+// find; done reports that the search ended (with the result).
+func (b *bfs) level(ws []*worker) (Result, bool, error) {
+	s := b.search
+	nch := (b.hi - b.lo + chunkStates - 1) / chunkStates
+	b.nextChunk.Store(0)
+	b.chunkTrans = make([]int64, nch)
+	if s.g != nil {
+		b.chunkGraph = make([]*graphChunk, nch)
+	}
+	b.vkey.Store(math.MaxUint64)
+	b.lvl.n.Store(0)
+	b.levelNew.Store(0)
+	b.transBase = b.trans.Load()
+	b.checkLimits()
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run()
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	every := s.opt.ProgressEvery
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-tick.C:
+			b.checkLimits()
+			if s.opt.Progress != nil && time.Since(s.lastProg) >= every {
+				s.lastProg = time.Now()
+				b.progress()
+			}
+		}
+	}
+	if b.ierr != nil {
+		return Result{}, true, b.ierr
+	}
+	if vk := b.vkey.Load(); vk != math.MaxUint64 {
+		return b.failAt(vk)
+	}
+	if b.halt.Load() {
+		s.transitions = b.trans.Load()
+		b.pending = b.lvl.len()
+		if max := s.opt.MaxStates; max > 0 && b.keys.n+b.pending > int(max) {
+			b.pending = int(max) - b.keys.n
+		}
+		return s.finish(Incomplete, b.reason), true, nil
+	}
+	b.commit(b.lo)
+	for _, w := range ws {
+		if b.fp {
+			w.ar[w.cur] = arena{}
+			w.cur ^= 1
+		}
+	}
+	return Result{}, false, nil
+}
+
+// checkLimits halts the level when a limit is reached.
+func (b *bfs) checkLimits() {
+	s := b.search
+	unexplored := func() int {
+		return b.hi - b.lo - int(min(b.nextChunk.Load()*chunkStates, int64(b.hi-b.lo))) + b.lvl.len()
+	}
+	reason := ""
+	if s.opt.Stop != nil {
+		select {
+		case <-s.opt.Stop:
+			reason = fmt.Sprintf("interrupted with about %d states unexplored", unexplored())
+		default:
+		}
+	}
+	if reason == "" && s.opt.Timeout > 0 && time.Since(s.start) >= s.opt.Timeout {
+		reason = fmt.Sprintf("time limit %s reached with about %d states unexplored", s.opt.Timeout, unexplored())
+	}
+	if inuse := s.sampleMemory(false); reason == "" && s.opt.MaxMemory > 0 && inuse >= s.opt.MaxMemory {
+		reason = fmt.Sprintf("memory limit %s reached (heap %s) with about %d states unexplored",
+			FormatBytes(s.opt.MaxMemory), FormatBytes(inuse), unexplored())
+	}
+	if reason != "" {
+		b.stop(reason)
+	}
+}
+
+// stop halts every worker for the reason given (the first reason wins).
+func (b *bfs) stop(reason string) {
+	b.mu.Lock()
+	if b.reason == "" {
+		b.reason = reason
+	}
+	b.mu.Unlock()
+	b.halt.Store(true)
+}
+
+func (b *bfs) progress() {
+	s := b.search
+	el := time.Since(s.start)
+	n := b.keys.n + b.lvl.len()
+	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d, %d queued, %.0f states/s, heap %s, %s\n",
+		n, b.trans.Load(), s.depth, b.hi-b.lo-int(min(b.nextChunk.Load()*chunkStates, int64(b.hi-b.lo)))+b.lvl.len(),
+		float64(n)/el.Seconds(), FormatBytes(s.peak), el.Round(time.Second))
+}
+
+// run expands chunks of the level until none is left.
+func (w *worker) run() {
+	b := w.b
+	for !b.halt.Load() {
+		c := int(b.nextChunk.Add(1) - 1)
+		lo := b.lo + c*chunkStates
+		if lo >= b.hi || uint64(lo)<<32 > b.vkey.Load() {
+			return
+		}
+		hi := min(lo+chunkStates, b.hi)
+		if b.chunkGraph != nil {
+			w.g = &graphChunk{}
+			b.chunkGraph[c] = w.g
+		}
+		var t int64
+		for id := lo; id < hi && !b.halt.Load() && uint64(id)<<32 < b.vkey.Load(); id++ {
+			enc, err := w.state(id)
+			if err != nil {
+				b.internal(err)
+				return
+			}
+			w.pid, w.idx = uint32(id), 0
+			if w.g != nil {
+				w.g.off = append(w.g.off, int32(len(w.g.to)))
+			}
+			err = w.m.Successors(enc, w.visit)
+			t += int64(w.idx)
+			b.trans.Add(int64(w.idx))
+			if w.g != nil {
+				w.g.lab = append(w.g.lab, w.lb.Labels())
+			}
+			if err != nil {
+				var pe PropertyError
+				if !errors.As(err, &pe) {
+					b.internal(fmt.Errorf("explore: model failed: %w", err))
+					return
+				}
+				b.violate(uint64(id)<<32|uint64(w.idx), err, 0, false)
+			}
+		}
+		b.chunkTrans[c] = t
+	}
+}
+
+func (b *bfs) internal(err error) {
+	b.mu.Lock()
+	if b.ierr == nil {
+		b.ierr = err
+	}
+	b.mu.Unlock()
+	b.halt.Store(true)
+}
+
+func (b *bfs) violate(key uint64, err error, code uint32, hasCode bool) {
+	b.mu.Lock()
+	if key < b.vkey.Load() {
+		b.verr, b.vcode, b.vhasCode = err, code, hasCode
+		b.vkey.Store(key)
+	}
+	b.mu.Unlock()
+}
+
+// state returns the encoding of state id.
+func (w *worker) state(id int) ([]byte, error) {
+	b := w.b
+	if b.fp {
+		r := b.front[id-b.lo]
+		return b.workerArena(r.w).get(r.ref), nil
+	}
+	b.tr.load(&w.ref, b.keys.at(id))
+	return w.ref.enc, nil
+}
+
+// onSucc is the visit function of a worker.
+func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
+	b := w.b
+	pk := uint64(w.pid)<<32 | uint64(w.idx)
+	w.idx++
+	if err != nil {
+		b.violate(pk, err, code, true)
+		return false
+	}
+	if b.halt.Load() || pk > b.vkey.Load() {
+		return false
+	}
+	var k uint64
+	if b.fp {
+		k = Hash(succ)
+	} else {
+		if w.sg != nil && b.seg {
+			w.ends = w.sg.Segments(w.ends[:0])
+		} else {
+			w.ends = append(w.ends[:0], len(succ))
+		}
+		if len(w.ends) != b.tr.k || w.ends[len(w.ends)-1] != len(succ) {
+			b.internal(fmt.Errorf("explore: a successor has %d segments, the initial state %d", len(w.ends), b.tr.k))
+			return false
+		}
+		var ok bool
+		if k, w.ids, ok = b.tr.key(succ, w.ends, w.ids, &w.ref); !ok {
+			b.stop("the store's capacity (2^26 entries per shard) is exhausted")
+			return false
+		}
+	}
+	v, fresh, ok := b.roots.insert(k, pk)
+	if !ok {
+		b.stop("the store's capacity (2^31 states per level) is exhausted")
+		return false
+	}
+	if fresh {
+		n := b.levelNew.Add(1)
+		if max := b.opt.MaxStates; max > 0 && int64(b.keys.n)+n > max {
+			b.stop(fmt.Sprintf("state limit %d reached with more states to store", max))
+			return false
+		}
+		if b.fp {
+			e := b.lvl.at(v &^ lvlFlag)
+			e.encW, e.enc = w.num, w.ar[w.cur^1].add(succ)
+		}
+	}
+	if w.g != nil {
+		w.g.to = append(w.g.to, v)
+		w.g.code = append(w.g.code, code)
+	}
+	return true
+}
+
+// workerArena returns the arena holding the current level's encodings of
+// worker i (fingerprint mode).
+func (b *bfs) workerArena(i uint32) *arena { return &b.ws[i].ar[b.ws[i].cur] }
+
+// commit gives the level's new states their ids, in the order of their
+// smallest (parent, successor index), and records their parents; lo is the
+// first id of the level expanded (whose ids the parents are).
+func (b *bfs) commit(lo int) {
+	n := b.lvl.len()
+	width := max(b.hi-lo, 1)
+	cnt := make([]uint32, width+1)
+	for i := 0; i < n; i++ {
+		cnt[int(b.lvl.at(uint32(i)).minKey>>32)-lo+1]++
+	}
+	for i := 1; i <= width; i++ {
+		cnt[i] += cnt[i-1]
+	}
+	order := make([]uint32, n)
+	for i := 0; i < n; i++ {
+		p := int(b.lvl.at(uint32(i)).minKey>>32) - lo
+		order[cnt[p]] = uint32(i)
+		cnt[p]++
+	}
+	// Within a parent, order by successor index (few entries each).
+	for i := 1; i < n; i++ {
+		for j := i; j > 0; j-- {
+			x, y := b.lvl.at(order[j-1]), b.lvl.at(order[j])
+			if x.minKey>>32 != y.minKey>>32 || x.minKey < y.minKey {
+				break
+			}
+			order[j-1], order[j] = order[j], order[j-1]
+		}
+	}
+	var front []encRef
+	for _, li := range order {
+		e := b.lvl.at(li)
+		id := uint32(b.keys.n)
+		b.keys.add(e.root)
+		b.parent.add(uint32(e.minKey >> 32))
+		e.id = id
+		b.roots.commit(e.root, li, id)
+		if b.fp {
+			front = append(front, encRef{e.encW, e.enc})
+		}
+	}
+	if b.fp {
+		b.front = front
+	}
+	if b.chunkGraph != nil {
+		g := b.search.g
+		for c, gc := range b.chunkGraph {
+			for i := range gc.lab {
+				g.off = append(g.off, int64(len(g.to)))
+				end := len(gc.to)
+				if i+1 < len(gc.off) {
+					end = int(gc.off[i+1])
+				}
+				for e := int(gc.off[i]); e < end; e++ {
+					v := gc.to[e]
+					if v&lvlFlag != 0 {
+						v = b.lvl.at(v &^ lvlFlag).id
+					} else {
+						v--
+					}
+					g.to = append(g.to, v)
+					g.code = append(g.code, gc.code[e])
+				}
+				g.lab = append(g.lab, gc.lab[i])
+			}
+			b.chunkGraph[c] = nil
+		}
+	}
+}
+
+// failAt ends the search at the violation with key vk.
+func (b *bfs) failAt(vk uint64) (Result, bool, error) {
+	s := b.search
+	vp, vi := int(vk>>32), uint32(vk)
+	fresh := 0
+	for i := 0; i < b.lvl.len(); i++ {
+		if b.lvl.at(uint32(i)).minKey < vk {
+			fresh++
+		}
+	}
+	// Transitions before the violation: whole chunks before its parent's
+	// chunk, then its chunk's parents before it, counted again.
+	c := (vp - b.lo) / chunkStates
+	t := b.transBase
+	for _, n := range b.chunkTrans[:c] {
+		t += n
+	}
+	m := b.models[0]
+	for id := b.lo + c*chunkStates; id < vp; id++ {
+		enc, err := b.ws[0].state(id)
+		if err != nil {
+			return Result{}, true, err
+		}
+		enc = append([]byte(nil), enc...)
+		if err := m.Successors(enc, func(uint32, []byte, error) bool { t++; return true }); err != nil {
+			var pe PropertyError
+			if !errors.As(err, &pe) {
+				return Result{}, true, err
+			}
+		}
+	}
+	t += int64(vi)
+	if b.vhasCode {
+		t++
+	}
+	tr, err := b.path(uint32(vp))
+	if err != nil {
+		return Result{}, true, err
+	}
+	if b.vhasCode {
+		tr = append(tr, b.vcode)
+	}
+	s.transitions = t
+	b.pending = fresh
+	r, err := s.fail(b.verr, tr)
+	return r, true, err
+}
+
+// path rebuilds the actions from the initial state to state id.
+func (b *bfs) path(id uint32) ([]uint32, error) {
+	var ids []uint32
+	for x := id; x != 0; x = b.parent.at(int(x)) {
+		ids = append(ids, x)
+	}
+	m := b.models[0]
+	var enc, target, next []byte
+	if b.fp {
+		enc = append(enc, b.front0...)
+	} else {
+		var r treeRef
+		b.tr.load(&r, b.keys.at(0))
+		enc = r.enc
+	}
+	codes := make([]uint32, 0, len(ids))
+	for i := len(ids) - 1; i >= 0; i-- {
+		want := b.keys.at(int(ids[i]))
+		if !b.fp {
+			var r treeRef
+			b.tr.load(&r, want)
+			target = r.enc
+		}
+		found := false
+		err := m.Successors(enc, func(code uint32, succ []byte, err error) bool {
+			if err != nil {
+				return true
+			}
+			if b.fp && Hash(succ) == want || !b.fp && bytes.Equal(succ, target) {
+				codes = append(codes, code)
+				next = append(next[:0], succ...)
+				found = true
+				return false
+			}
+			return true
+		})
+		if !found {
+			return nil, fmt.Errorf("explore: cannot rebuild the trace: state %d is not a successor of its parent (%v)", ids[i], err)
+		}
+		enc, next = next, enc
+	}
+	return codes, nil
+}
+
+// DefaultWorkers is the number of workers a search uses by default: the
+// number of CPUs the process may use.
+func DefaultWorkers() int { return runtime.GOMAXPROCS(0) }

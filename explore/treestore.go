@@ -1,0 +1,493 @@
+package explore
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+)
+
+// The compact exact store of the breadth-first search (tree compression,
+// as in LTSmin's tree tables). A model that implements Segmenter splits
+// every state encoding into the same number k of segments (for LFC: one
+// per node, the node and its outgoing links). Each distinct segment is
+// stored once, in the leaf table, under a 32-bit id; a balanced binary
+// tree over the k leaf ids is stored bottom-up in the pair table, each
+// distinct pair of ids once under an id of its own; a state is the pair of
+// ids at its root, a 64-bit key. States share their unchanged segments and
+// subtrees, so a state costs its 8-byte key in the key array, a slot of the
+// visited set and a 4-byte parent id, plus the few pairs and leaves it
+// does not share. The key identifies the state exactly: equal keys mean
+// equal encodings, and the encoding is rebuilt from the key.
+//
+// In fingerprint mode the key is instead the state's 64-bit hash, and the
+// encodings of the states still to be expanded are kept beside it.
+//
+// All tables are split into shards by hash, each with its own lock, so the
+// workers of a parallel search share them without a global lock.
+
+const (
+	shardBits = 6
+	nShards   = 1 << shardBits
+	localBits = 32 - shardBits
+	maxLocal  = 1<<localBits - 1
+)
+
+// mix64 is a 64-bit finalizer (murmur3's) used to hash keys.
+func mix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
+
+// pairTable interns 64-bit keys as 32-bit ids (shard << localBits | index).
+type pairTable struct {
+	sh [nShards]pairShard
+}
+
+type pairShard struct {
+	mu    sync.Mutex
+	slots []uint32 // index+1; 0 is empty
+	keys  []uint64 // by index
+	_     [8]byte
+}
+
+// intern returns the id of k, adding it if new; ok is false when the
+// shard is full (more than 2^26 keys).
+func (t *pairTable) intern(k uint64) (id uint32, ok bool) {
+	h := mix64(k)
+	si := uint32(h >> (64 - shardBits))
+	s := &t.sh[si]
+	s.mu.Lock()
+	if len(s.keys)*4 >= len(s.slots)*3 {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := s.slots[i]
+		if e == 0 {
+			if len(s.keys) >= maxLocal {
+				s.mu.Unlock()
+				return 0, false
+			}
+			s.keys = append(s.keys, k)
+			n := uint32(len(s.keys))
+			s.slots[i] = n
+			s.mu.Unlock()
+			return si<<localBits | (n - 1), true
+		}
+		if s.keys[e-1] == k {
+			s.mu.Unlock()
+			return si<<localBits | (e - 1), true
+		}
+	}
+}
+
+func (s *pairShard) grow() {
+	size := 1 << 10
+	if len(s.slots) > 0 {
+		size = len(s.slots) * 2
+	}
+	t := make([]uint32, size)
+	mask := uint64(size - 1)
+	for idx, k := range s.keys {
+		i := mix64(k) & mask
+		for t[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t[i] = uint32(idx + 1)
+	}
+	s.slots = t
+}
+
+// get returns the key of id.
+func (t *pairTable) get(id uint32) uint64 {
+	s := &t.sh[id>>localBits]
+	s.mu.Lock()
+	k := s.keys[id&maxLocal]
+	s.mu.Unlock()
+	return k
+}
+
+func (t *pairTable) memBytes() int64 {
+	var n int64
+	for i := range t.sh {
+		s := &t.sh[i]
+		s.mu.Lock()
+		n += int64(len(s.slots))*4 + int64(cap(s.keys))*8
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// leafTable interns byte strings as 32-bit ids.
+type leafTable struct {
+	sh [nShards]leafShard
+}
+
+type leafShard struct {
+	mu     sync.Mutex
+	slots  []uint32
+	hashes []uint64
+	refs   []uint64
+	ar     arena
+}
+
+func (t *leafTable) intern(b []byte) (id uint32, ok bool) {
+	h := Hash(b)
+	si := uint32(h >> (64 - shardBits))
+	s := &t.sh[si]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.refs)*4 >= len(s.slots)*3 {
+		size := 1 << 8
+		if len(s.slots) > 0 {
+			size = len(s.slots) * 2
+		}
+		ns := make([]uint32, size)
+		mask := uint64(size - 1)
+		for idx, h := range s.hashes {
+			i := h & mask
+			for ns[i] != 0 {
+				i = (i + 1) & mask
+			}
+			ns[i] = uint32(idx + 1)
+		}
+		s.slots = ns
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := s.slots[i]
+		if e == 0 {
+			if len(s.refs) >= maxLocal {
+				return 0, false
+			}
+			s.refs = append(s.refs, s.ar.add(b))
+			s.hashes = append(s.hashes, h)
+			s.slots[i] = uint32(len(s.refs))
+			return si<<localBits | uint32(len(s.refs)-1), true
+		}
+		if s.hashes[e-1] == h && bytes.Equal(s.ar.get(s.refs[e-1]), b) {
+			return si<<localBits | (e - 1), true
+		}
+	}
+}
+
+// appendTo appends the bytes of leaf id to dst.
+func (t *leafTable) appendTo(dst []byte, id uint32) []byte {
+	s := &t.sh[id>>localBits]
+	s.mu.Lock()
+	dst = append(dst, s.ar.get(s.refs[id&maxLocal])...)
+	s.mu.Unlock()
+	return dst
+}
+
+func (t *leafTable) memBytes() int64 {
+	var n int64
+	for i := range t.sh {
+		s := &t.sh[i]
+		s.mu.Lock()
+		n += int64(len(s.slots))*4 + int64(cap(s.hashes)+cap(s.refs))*8 + s.ar.bytes
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// tree builds and reads the trees of k leaves.
+type tree struct {
+	k      int
+	leaves leafTable
+	pairs  pairTable
+}
+
+// treeRef is a state whose tree is known (the state a worker expands): a
+// successor's segments and subtrees equal to the reference's at the same
+// place reuse its ids instead of looking them up.
+type treeRef struct {
+	enc   []byte
+	ends  []int    // segment ends in enc
+	ids   []uint32 // leaf ids
+	keys  []uint64 // interned subtrees in pre-order: their pair keys
+	nodes []uint32 // and ids
+	valid bool
+}
+
+// key interns the segments of b (ends are their end offsets) and returns
+// the state's root key; ref, when valid, is a state to share ids with and
+// ids is scratch.
+func (t *tree) key(b []byte, ends []int, ids []uint32, ref *treeRef) (uint64, []uint32, bool) {
+	ids = ids[:0]
+	start := 0
+	for i, e := range ends {
+		seg := b[start:e]
+		if ref != nil && ref.valid {
+			rs := 0
+			if i > 0 {
+				rs = ref.ends[i-1]
+			}
+			if bytes.Equal(seg, ref.enc[rs:ref.ends[i]]) {
+				ids = append(ids, ref.ids[i])
+				start = e
+				continue
+			}
+		}
+		id, ok := t.leaves.intern(seg)
+		if !ok {
+			return 0, ids, false
+		}
+		ids = append(ids, id)
+		start = e
+	}
+	pos := 0
+	k, ok := t.node(ids, ref, &pos)
+	return k, ids, ok
+}
+
+// node returns the key of the subtree over ids (a leaf id for one leaf);
+// pos numbers the interned subtrees in pre-order.
+func (t *tree) node(ids []uint32, ref *treeRef, pos *int) (uint64, bool) {
+	if len(ids) == 1 {
+		return uint64(ids[0]), true
+	}
+	m := len(ids) / 2
+	l, ok1 := t.sub(ids[:m], ref, pos)
+	r, ok2 := t.sub(ids[m:], ref, pos)
+	return uint64(l)<<32 | uint64(r), ok1 && ok2
+}
+
+func (t *tree) sub(ids []uint32, ref *treeRef, pos *int) (uint32, bool) {
+	if len(ids) == 1 {
+		return ids[0], true
+	}
+	p := *pos
+	*pos++
+	k, ok := t.node(ids, ref, pos)
+	if !ok {
+		return 0, false
+	}
+	if ref != nil && ref.valid && ref.keys[p] == k {
+		return ref.nodes[p], true
+	}
+	return t.pairs.intern(k)
+}
+
+// load rebuilds into r the state with root key k over t.k leaves.
+func (t *tree) load(r *treeRef, k uint64) {
+	r.enc, r.ends, r.ids, r.keys, r.nodes = r.enc[:0], r.ends[:0], r.ids[:0], r.keys[:0], r.nodes[:0]
+	t.loadNode(r, k, t.k)
+	r.valid = true
+}
+
+func (t *tree) loadNode(r *treeRef, k uint64, n int) {
+	if n == 1 {
+		t.loadLeaf(r, uint32(k))
+		return
+	}
+	m := n / 2
+	t.loadSub(r, uint32(k>>32), m)
+	t.loadSub(r, uint32(k), n-m)
+}
+
+func (t *tree) loadSub(r *treeRef, id uint32, n int) {
+	if n == 1 {
+		t.loadLeaf(r, id)
+		return
+	}
+	k := t.pairs.get(id)
+	r.keys = append(r.keys, k)
+	r.nodes = append(r.nodes, id)
+	t.loadNode(r, k, n)
+}
+
+func (t *tree) loadLeaf(r *treeRef, id uint32) {
+	r.enc = t.leaves.appendTo(r.enc, id)
+	r.ends = append(r.ends, len(r.enc))
+	r.ids = append(r.ids, id)
+}
+
+func (t *tree) memBytes() int64 { return t.leaves.memBytes() + t.pairs.memBytes() }
+
+// big is an append-only array in fixed chunks: appending never copies it
+// (no doubling of a huge slice), and reads need no lock while nobody
+// appends.
+type big[T any] struct {
+	chunks [][]T
+	n      int
+}
+
+const bigBits = 16
+
+func (a *big[T]) add(v T) {
+	if a.n>>bigBits == len(a.chunks) {
+		a.chunks = append(a.chunks, make([]T, 1<<bigBits))
+	}
+	a.chunks[a.n>>bigBits][a.n&(1<<bigBits-1)] = v
+	a.n++
+}
+
+func (a *big[T]) at(i int) T { return a.chunks[i>>bigBits][i&(1<<bigBits-1)] }
+
+func (a *big[T]) truncate(n int) { a.n = n } // keeps the chunks
+
+func (a *big[T]) memBytes(size int) int64 { return int64(len(a.chunks)) << bigBits * int64(size) }
+
+// A level entry is a state first found in the level being expanded. Its
+// id is assigned when the level is committed, in the order of minKey, so
+// that ids (and with them traces and counts) do not depend on which
+// worker found a state first.
+type lvlEntry struct {
+	root   uint64 // the state's key
+	minKey uint64 // parent id << 32 | successor index, smallest so far
+	id     uint32 // assigned at commit
+	encW   uint32 // fingerprint mode: the worker whose arena holds the encoding
+	enc    uint64 // fingerprint mode: the encoding's arena reference
+}
+
+const (
+	lvlBits   = 16
+	lvlChunks = 1 << (31 - lvlBits)
+)
+
+// levelBuf holds the entries of one level; workers add to it
+// concurrently.
+type levelBuf struct {
+	n      atomic.Int64
+	mu     sync.Mutex
+	chunks [lvlChunks]atomic.Pointer[[1 << lvlBits]lvlEntry]
+}
+
+// add reserves an entry; ok is false past 2^31 entries.
+func (l *levelBuf) add() (uint32, *lvlEntry, bool) {
+	i := l.n.Add(1) - 1
+	if i >= lvlChunks<<lvlBits {
+		return 0, nil, false
+	}
+	c := l.chunks[i>>lvlBits].Load()
+	if c == nil {
+		l.mu.Lock()
+		if c = l.chunks[i>>lvlBits].Load(); c == nil {
+			c = new([1 << lvlBits]lvlEntry)
+			l.chunks[i>>lvlBits].Store(c)
+		}
+		l.mu.Unlock()
+	}
+	return uint32(i), &c[i&(1<<lvlBits-1)], true
+}
+
+func (l *levelBuf) at(i uint32) *lvlEntry { return &l.chunks[i>>lvlBits].Load()[i&(1<<lvlBits-1)] }
+
+func (l *levelBuf) len() int { return int(min(l.n.Load(), lvlChunks<<lvlBits)) }
+
+func (l *levelBuf) memBytes() int64 {
+	var n int64
+	for i := range l.chunks {
+		if l.chunks[i].Load() == nil {
+			break
+		}
+		n += 1 << lvlBits * 32
+	}
+	return n
+}
+
+// rootTable is the visited set: it maps a state's key to its id+1, or,
+// for a state of the level being expanded, to lvlFlag|entry.
+type rootTable struct {
+	sh   [nShards]rootShard
+	keys *big[uint64] // key by state id (read-only while workers run)
+	lvl  *levelBuf
+}
+
+const lvlFlag = 1 << 31
+
+type rootShard struct {
+	mu    sync.Mutex
+	slots []uint32
+	n     int
+	_     [24]byte
+}
+
+func (t *rootTable) keyOf(v uint32) uint64 {
+	if v&lvlFlag != 0 {
+		return t.lvl.at(v &^ lvlFlag).root
+	}
+	return t.keys.at(int(v - 1))
+}
+
+// insert looks up k; a new key gets a level entry with minKey pk. It
+// returns the slot value and whether k was new; ok is false when the level
+// buffer is full.
+func (t *rootTable) insert(k, pk uint64) (v uint32, fresh, ok bool) {
+	h := mix64(k)
+	s := &t.sh[h>>(64-shardBits)]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n*4 >= len(s.slots)*3 {
+		t.grow(s)
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := s.slots[i]
+		if e == 0 {
+			li, ent, ok := t.lvl.add()
+			if !ok {
+				return 0, false, false
+			}
+			*ent = lvlEntry{root: k, minKey: pk}
+			s.slots[i] = lvlFlag | li
+			s.n++
+			return lvlFlag | li, true, true
+		}
+		if t.keyOf(e) == k {
+			if e&lvlFlag != 0 {
+				if ent := t.lvl.at(e &^ lvlFlag); pk < ent.minKey {
+					ent.minKey = pk
+				}
+			}
+			return e, false, true
+		}
+	}
+}
+
+func (t *rootTable) grow(s *rootShard) {
+	size := 1 << 10
+	if len(s.slots) > 0 {
+		size = len(s.slots) * 2
+	}
+	ns := make([]uint32, size)
+	mask := uint64(size - 1)
+	for _, e := range s.slots {
+		if e == 0 {
+			continue
+		}
+		i := mix64(t.keyOf(e)) & mask
+		for ns[i] != 0 {
+			i = (i + 1) & mask
+		}
+		ns[i] = e
+	}
+	s.slots = ns
+}
+
+// commit replaces the slot value lvlFlag|li of key k by id+1. Only one
+// goroutine runs it, while no worker inserts.
+func (t *rootTable) commit(k uint64, li, id uint32) {
+	h := mix64(k)
+	s := &t.sh[h>>(64-shardBits)]
+	mask := uint64(len(s.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		if s.slots[i] == lvlFlag|li {
+			s.slots[i] = id + 1
+			return
+		}
+	}
+}
+
+func (t *rootTable) memBytes() int64 {
+	var n int64
+	for i := range t.sh {
+		n += int64(len(t.sh[i].slots)) * 4
+	}
+	return n
+}

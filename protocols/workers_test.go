@@ -1,0 +1,60 @@
+package protocols_test
+
+import (
+	"fmt"
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+)
+
+// TestWorkersKeepResults checks every claim and broken-variant example of
+// every protocol with one worker and with three, in the exact and the
+// fingerprint store: the verdict, the violated property, the counts of
+// states and transitions and the counterexample must be identical (the
+// parallel search numbers states in sequential breadth-first order).
+func TestWorkersKeepResults(t *testing.T) {
+	limit := int64(300_000)
+	if testing.Short() {
+		limit = 40_000
+	}
+	compared := 0
+	for _, d := range protocols.All() {
+		for _, cl := range d.AllClaims() {
+			cfg := cl.Config.Clone()
+			cfg.Protocol = d.Name
+			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
+				for _, fp := range []bool{false, true} {
+					var want string
+					for _, workers := range []int{1, 3} {
+						ck, err := properties.Build(cfg)
+						if err != nil {
+							t.Fatal(err)
+						}
+						r, err := explore.BFS(ck, explore.Options{MaxStates: limit, Workers: workers, Fingerprint: fp})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if r.Verdict == explore.Incomplete {
+							t.Skipf("%s", r.Reason)
+						}
+						got := fmt.Sprintf("%s %d states %d transitions depth %d trace %v loop %d", r.Verdict, r.Stats.States, r.Stats.Transitions, r.Stats.Depth, r.Trace, r.Loop)
+						if r.Violation != nil {
+							got += " " + r.Violation.PropertyName()
+						}
+						if workers == 1 {
+							want = got
+						} else if got != want {
+							t.Fatalf("fingerprint=%v: 3 workers: %s\n1 worker: %s", fp, got, want)
+						}
+					}
+				}
+				compared++
+			})
+		}
+	}
+	if compared < 10 {
+		t.Fatalf("compared only %d configurations", compared)
+	}
+}
