@@ -18,6 +18,16 @@ type Forker interface {
 	NewWorker() Model
 }
 
+// FreshChecker is implemented by models that can leave the invariants of
+// the successors they pass to visit unchecked (after DeferStateChecks):
+// the explorer calls CheckFresh, during visit, for each successor it has
+// not stored before, so each reachable state is checked once. The
+// explorer defers only on the workers it forks.
+type FreshChecker interface {
+	DeferStateChecks()
+	CheckFresh() error
+}
+
 // Segmenter is implemented by models whose state encodings split into a
 // fixed number of segments (for LFC: one per node); the exact store then
 // shares equal segments between states (see treestore.go). Segments
@@ -64,9 +74,11 @@ type bfs struct {
 	front0     []byte   // fingerprint mode: the initial state's encoding
 	ws         []*worker
 
-	vkey      atomic.Uint64 // smallest violation key of the level, or MaxUint64
+	vkey      atomic.Uint64 // a bound on the level's smallest violation key, or MaxUint64
+	bads      []uint32      // level entries whose state violates an invariant (FreshChecker), under mu
 	mu        sync.Mutex
-	verr      error
+	verr      error // the direct violation with the smallest key, dkey
+	dkey      uint64
 	vcode     uint32
 	vhasCode  bool
 	ierr      error
@@ -100,6 +112,7 @@ type worker struct {
 	m     Model
 	sg    Segmenter
 	lb    Labeler
+	fc    FreshChecker
 	ref   treeRef // the state being expanded (exact store)
 	ends  []int
 	ids   []uint32
@@ -127,6 +140,9 @@ func newBFS(m Model, opt Options) (*bfs, error) {
 		n = 1
 	}
 	b.models = []Model{m}
+	if ok {
+		b.models = b.models[:0]
+	}
 	for len(b.models) < n {
 		b.models = append(b.models, f.NewWorker())
 	}
@@ -153,6 +169,10 @@ func (b *bfs) run() (Result, error) {
 		w := &worker{b: b, num: uint32(i), m: m}
 		w.sg, _ = m.(Segmenter)
 		w.lb, _ = m.(Labeler)
+		if fc, ok := m.(FreshChecker); ok && m != s.m {
+			fc.DeferStateChecks()
+			w.fc = fc
+		}
 		w.visit = w.onSucc
 		b.ws[i] = w
 	}
@@ -218,6 +238,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 		b.chunkGraph = make([]*graphChunk, nch)
 	}
 	b.vkey.Store(math.MaxUint64)
+	b.verr, b.bads = nil, b.bads[:0]
 	b.lvl.n.Store(0)
 	b.levelNew.Store(0)
 	b.transBase = b.trans.Load()
@@ -257,8 +278,20 @@ wait:
 	if b.ierr != nil {
 		return Result{}, true, b.ierr
 	}
-	if vk := b.vkey.Load(); vk != math.MaxUint64 {
-		return b.failAt(vk)
+	if b.verr != nil || len(b.bads) > 0 {
+		// The violation is the one first in sequential order: the direct
+		// one with the smallest key, or a successor that violates an
+		// invariant, at the smallest key that reaches it.
+		vk, bad := uint64(math.MaxUint64), false
+		if b.verr != nil {
+			vk = b.dkey
+		}
+		for _, li := range b.bads {
+			if k := b.lvl.at(li).minKey; k < vk {
+				vk, bad = k, true
+			}
+		}
+		return b.failAt(vk, bad)
 	}
 	if b.halt.Load() {
 		s.transitions = b.trans.Load()
@@ -376,13 +409,22 @@ func (b *bfs) internal(err error) {
 	b.halt.Store(true)
 }
 
+// violate records a violation at key (a transition's with its code, or a
+// terminal state's).
 func (b *bfs) violate(key uint64, err error, code uint32, hasCode bool) {
 	b.mu.Lock()
+	if b.verr == nil || key < b.dkey {
+		b.verr, b.dkey, b.vcode, b.vhasCode = err, key, code, hasCode
+	}
+	b.lower(key)
+	b.mu.Unlock()
+}
+
+// lower lowers the bound vkey to key; under mu.
+func (b *bfs) lower(key uint64) {
 	if key < b.vkey.Load() {
-		b.verr, b.vcode, b.vhasCode = err, code, hasCode
 		b.vkey.Store(key)
 	}
-	b.mu.Unlock()
 }
 
 // state returns the encoding of state id.
@@ -441,6 +483,15 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 		if b.fp {
 			e := b.lvl.at(v &^ lvlFlag)
 			e.encW, e.enc = w.num, w.ar[w.cur^1].add(succ)
+		}
+		if w.fc != nil {
+			if verr := w.fc.CheckFresh(); verr != nil {
+				b.mu.Lock()
+				b.bads = append(b.bads, v&^lvlFlag)
+				b.lower(pk)
+				b.mu.Unlock()
+				return false
+			}
 		}
 	}
 	if w.g != nil {
@@ -524,8 +575,10 @@ func (b *bfs) commit(lo int) {
 	}
 }
 
-// failAt ends the search at the violation with key vk.
-func (b *bfs) failAt(vk uint64) (Result, bool, error) {
+// failAt ends the search at the violation with key vk: a direct one
+// (b.verr), or, with bad, the successor with that key violates an
+// invariant.
+func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 	s := b.search
 	vp, vi := int(vk>>32), uint32(vk)
 	fresh := 0
@@ -553,6 +606,28 @@ func (b *bfs) failAt(vk uint64) (Result, bool, error) {
 			if !errors.As(err, &pe) {
 				return Result{}, true, err
 			}
+		}
+	}
+	if bad {
+		// Expand the parent again to name the action and to word the
+		// violation as in the state that this transition reaches.
+		enc, err := b.ws[0].state(vp)
+		if err != nil {
+			return Result{}, true, err
+		}
+		enc = append([]byte(nil), enc...)
+		i := uint32(0)
+		b.verr = nil
+		m.Successors(enc, func(code uint32, _ []byte, _ error) bool {
+			if i == vi {
+				b.vcode, b.vhasCode, b.verr = code, true, b.ws[0].fc.CheckFresh()
+				return false
+			}
+			i++
+			return true
+		})
+		if b.verr == nil {
+			return Result{}, true, fmt.Errorf("explore: successor %d of state %d no longer violates an invariant", vi, vp)
 		}
 	}
 	t += int64(vi)

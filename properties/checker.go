@@ -37,16 +37,17 @@ type Checker struct {
 	graphObls []obligation   // the liveness obligations the graph analysis checks
 	labels    uint64         // their labels in the state last expanded
 
-	sym       []model.Perm // the system's symmetries (without the identity)
-	symInv    []model.Perm // their inverses
-	cur, next model.World
-	ren       model.World // scratch for renamings
-	pkts      []model.Packet
-	acts      []model.Action
-	out       model.Outbox
-	buf       []byte
-	ends      []int // segment ends of the encoding canonical made last
-	ends2     []int // scratch for renamedIfSmaller
+	sym        []model.Perm // the system's symmetries (without the identity)
+	symInv     []model.Perm // their inverses
+	cur, next  model.World
+	ren        model.World // scratch for renamings
+	pkts       []model.Packet
+	acts       []model.Action
+	out        model.Outbox
+	buf        []byte
+	ends       []int // segment ends of the encoding canonical made last
+	deferState bool  // see DeferStateChecks
+	ends2      []int // scratch for renamedIfSmaller
 }
 
 // Build resolves cfg against its registered protocol and builds the
@@ -105,7 +106,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, sym: c.sym, symInv: c.symInv, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, deferState: c.deferState, sym: c.sym, symInv: c.symInv, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
 }
 
 // NewWorker implements explore.Forker: a fork for another goroutine.
@@ -216,6 +217,15 @@ func (c *Checker) CheckState(w *model.World) error {
 // CheckStep checks the transition rules for action a, which led to w with
 // outbox out, then the invariants in w.
 func (c *Checker) CheckStep(w *model.World, a model.Action, out *model.Outbox) error {
+	if err := c.checkRules(w, a, out); err != nil {
+		return err
+	}
+	return c.CheckState(w)
+}
+
+// checkRules checks the transition rules for action a (and counts its step
+// statistics), not the invariants of the state it led to.
+func (c *Checker) checkRules(w *model.World, a model.Action, out *model.Outbox) error {
 	if c.Def != nil {
 		for i, s := range c.Def.Stats {
 			if s.Step != nil {
@@ -230,8 +240,21 @@ func (c *Checker) CheckStep(w *model.World, a model.Action, out *model.Outbox) e
 			}
 		}
 	}
-	return c.CheckState(w)
+	return nil
 }
+
+// DeferStateChecks implements explore.FreshChecker: from now on
+// Successors leaves the invariants of each successor it passes to visit
+// unchecked, and the explorer calls CheckFresh during visit for the
+// successors it has not seen before. A state seen before was checked when
+// it was new (and a renaming of it satisfies the same properties), so
+// every reachable state is still checked, once. The states that the
+// reduction passes through are checked as before.
+func (c *Checker) DeferStateChecks() { c.deferState = true }
+
+// CheckFresh implements explore.FreshChecker: it checks the invariants of
+// the successor being visited.
+func (c *Checker) CheckFresh() error { return c.CheckState(&c.next) }
 
 // CheckFinal checks the conditions on a state without enabled actions,
 // including the liveness properties checked on end states.
@@ -332,12 +355,15 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 		if err := c.next.Apply(a, &c.out); err != nil {
 			return fmt.Errorf("enabled action failed: %w", err)
 		}
-		verr := c.CheckStep(&c.next, a, &c.out)
+		verr := c.checkRules(&c.next, a, &c.out)
 		if verr == nil && c.Reduce {
 			var err error
-			if verr, err = c.fuse(&c.next, nil); err != nil {
+			if verr, err = c.fuseDeferred(&c.next); err != nil {
 				return err
 			}
+		}
+		if verr == nil && !c.deferState {
+			verr = c.CheckState(&c.next)
 		}
 		c.buf = c.canonical(&c.next, c.buf[:0])
 		if !visit(a.Code(), c.buf, verr) {
@@ -510,6 +536,27 @@ func (c *Checker) fuse(w *model.World, done *[]model.Action) (verr error, err er
 			*done = append(*done, a)
 		}
 		if verr := c.CheckStep(w, a, &c.out); verr != nil {
+			return verr, nil
+		}
+	}
+}
+
+// fuseDeferred is fuse for Successors: it checks the invariants of each
+// state it passes through but not of the state where it stops, which the
+// caller checks (or defers, see DeferStateChecks).
+func (c *Checker) fuseDeferred(w *model.World) (verr error, err error) {
+	for {
+		a, ok := c.firstAmple(w)
+		if !ok {
+			return nil, nil
+		}
+		if verr := c.CheckState(w); verr != nil {
+			return verr, nil
+		}
+		if err := w.Apply(a, &c.out); err != nil {
+			return nil, fmt.Errorf("enabled ample action failed: %w", err)
+		}
+		if verr := c.checkRules(w, a, &c.out); verr != nil {
 			return verr, nil
 		}
 	}

@@ -77,6 +77,15 @@ func (n *Node) Base() *Node { return n }
 // NodeAt returns the UCAST part of node i of w.
 func NodeAt(w *model.World, i int) *Node { return w.Nodes[i].(interface{ Base() *Node }).Base() }
 
+// Nodes appends every node's UCAST part to buf (properties that look at
+// every pair fetch them once).
+func Nodes(w *model.World, buf []*Node) []*Node {
+	for i := range w.Nodes {
+		buf = append(buf, NodeAt(w, i))
+	}
+	return buf
+}
+
 // Properties are UCAST's properties, in checking order.
 func Properties() []model.Property {
 	return []model.Property{Deadlock, CreditConservation, PoolBound, properties.FIFO, ExactlyOnce, EventualDelivery}
@@ -164,13 +173,17 @@ var CreditConservation = model.Property{
 	Doc:  "per ordered pair, credits held + data in flight + buffers occupied + credits owed or returning = C; none negative",
 	State: func(w *model.World) error {
 		P, C := w.Sys.P, mach(w).C
-		for s := 0; s < P; s++ {
-			for r := 0; r < P; r++ {
+		var nb [64]*Node
+		nodes := Nodes(w, nb[:0])
+		var pb [64]int
+		for r := 0; r < P; r++ {
+			pool := nodes[r].poolCounts(pb[:0], P)
+			for s := 0; s < P; s++ {
 				if s == r {
 					continue
 				}
-				held := NodeAt(w, s).PCB[r].SendCredits
-				owed := NodeAt(w, r).PCB[s].FreeCredits
+				held := nodes[s].PCB[r].SendCredits
+				owed := nodes[r].PCB[s].FreeCredits
 				if held < 0 {
 					return fmt.Errorf("ni %d holds %d credits for %d", s, held, r)
 				}
@@ -187,7 +200,7 @@ var CreditConservation = model.Property{
 				for _, p := range w.Link(model.NodeID(r), model.NodeID(s)) {
 					back += int(p.Credits)
 				}
-				bufs := NodeAt(w, r).PoolCount(model.NodeID(s))
+				bufs := pool[s]
 				if sum := held + data + bufs + owed + back; sum != C {
 					return fmt.Errorf("pair %d->%d: held %d + in flight %d + buffers %d + owed %d + returning %d = %d, want C = %d",
 						s, r, held, data, bufs, owed, back, sum, C)
@@ -204,9 +217,11 @@ var PoolBound = model.Property{
 	Doc:  "no NI receive pool ever holds more than C packets of one sender",
 	State: func(w *model.World) error {
 		C := mach(w).C
+		var pb [64]int
 		for r := range w.Nodes {
-			for s := 0; s < w.Sys.P; s++ {
-				if n := NodeAt(w, r).PoolCount(model.NodeID(s)); n > C {
+			pool := NodeAt(w, r).poolCounts(pb[:0], w.Sys.P)
+			for s, n := range pool {
+				if n > C {
 					return fmt.Errorf("ni %d holds %d packets from %d, more than C = %d", r, n, s, C)
 				}
 			}

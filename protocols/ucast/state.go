@@ -275,6 +275,19 @@ func (n *Node) PoolCount(sender model.NodeID) int {
 	return c
 }
 
+// poolCounts appends to buf, for each of the P senders, PoolCount of it.
+func (n *Node) poolCounts(buf []int, P int) []int {
+	for i := 0; i < P; i++ {
+		buf = append(buf, 0)
+	}
+	for i := range n.Recv {
+		if n.Recv[i].Chan == 0 {
+			buf[n.Recv[i].From]++
+		}
+	}
+	return buf
+}
+
 // NextCopy is the index of the receive buffer the NI copies to its host
 // next (the oldest one not yet copied), or -1.
 func (n *Node) NextCopy() int {
