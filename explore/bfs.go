@@ -28,6 +28,27 @@ type FreshChecker interface {
 	CheckFresh() error
 }
 
+// Replayer is implemented by models whose expansions count something
+// (statistics): NewReplayer returns a model for expanding states again
+// (to rebuild a trace) that counts nothing in the original.
+type Replayer interface {
+	NewReplayer() Model
+}
+
+// Counter is implemented by models that gather statistics while they
+// expand states (sums over transitions, or maxima over states). The
+// explorer resets each worker's counts at every chunk of states it
+// expands and collects them per chunk, so that the totals are those of the
+// transitions a sequential search explores, whatever the number of
+// workers; a search stopped at a violation counts up to it. SetCounts
+// gives the model the totals at the end (on the model passed to BFS).
+type Counter interface {
+	Counts(dst []int64) []int64
+	ResetCounts()
+	CountMax() []bool // per count: a maximum (else a sum)
+	SetCounts(c []int64)
+}
+
 // Segmenter is implemented by models whose state encodings split into a
 // fixed number of segments (for LFC: one per node); the exact store then
 // shares equal segments between states (see treestore.go). Segments
@@ -58,6 +79,7 @@ type Segmenter interface {
 type bfs struct {
 	*search
 	models []Model
+	replay Model // expands states again for traces and counts
 	fp     bool
 	seg    bool
 	tr     tree
@@ -66,13 +88,17 @@ type bfs struct {
 	keys   big[uint64]
 	parent big[uint32]
 
-	lo, hi     int // the level being expanded: ids [lo, hi)
-	nextChunk  atomic.Int64
-	chunkTrans []int64
-	chunkGraph []*graphChunk
-	front      []encRef // fingerprint mode: encodings of ids [lo, hi)
-	front0     []byte   // fingerprint mode: the initial state's encoding
-	ws         []*worker
+	lo, hi      int // the level being expanded: ids [lo, hi)
+	nextChunk   atomic.Int64
+	chunkTrans  []int64
+	chunkCounts [][]int64 // per chunk: the statistics its expansions counted (Counter)
+	counts      []int64   // the statistics of the levels committed
+	countMax    []bool
+	ctMain      Counter // the model passed to BFS, when its workers count apart from it
+	chunkGraph  []*graphChunk
+	front       []encRef // fingerprint mode: encodings of ids [lo, hi)
+	front0      []byte   // fingerprint mode: the initial state's encoding
+	ws          []*worker
 
 	vkey      atomic.Uint64 // a bound on the level's smallest violation key, or MaxUint64
 	bads      []uint32      // level entries whose state violates an invariant (FreshChecker), under mu
@@ -113,7 +139,9 @@ type worker struct {
 	sg    Segmenter
 	lb    Labeler
 	fc    FreshChecker
-	ref   treeRef // the state being expanded (exact store)
+	ct    Counter    // nil unless the model counts something
+	ref   treeRef    // the state being expanded (exact store)
+	cache *treeCache // recently interned leaves and pairs (exact store)
 	ends  []int
 	ids   []uint32
 	ar    [2]arena // fingerprint mode: encodings of the current and next level
@@ -147,6 +175,15 @@ func newBFS(m Model, opt Options) (*bfs, error) {
 		b.models = append(b.models, f.NewWorker())
 	}
 	_, b.seg = m.(Segmenter)
+	// Traces are rebuilt by a model of their own: deferring invariant
+	// checks like the workers, counting no statistics twice.
+	b.replay = b.models[0]
+	if r, ok := m.(Replayer); ok {
+		b.replay = r.NewReplayer()
+		if fc, ok := b.replay.(FreshChecker); ok {
+			fc.DeferStateChecks()
+		}
+	}
 	return b, nil
 }
 
@@ -173,6 +210,9 @@ func (b *bfs) run() (Result, error) {
 			fc.DeferStateChecks()
 			w.fc = fc
 		}
+		if ct, ok := m.(Counter); ok && m != s.m && len(ct.CountMax()) > 0 {
+			w.ct = ct
+		}
 		w.visit = w.onSucc
 		b.ws[i] = w
 	}
@@ -191,7 +231,7 @@ func (b *bfs) run() (Result, error) {
 		if b.tr.k == 0 || ends[len(ends)-1] != len(init) {
 			return Result{}, errors.New("explore: the model's segments do not cover the initial state")
 		}
-		if k, _, ok = b.tr.key(init, ends, nil, nil); !ok {
+		if k, _, ok = b.tr.key(init, ends, nil, nil, nil); !ok {
 			return Result{}, errors.New("explore: the initial state cannot be stored")
 		}
 	}
@@ -205,6 +245,9 @@ func (b *bfs) run() (Result, error) {
 	}
 	b.commit(0)
 	ws[0].cur ^= 1
+	if ct, ok := s.m.(Counter); ok && ws[0].ct != nil {
+		b.ctMain, b.countMax, b.counts = ct, ct.CountMax(), ct.Counts(nil)
+	}
 	if verr != nil {
 		return s.fail(verr, nil)
 	}
@@ -220,6 +263,7 @@ func (b *bfs) run() (Result, error) {
 		b.lo, b.hi = b.hi, b.keys.n
 	}
 	s.transitions = b.trans.Load()
+	b.setCounts()
 	if s.g != nil {
 		s.g.off = append(s.g.off, int64(len(s.g.to)))
 		return s.liveness()
@@ -234,6 +278,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 	nch := (b.hi - b.lo + chunkStates - 1) / chunkStates
 	b.nextChunk.Store(0)
 	b.chunkTrans = make([]int64, nch)
+	b.chunkCounts = make([][]int64, nch)
 	if s.g != nil {
 		b.chunkGraph = make([]*graphChunk, nch)
 	}
@@ -299,9 +344,12 @@ wait:
 		if max := s.opt.MaxStates; max > 0 && b.keys.n+b.pending > int(max) {
 			b.pending = int(max) - b.keys.n
 		}
+		b.fold(b.chunkCounts)
+		b.setCounts()
 		return s.finish(Incomplete, b.reason), true, nil
 	}
 	b.commit(b.lo)
+	b.fold(b.chunkCounts)
 	for _, w := range ws {
 		if b.fp {
 			w.ar[w.cur] = arena{}
@@ -309,6 +357,29 @@ wait:
 		}
 	}
 	return Result{}, false, nil
+}
+
+// fold adds the counts of chunks to b.counts (sums, or maxima).
+func (b *bfs) fold(chunks [][]int64) {
+	for _, cc := range chunks {
+		for i, v := range cc {
+			if i >= len(b.counts) {
+				break
+			}
+			if b.countMax[i] {
+				b.counts[i] = max(b.counts[i], v)
+			} else {
+				b.counts[i] += v
+			}
+		}
+	}
+}
+
+// setCounts gives the model passed to BFS the statistics of the search.
+func (b *bfs) setCounts() {
+	if b.ctMain != nil {
+		b.ctMain.SetCounts(b.counts)
+	}
 }
 
 // checkLimits halts the level when a limit is reached.
@@ -371,6 +442,9 @@ func (w *worker) run() {
 			b.chunkGraph[c] = w.g
 		}
 		var t int64
+		if w.ct != nil {
+			w.ct.ResetCounts()
+		}
 		for id := lo; id < hi && !b.halt.Load() && uint64(id)<<32 < b.vkey.Load(); id++ {
 			enc, err := w.state(id)
 			if err != nil {
@@ -397,6 +471,9 @@ func (w *worker) run() {
 			}
 		}
 		b.chunkTrans[c] = t
+		if w.ct != nil {
+			b.chunkCounts[c] = w.ct.Counts(nil)
+		}
 	}
 }
 
@@ -464,7 +541,10 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 			return false
 		}
 		var ok bool
-		if k, w.ids, ok = b.tr.key(succ, w.ends, w.ids, &w.ref); !ok {
+		if w.cache == nil {
+			w.cache = new(treeCache)
+		}
+		if k, w.ids, ok = b.tr.key(succ, w.ends, w.ids, &w.ref, w.cache); !ok {
 			b.stop("the store's capacity (2^26 entries per shard) is exhausted")
 			return false
 		}
@@ -587,48 +667,57 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 			fresh++
 		}
 	}
-	// Transitions before the violation: whole chunks before its parent's
-	// chunk, then its chunk's parents before it, counted again.
+	// Transitions and statistics before the violation: those of the whole
+	// chunks before its parent's chunk, then those of its chunk's parents
+	// up to it, counted again by expanding them (the violating transition
+	// included, as a sequential search counts it).
 	c := (vp - b.lo) / chunkStates
 	t := b.transBase
 	for _, n := range b.chunkTrans[:c] {
 		t += n
 	}
-	m := b.models[0]
-	for id := b.lo + c*chunkStates; id < vp; id++ {
+	b.fold(b.chunkCounts[:c])
+	m := b.replay
+	rct, _ := m.(Counter)
+	if rct != nil {
+		rct.ResetCounts()
+	}
+	if bad {
+		b.verr = nil
+	}
+	for id := b.lo + c*chunkStates; id <= vp; id++ {
 		enc, err := b.ws[0].state(id)
 		if err != nil {
 			return Result{}, true, err
 		}
 		enc = append([]byte(nil), enc...)
-		if err := m.Successors(enc, func(uint32, []byte, error) bool { t++; return true }); err != nil {
-			var pe PropertyError
-			if !errors.As(err, &pe) {
-				return Result{}, true, err
-			}
-		}
-	}
-	if bad {
-		// Expand the parent again to name the action and to word the
-		// violation as in the state that this transition reaches.
-		enc, err := b.ws[0].state(vp)
-		if err != nil {
-			return Result{}, true, err
-		}
-		enc = append([]byte(nil), enc...)
 		i := uint32(0)
-		b.verr = nil
-		m.Successors(enc, func(code uint32, _ []byte, _ error) bool {
+		err = m.Successors(enc, func(code uint32, _ []byte, _ error) bool {
+			if id < vp {
+				t++
+				return true
+			}
 			if i == vi {
-				b.vcode, b.vhasCode, b.verr = code, true, b.ws[0].fc.CheckFresh()
+				if bad {
+					// Word the violation as in the state this transition
+					// reaches.
+					b.vcode, b.vhasCode, b.verr = code, true, m.(FreshChecker).CheckFresh()
+				}
 				return false
 			}
 			i++
 			return true
 		})
-		if b.verr == nil {
-			return Result{}, true, fmt.Errorf("explore: successor %d of state %d no longer violates an invariant", vi, vp)
+		var pe PropertyError
+		if err != nil && !errors.As(err, &pe) {
+			return Result{}, true, err
 		}
+	}
+	if bad && b.verr == nil {
+		return Result{}, true, fmt.Errorf("explore: successor %d of state %d no longer violates an invariant", vi, vp)
+	}
+	if rct != nil && b.ctMain != nil {
+		b.fold([][]int64{rct.Counts(nil)})
 	}
 	t += int64(vi)
 	if b.vhasCode {
@@ -643,6 +732,7 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 	}
 	s.transitions = t
 	b.pending = fresh
+	b.setCounts()
 	r, err := s.fail(b.verr, tr)
 	return r, true, err
 }
@@ -653,7 +743,7 @@ func (b *bfs) path(id uint32) ([]uint32, error) {
 	for x := id; x != 0; x = b.parent.at(int(x)) {
 		ids = append(ids, x)
 	}
-	m := b.models[0]
+	m := b.replay
 	var enc, target, next []byte
 	if b.fp {
 		enc = append(enc, b.front0...)

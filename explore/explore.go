@@ -1,12 +1,22 @@
-// Package explore searches the state space of a model exhaustively. Its
-// breadth-first search yields shortest counterexamples; the visited set is
-// either exact (full state encodings, no false merges) or a compact set of
-// 64-bit fingerprints with a fixed seed, whose collision probability is
-// estimated as TLC does. Limits on states, depth, time and memory end a run
-// as Incomplete, never as Pass.
+// Package explore searches the state space of a model exhaustively.
+//
+// Its breadth-first search (BFS) yields shortest counterexamples. It runs
+// on Options.Workers goroutines, level by level, over a visited set shared
+// through shards with a lock each, and numbers states in the order a
+// sequential search would find them, so that every result (verdict,
+// counts, counterexample) is the same for any number of workers (see
+// bfs.go). The visited set is either exact, with states tree-compressed
+// (equal segments and subtrees of states stored once, treestore.go), or a
+// set of 64-bit fingerprints with a fixed seed, whose collision
+// probability is estimated as TLC does. Limits on states, depth, time and
+// memory end a run as Incomplete, never as Pass. DFS and random walks
+// (hunt.go) hunt for deep violations past what BFS can reach.
 //
 // The explorer knows nothing about LFC: a Model hands it encoded states and
-// numbered actions.
+// numbered actions; optional interfaces let it fork the model for workers
+// (Forker), split encodings into segments (Segmenter), defer invariant
+// checks to new states (FreshChecker) and label states for liveness
+// (Labeler, LiveModel).
 package explore
 
 import (

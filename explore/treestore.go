@@ -214,10 +214,68 @@ type treeRef struct {
 	valid bool
 }
 
+// treeCache is a worker's small direct-mapped cache of leaves and pairs it
+// interned recently: hits need no lock and touch no shared memory, which
+// keeps workers from contending for the hot shards.
+type treeCache struct {
+	leaves [1 << 12]leafHit
+	lbytes []byte
+	pairs  [1 << 13]pairHit
+}
+
+type leafHit struct {
+	h        uint64
+	id       uint32
+	off, end int32
+}
+
+type pairHit struct {
+	k  uint64
+	id uint32
+	ok bool
+}
+
+func (c *treeCache) leaf(t *tree, b []byte) (uint32, bool) {
+	if c == nil {
+		return t.leaves.intern(b)
+	}
+	h := Hash(b)
+	e := &c.leaves[h&(1<<12-1)]
+	if e.end > e.off && e.h == h && bytes.Equal(c.lbytes[e.off:e.end], b) {
+		return e.id, true
+	}
+	id, ok := t.leaves.intern(b)
+	if ok {
+		if len(c.lbytes)+len(b) > 1<<20 {
+			c.lbytes = c.lbytes[:0]
+			c.leaves = [1 << 12]leafHit{}
+			e = &c.leaves[h&(1<<12-1)]
+		}
+		*e = leafHit{h: h, id: id, off: int32(len(c.lbytes)), end: int32(len(c.lbytes) + len(b))}
+		c.lbytes = append(c.lbytes, b...)
+	}
+	return id, ok
+}
+
+func (c *treeCache) pair(t *tree, k uint64) (uint32, bool) {
+	if c == nil {
+		return t.pairs.intern(k)
+	}
+	e := &c.pairs[mix64(k)&(1<<13-1)]
+	if e.ok && e.k == k {
+		return e.id, true
+	}
+	id, ok := t.pairs.intern(k)
+	if ok {
+		*e = pairHit{k: k, id: id, ok: true}
+	}
+	return id, ok
+}
+
 // key interns the segments of b (ends are their end offsets) and returns
-// the state's root key; ref, when valid, is a state to share ids with and
-// ids is scratch.
-func (t *tree) key(b []byte, ends []int, ids []uint32, ref *treeRef) (uint64, []uint32, bool) {
+// the state's root key; ref, when valid, is a state to share ids with,
+// c (if not nil) the worker's cache, and ids is scratch.
+func (t *tree) key(b []byte, ends []int, ids []uint32, ref *treeRef, c *treeCache) (uint64, []uint32, bool) {
 	ids = ids[:0]
 	start := 0
 	for i, e := range ends {
@@ -233,7 +291,7 @@ func (t *tree) key(b []byte, ends []int, ids []uint32, ref *treeRef) (uint64, []
 				continue
 			}
 		}
-		id, ok := t.leaves.intern(seg)
+		id, ok := c.leaf(t, seg)
 		if !ok {
 			return 0, ids, false
 		}
@@ -241,36 +299,36 @@ func (t *tree) key(b []byte, ends []int, ids []uint32, ref *treeRef) (uint64, []
 		start = e
 	}
 	pos := 0
-	k, ok := t.node(ids, ref, &pos)
+	k, ok := t.node(ids, ref, c, &pos)
 	return k, ids, ok
 }
 
 // node returns the key of the subtree over ids (a leaf id for one leaf);
 // pos numbers the interned subtrees in pre-order.
-func (t *tree) node(ids []uint32, ref *treeRef, pos *int) (uint64, bool) {
+func (t *tree) node(ids []uint32, ref *treeRef, c *treeCache, pos *int) (uint64, bool) {
 	if len(ids) == 1 {
 		return uint64(ids[0]), true
 	}
 	m := len(ids) / 2
-	l, ok1 := t.sub(ids[:m], ref, pos)
-	r, ok2 := t.sub(ids[m:], ref, pos)
+	l, ok1 := t.sub(ids[:m], ref, c, pos)
+	r, ok2 := t.sub(ids[m:], ref, c, pos)
 	return uint64(l)<<32 | uint64(r), ok1 && ok2
 }
 
-func (t *tree) sub(ids []uint32, ref *treeRef, pos *int) (uint32, bool) {
+func (t *tree) sub(ids []uint32, ref *treeRef, c *treeCache, pos *int) (uint32, bool) {
 	if len(ids) == 1 {
 		return ids[0], true
 	}
 	p := *pos
 	*pos++
-	k, ok := t.node(ids, ref, pos)
+	k, ok := t.node(ids, ref, c, pos)
 	if !ok {
 		return 0, false
 	}
 	if ref != nil && ref.valid && ref.keys[p] == k {
 		return ref.nodes[p], true
 	}
-	return t.pairs.intern(k)
+	return c.pair(t, k)
 }
 
 // load rebuilds into r the state with root key k over t.k leaves.

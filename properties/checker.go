@@ -48,6 +48,19 @@ type Checker struct {
 	ends       []int // segment ends of the encoding canonical made last
 	deferState bool  // see DeferStateChecks
 	ends2      []int // scratch for renamedIfSmaller
+
+	// The renamed-node cache (renamedNode): the offsets (start, end) of
+	// the nodes in the identity encoding of the world being canonicalised,
+	// whether each equals the expanded state's node (1) or not (0), the
+	// expanded state's node encodings and offsets, and the cached renamed
+	// encodings with their offsets per (node, symmetry), -1 if absent.
+	cacheOn bool
+	nodeAt  []int
+	same    []int8
+	pEnc    []byte
+	pAt     []int
+	rEnc    []byte
+	rAt     []int
 }
 
 // Build resolves cfg against its registered protocol and builds the
@@ -109,8 +122,23 @@ func (c *Checker) Fork() *Checker {
 		Symmetry: c.Symmetry, deferState: c.deferState, sym: c.sym, symInv: c.symInv, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
 }
 
-// NewWorker implements explore.Forker: a fork for another goroutine.
-func (c *Checker) NewWorker() explore.Model { return c.Fork() }
+// NewWorker implements explore.Forker: a fork for another goroutine, with
+// statistics of its own (the explorer collects them, see explore.Counter).
+func (c *Checker) NewWorker() explore.Model {
+	f := c.Fork()
+	f.statVals = make([]atomic.Int64, len(c.statVals))
+	return f
+}
+
+// NewReplayer implements explore.Replayer: a fork whose statistics and
+// reached goals are its own, for expanding states again (rebuilding a
+// trace) without counting them twice.
+func (c *Checker) NewReplayer() explore.Model {
+	f := c.Fork()
+	f.statVals = make([]atomic.Int64, len(c.statVals))
+	f.reached = make([]atomic.Bool, len(c.reached))
+	return f
+}
 
 // Segments implements explore.Segmenter: it appends the end offsets of the
 // node segments (model.World.EncodeSegments) of the encoding this checker
@@ -190,6 +218,12 @@ func (c *Checker) Statistics() []StatValue {
 
 // CheckState checks the state invariants in w and notes reached goals.
 func (c *Checker) CheckState(w *model.World) error {
+	c.stateStats(w)
+	return c.invariants(w)
+}
+
+// stateStats updates the state statistics (maxima) with w.
+func (c *Checker) stateStats(w *model.World) {
 	if c.Def != nil {
 		for i, s := range c.Def.Stats {
 			if s.State == nil {
@@ -200,6 +234,10 @@ func (c *Checker) CheckState(w *model.World) error {
 			}
 		}
 	}
+}
+
+// invariants checks the state invariants in w and notes reached goals.
+func (c *Checker) invariants(w *model.World) error {
 	for i := range c.Props {
 		p := &c.Props[i]
 		if p.Sometimes != nil && !c.reached[i].Load() && p.Sometimes(w) {
@@ -253,8 +291,45 @@ func (c *Checker) checkRules(w *model.World, a model.Action, out *model.Outbox) 
 func (c *Checker) DeferStateChecks() { c.deferState = true }
 
 // CheckFresh implements explore.FreshChecker: it checks the invariants of
-// the successor being visited.
-func (c *Checker) CheckFresh() error { return c.CheckState(&c.next) }
+// the successor being visited (its statistics are counted in Successors,
+// for every successor, so that they belong to the transition).
+func (c *Checker) CheckFresh() error { return c.invariants(&c.next) }
+
+// Counts implements explore.Counter: the statistics counted by this
+// checker (shared with the checker it was forked from, except for
+// NewWorker's and NewReplayer's forks).
+func (c *Checker) Counts(dst []int64) []int64 {
+	for i := range c.statVals {
+		dst = append(dst, c.statVals[i].Load())
+	}
+	return dst
+}
+
+// ResetCounts implements explore.Counter.
+func (c *Checker) ResetCounts() {
+	for i := range c.statVals {
+		c.statVals[i].Store(0)
+	}
+}
+
+// CountMax implements explore.Counter: state statistics are maxima, step
+// statistics sums.
+func (c *Checker) CountMax() []bool {
+	var m []bool
+	if c.Def != nil {
+		for _, s := range c.Def.Stats {
+			m = append(m, s.State != nil)
+		}
+	}
+	return m
+}
+
+// SetCounts implements explore.Counter.
+func (c *Checker) SetCounts(v []int64) {
+	for i := range v {
+		c.statVals[i].Store(v[i])
+	}
+}
 
 // CheckFinal checks the conditions on a state without enabled actions,
 // including the liveness properties checked on end states.
@@ -341,6 +416,10 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 	if len(c.acts) == 0 {
 		return c.CheckFinal(&c.cur)
 	}
+	if c.Symmetry {
+		c.cacheNodes()
+		defer func() { c.cacheOn = false }()
+	}
 	if c.Reduce {
 		for _, a := range c.acts {
 			if c.Sys.Kinds[a.Kind].Ample {
@@ -362,8 +441,12 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 				return err
 			}
 		}
-		if verr == nil && !c.deferState {
-			verr = c.CheckState(&c.next)
+		if verr == nil {
+			if c.deferState {
+				c.stateStats(&c.next)
+			} else {
+				verr = c.CheckState(&c.next)
+			}
 		}
 		c.buf = c.canonical(&c.next, c.buf[:0])
 		if !visit(a.Code(), c.buf, verr) {
@@ -413,11 +496,19 @@ func (c *Checker) canonical(w *model.World, buf []byte) []byte {
 // itself.
 func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 	start := len(buf)
-	buf, c.ends = w.EncodeSegments(buf, c.ends[:0])
-	if start != 0 {
-		for i := range c.ends {
-			c.ends[i] -= start
+	P := w.Sys.P
+	c.ends, c.nodeAt, c.same = c.ends[:0], c.nodeAt[:0], c.same[:0]
+	for i, n := range w.Nodes {
+		c.nodeAt = append(c.nodeAt, len(buf)-start)
+		buf = n.Encode(buf)
+		c.nodeAt = append(c.nodeAt, len(buf)-start)
+		for j := 0; j < P; j++ {
+			if i != j {
+				buf = model.AppendPackets(buf, w.Links[i*P+j])
+			}
 		}
+		c.ends = append(c.ends, len(buf)-start)
+		c.same = append(c.same, 0)
 	}
 	if !c.Symmetry {
 		return buf, -1
@@ -425,10 +516,17 @@ func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 	if c.ren.Sys != w.Sys {
 		c.ren = *w.Sys.Initial()
 	}
+	if c.cacheOn {
+		for j := range c.same {
+			if bytes.Equal(buf[start+c.nodeAt[2*j]:start+c.nodeAt[2*j+1]], c.pEnc[c.pAt[2*j]:c.pAt[2*j+1]]) {
+				c.same[j] = 1
+			}
+		}
+	}
 	best := -1
 	for i := range c.sym {
 		var smaller bool
-		if buf, smaller = c.renamedIfSmaller(w, &c.sym[i], &c.symInv[i], buf); smaller {
+		if buf, smaller = c.renamedIfSmaller(w, i, buf); smaller {
 			best = i
 		}
 	}
@@ -445,7 +543,8 @@ func (c *Checker) Canonical(w *model.World, buf []byte) []byte { return c.canoni
 // is larger; a smaller one replaces buf (and it reports true). Most
 // renamings are decided by their first node, so the rest is neither
 // renamed nor encoded.
-func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byte) ([]byte, bool) {
+func (c *Checker) renamedIfSmaller(w *model.World, k int, buf []byte) ([]byte, bool) {
+	p, inv := &c.sym[k], &c.symInv[k]
 	n, P := len(buf), c.Sys.P
 	less := false
 	// cmp compares the piece just appended at buf[off:] with the same
@@ -476,9 +575,7 @@ func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byt
 	c.ends2 = c.ends2[:0]
 	for i := 0; i < P; i++ {
 		off := len(buf)
-		node := c.ren.Nodes[i]
-		node.(model.Renamable).RenameFrom(w.Nodes[inv.Node[i]], p)
-		buf = node.Encode(buf)
+		buf = c.renamedNode(w, int(inv.Node[i]), i, k, buf)
 		if !cmp(off) {
 			return buf[:n], false
 		}
@@ -505,6 +602,50 @@ func (c *Checker) renamedIfSmaller(w *model.World, p, inv *model.Perm, buf []byt
 	m := copy(buf, buf[n:])
 	c.ends, c.ends2 = c.ends2, c.ends
 	return buf[:m], true
+}
+
+// renamedNode appends the encoding of node j of w renamed by symmetry k
+// (scratch node slot i). While Successors expands a state, the renamed
+// encodings of the nodes that a successor shares with that state are
+// remembered and reused by the next successors: most steps change one or
+// two nodes, and a node's renamed encoding depends only on its own
+// encoding.
+func (c *Checker) renamedNode(w *model.World, j, i, k int, buf []byte) []byte {
+	slot := -1
+	if c.cacheOn {
+		if c.same[j] == 1 {
+			slot = j*len(c.sym) + k
+			if at := c.rAt[2*slot]; at >= 0 {
+				return append(buf, c.rEnc[at:c.rAt[2*slot+1]]...)
+			}
+		}
+	}
+	st := len(buf)
+	node := c.ren.Nodes[i]
+	node.(model.Renamable).RenameFrom(w.Nodes[j], &c.sym[k])
+	buf = node.Encode(buf)
+	if slot >= 0 {
+		c.rAt[2*slot] = len(c.rEnc)
+		c.rEnc = append(c.rEnc, buf[st:]...)
+		c.rAt[2*slot+1] = len(c.rEnc)
+	}
+	return buf
+}
+
+// cacheNodes starts the cache of renamed node encodings (renamedNode) for
+// the successors of c.cur.
+func (c *Checker) cacheNodes() {
+	c.pEnc, c.pAt = c.pEnc[:0], c.pAt[:0]
+	for _, n := range c.cur.Nodes {
+		c.pAt = append(c.pAt, len(c.pEnc))
+		c.pEnc = n.Encode(c.pEnc)
+		c.pAt = append(c.pAt, len(c.pEnc))
+	}
+	c.rEnc, c.rAt = c.rEnc[:0], c.rAt[:0]
+	for range 2 * len(c.cur.Nodes) * len(c.sym) {
+		c.rAt = append(c.rAt, -1)
+	}
+	c.cacheOn = true
 }
 
 // firstAmple returns the first enabled action of an ample kind in w.

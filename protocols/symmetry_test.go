@@ -14,7 +14,8 @@ import (
 	"lfccheck/traces"
 )
 
-// symmetryVerdicts checks cfg with the symmetry reduction on and off and
+// symmetryVerdicts checks cfg with the symmetry reduction on (and two
+// workers) and off (and one worker) and
 // fails t unless the verdicts, the violated property and the unreached
 // goals agree, the counterexamples replay from the real initial state to
 // the same violation, and a symmetric pass stores fewer states. It
@@ -32,7 +33,9 @@ func symmetryVerdicts(t *testing.T, cfg model.Config, limit int64) bool {
 			return false
 		}
 		ck.Symmetry = sym
-		r, err := explore.BFS(ck, explore.Options{MaxStates: limit})
+		// The reduced search runs on two workers, the full one on one:
+		// the parallel search is compared with the sequential one too.
+		r, err := explore.BFS(ck, explore.Options{MaxStates: limit, Workers: 2 - i})
 		if err != nil {
 			t.Fatal(err)
 		}

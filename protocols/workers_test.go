@@ -12,8 +12,10 @@ import (
 // TestWorkersKeepResults checks every claim and broken-variant example of
 // every protocol with one worker and with three, in the exact and the
 // fingerprint store: the verdict, the violated property, the counts of
-// states and transitions and the counterexample must be identical (the
-// parallel search numbers states in sequential breadth-first order).
+// states and transitions, the counterexample, the protocol's statistics
+// and the unreached goals must be identical (the parallel search numbers
+// states in sequential breadth-first order, and counts up to a violation
+// in that order).
 func TestWorkersKeepResults(t *testing.T) {
 	limit := int64(300_000)
 	if testing.Short() {
@@ -43,6 +45,7 @@ func TestWorkersKeepResults(t *testing.T) {
 						if r.Violation != nil {
 							got += " " + r.Violation.PropertyName()
 						}
+						got += fmt.Sprint(" statistics ", ck.Statistics(), " unreached ", ck.Unreached())
 						if workers == 1 {
 							want = got
 						} else if got != want {

@@ -11,7 +11,7 @@ import (
 
 // timing matches what differs from run to run: durations, rates, heap
 // sizes.
-var timing = regexp.MustCompile(`\d+\.\d+s\b|\d+ states/s|heap [\d.]+ [KMGT]?i?B|probability about [\d.e+-]+`)
+var timing = regexp.MustCompile(`\d+\.\d+s\b|\d+ states/s|heap [\d.]+ [KMGT]?i?B|probability about [\d.e+-]+|\d+ workers?|visited set [\d.]+ [KMGT]?i?B \([\d.]+ bytes/state\)|"(workers|store_bytes|peak_heap_bytes|elapsed_s|states_per_s)": [\d.e+-]+`)
 
 func normalize(s string) string {
 	return strings.Join(strings.Fields(timing.ReplaceAllString(s, "#")), " ")
@@ -21,7 +21,8 @@ func normalize(s string) string {
 // with the lfccheck binary built from this tree, in a scratch directory
 // that sees the repository's examples, and checks that every output line the
 // README shows appears in the real output, in order ("..." stands for
-// omitted lines; durations, rates and heap sizes may differ).
+// omitted lines; durations, rates, heap and store sizes and the number of
+// workers, which is the machine's number of CPUs, may differ).
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every README example, about a minute")

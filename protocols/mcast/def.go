@@ -44,6 +44,7 @@ var Def = &model.Def{
 	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound,
 		properties.FIFO, ucast.ExactlyOnce, BufferHeld, ucast.EventualDelivery},
 	Acyclic: true,
+	Stats:   []model.Stat{Forwarded},
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:  claims(),
 	Static:  staticClaims(),
@@ -62,6 +63,29 @@ func Config(tree string, nodes, credits, packets int) model.Config {
 func chainCast(nodes, credits, count int) model.Config {
 	c := Config("chain", nodes, credits, 1)
 	c.Params.(*Params).Casts = []model.Cast{{Root: 0, Count: count}}
+	return c
+}
+
+// Forwarded counts the multicast packets that NIs other than the packet's
+// root send on: a configuration where it stays 0 never exercises
+// forwarding (at P=3 every binary and binomial tree is a star).
+var Forwarded = model.Stat{Name: "forwarded-packets",
+	Doc: "multicast packets sent on by an NI that is not their root, in the transitions explored (0: nothing is forwarded)",
+	Step: func(w *model.World, a model.Action, out *model.Outbox) int64 {
+		k := int64(0)
+		for _, t := range out.Sends {
+			if t.Pkt.Tag == TagMulticast && t.Pkt.Origin != a.Node {
+				k++
+			}
+		}
+		return k
+	}}
+
+// Casts is Config with explicit multicasts (root:count each) instead of
+// every member multicasting.
+func Casts(tree string, nodes, credits int, casts ...model.Cast) model.Config {
+	c := Config(tree, nodes, credits, 1)
+	c.Params.(*Params).Casts = casts
 	return c
 }
 
@@ -128,6 +152,16 @@ func claims() []model.Claim {
 		for _, c := range [][3]int{{3, 1, 1}, {3, 2, 1}, {3, 1, 2}} {
 			cs = append(cs, model.Claim{Name: fmt.Sprintf("%s P=%d C=%d K=%d", tree, c[0], c[1], c[2]),
 				Config: Config(tree, c[0], c[1], c[2]), Expect: "pass", Ref: "App. A.1", Doc: tree + " trees are deadlock-free"})
+		}
+	}
+	// At P=4 binary and binomial trees forward (P=3 trees are stars); one
+	// root multicasts two packets, so with C=1 its window fills, and a
+	// second root's tree shares the NIs.
+	for _, tree := range []string{"binary", "binomial"} {
+		for _, c := range []int{1, 2} {
+			cs = append(cs, model.Claim{Name: fmt.Sprintf("%s P=4 C=%d, casts 0:2 2:1 (forwarding)", tree, c),
+				Config: Casts(tree, 4, c, model.Cast{Root: 0, Count: 2}, model.Cast{Root: 2, Count: 1}), Expect: "pass",
+				Ref: "App. A.1", Doc: tree + " trees that forward are deadlock-free"})
 		}
 	}
 	return append(cs,
