@@ -81,7 +81,6 @@ type bfs struct {
 	models []Model
 	replay Model // expands states again for traces and counts
 	fp     bool
-	seg    bool
 	tr     tree
 	roots  rootTable
 	lvl    levelBuf
@@ -152,7 +151,7 @@ type worker struct {
 	visit func(code uint32, succ []byte, err error) bool
 }
 
-func newBFS(m Model, opt Options) (*bfs, error) {
+func newBFS(m Model, opt Options) *bfs {
 	s := &search{m: m, opt: opt, start: time.Now()}
 	s.lastProg = s.start
 	b := &bfs{search: s, fp: opt.Fingerprint}
@@ -174,7 +173,6 @@ func newBFS(m Model, opt Options) (*bfs, error) {
 	for len(b.models) < n {
 		b.models = append(b.models, f.NewWorker())
 	}
-	_, b.seg = m.(Segmenter)
 	// Traces are rebuilt by a model of their own: deferring invariant
 	// checks like the workers, counting no statistics twice.
 	b.replay = b.models[0]
@@ -184,7 +182,7 @@ func newBFS(m Model, opt Options) (*bfs, error) {
 			fc.DeferStateChecks()
 		}
 	}
-	return b, nil
+	return b
 }
 
 // Len is the number of states stored.
@@ -219,8 +217,8 @@ func (b *bfs) run() (Result, error) {
 	ws := b.ws
 	init, verr := s.m.Initial()
 	var ends []int
-	if b.seg && !b.fp {
-		ends = s.m.(Segmenter).Segments(nil)
+	if sg, ok := s.m.(Segmenter); ok && !b.fp {
+		ends = sg.Segments(nil)
 		b.tr.k = len(ends)
 	} else {
 		b.tr.k, ends = 1, []int{len(init)}
@@ -446,16 +444,12 @@ func (w *worker) run() {
 			w.ct.ResetCounts()
 		}
 		for id := lo; id < hi && !b.halt.Load() && uint64(id)<<32 < b.vkey.Load(); id++ {
-			enc, err := w.state(id)
-			if err != nil {
-				b.internal(err)
-				return
-			}
+			enc := w.state(id)
 			w.pid, w.idx = uint32(id), 0
 			if w.g != nil {
 				w.g.off = append(w.g.off, int32(len(w.g.to)))
 			}
-			err = w.m.Successors(enc, w.visit)
+			err := w.m.Successors(enc, w.visit)
 			t += int64(w.idx)
 			b.trans.Add(int64(w.idx))
 			if w.g != nil {
@@ -505,14 +499,14 @@ func (b *bfs) lower(key uint64) {
 }
 
 // state returns the encoding of state id.
-func (w *worker) state(id int) ([]byte, error) {
+func (w *worker) state(id int) []byte {
 	b := w.b
 	if b.fp {
 		r := b.front[id-b.lo]
-		return b.workerArena(r.w).get(r.ref), nil
+		return b.workerArena(r.w).get(r.ref)
 	}
 	b.tr.load(&w.ref, b.keys.at(id))
-	return w.ref.enc, nil
+	return w.ref.enc
 }
 
 // onSucc is the visit function of a worker.
@@ -531,7 +525,7 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 	if b.fp {
 		k = Hash(succ)
 	} else {
-		if w.sg != nil && b.seg {
+		if w.sg != nil {
 			w.ends = w.sg.Segments(w.ends[:0])
 		} else {
 			w.ends = append(w.ends[:0], len(succ))
@@ -686,13 +680,8 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 		b.verr = nil
 	}
 	for id := b.lo + c*chunkStates; id <= vp; id++ {
-		enc, err := b.ws[0].state(id)
-		if err != nil {
-			return Result{}, true, err
-		}
-		enc = append([]byte(nil), enc...)
 		i := uint32(0)
-		err = m.Successors(enc, func(code uint32, _ []byte, _ error) bool {
+		err := m.Successors(b.ws[0].state(id), func(code uint32, _ []byte, _ error) bool {
 			if id < vp {
 				t++
 				return true

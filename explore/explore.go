@@ -132,10 +132,7 @@ func BFS(m Model, opt Options) (Result, error) {
 			return Result{}, errors.New("explore: liveness checking needs a model that labels its states")
 		}
 	}
-	b, err := newBFS(m, opt)
-	if err != nil {
-		return Result{}, err
-	}
+	b := newBFS(m, opt)
 	if opt.Live != nil {
 		b.search.g = &graph{labeler: lb}
 	}

@@ -143,23 +143,30 @@ func (s *exactSet) has(h uint64, b []byte, a *arena, refs []uint64) bool {
 }
 
 func (s *exactSet) grow() {
-	size := 1 << 16
-	if len(s.table) > 0 {
-		size = len(s.table) * 2
+	s.table = regrow(s.table, 1<<16, func(e uint32) uint64 { return s.hashes[e-1] })
+}
+
+// regrow returns an open-addressing table of nonzero uint32 entries twice
+// the size of table (first entries if table is empty), with every
+// entry of table placed again by its hash.
+func regrow(table []uint32, first int, hash func(e uint32) uint64) []uint32 {
+	size := first
+	if len(table) > 0 {
+		size = len(table) * 2
 	}
 	t := make([]uint32, size)
 	mask := uint64(size - 1)
-	for _, e := range s.table {
+	for _, e := range table {
 		if e == 0 {
 			continue
 		}
-		i := s.hashes[e-1] & mask
+		i := hash(e) & mask
 		for t[i] != 0 {
 			i = (i + 1) & mask
 		}
 		t[i] = e
 	}
-	s.table = t
+	return t
 }
 
 func (s *exactSet) memBytes() int64 { return int64(len(s.table))*4 + int64(cap(s.hashes))*8 }

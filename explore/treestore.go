@@ -86,20 +86,7 @@ func (t *pairTable) intern(k uint64) (id uint32, ok bool) {
 }
 
 func (s *pairShard) grow() {
-	size := 1 << 10
-	if len(s.slots) > 0 {
-		size = len(s.slots) * 2
-	}
-	t := make([]uint32, size)
-	mask := uint64(size - 1)
-	for idx, k := range s.keys {
-		i := mix64(k) & mask
-		for t[i] != 0 {
-			i = (i + 1) & mask
-		}
-		t[i] = uint32(idx + 1)
-	}
-	s.slots = t
+	s.slots = regrow(s.slots, 1<<10, func(e uint32) uint64 { return mix64(s.keys[e-1]) })
 }
 
 // get returns the key of id.
@@ -142,20 +129,7 @@ func (t *leafTable) intern(b []byte) (id uint32, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.refs)*4 >= len(s.slots)*3 {
-		size := 1 << 8
-		if len(s.slots) > 0 {
-			size = len(s.slots) * 2
-		}
-		ns := make([]uint32, size)
-		mask := uint64(size - 1)
-		for idx, h := range s.hashes {
-			i := h & mask
-			for ns[i] != 0 {
-				i = (i + 1) & mask
-			}
-			ns[i] = uint32(idx + 1)
-		}
-		s.slots = ns
+		s.slots = regrow(s.slots, 1<<8, func(e uint32) uint64 { return s.hashes[e-1] })
 	}
 	mask := uint64(len(s.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -387,8 +361,6 @@ func (a *big[T]) add(v T) {
 
 func (a *big[T]) at(i int) T { return a.chunks[i>>bigBits][i&(1<<bigBits-1)] }
 
-func (a *big[T]) truncate(n int) { a.n = n } // keeps the chunks
-
 func (a *big[T]) memBytes(size int) int64 { return int64(len(a.chunks)) << bigBits * int64(size) }
 
 // A level entry is a state first found in the level being expanded. Its
@@ -437,17 +409,6 @@ func (l *levelBuf) add() (uint32, *lvlEntry, bool) {
 func (l *levelBuf) at(i uint32) *lvlEntry { return &l.chunks[i>>lvlBits].Load()[i&(1<<lvlBits-1)] }
 
 func (l *levelBuf) len() int { return int(min(l.n.Load(), lvlChunks<<lvlBits)) }
-
-func (l *levelBuf) memBytes() int64 {
-	var n int64
-	for i := range l.chunks {
-		if l.chunks[i].Load() == nil {
-			break
-		}
-		n += 1 << lvlBits * 32
-	}
-	return n
-}
 
 // rootTable is the visited set: it maps a state's key to its id+1, or,
 // for a state of the level being expanded, to lvlFlag|entry.
@@ -509,23 +470,7 @@ func (t *rootTable) insert(k, pk uint64) (v uint32, fresh, ok bool) {
 }
 
 func (t *rootTable) grow(s *rootShard) {
-	size := 1 << 10
-	if len(s.slots) > 0 {
-		size = len(s.slots) * 2
-	}
-	ns := make([]uint32, size)
-	mask := uint64(size - 1)
-	for _, e := range s.slots {
-		if e == 0 {
-			continue
-		}
-		i := mix64(t.keyOf(e)) & mask
-		for ns[i] != 0 {
-			i = (i + 1) & mask
-		}
-		ns[i] = e
-	}
-	s.slots = ns
+	s.slots = regrow(s.slots, 1<<10, func(e uint32) uint64 { return mix64(t.keyOf(e)) })
 }
 
 // commit replaces the slot value lvlFlag|li of key k by id+1. Only one

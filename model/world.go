@@ -169,7 +169,7 @@ func (w *World) Apply(a Action, out *Outbox) error {
 // of destination. Two worlds are the same state exactly when their
 // encodings are equal, in every run and process. Each node's part (the
 // node and its outgoing links) is a segment: compact stores share equal
-// segments between states (see EncodeSegments).
+// segments between states (see EncodeSegment).
 func (w *World) Encode(buf []byte) []byte {
 	for i := range w.Nodes {
 		buf = w.EncodeSegment(buf, i)
@@ -180,7 +180,12 @@ func (w *World) Encode(buf []byte) []byte {
 // EncodeSegment appends node i's segment of the encoding: the node, then
 // its outgoing links.
 func (w *World) EncodeSegment(buf []byte, i int) []byte {
-	buf = w.Nodes[i].Encode(buf)
+	return w.AppendOutLinks(w.Nodes[i].Encode(buf), i)
+}
+
+// AppendOutLinks appends the encoding of node i's outgoing links, in order
+// of destination (the rest of its segment after the node).
+func (w *World) AppendOutLinks(buf []byte, i int) []byte {
 	P := w.Sys.P
 	for j := 0; j < P; j++ {
 		if i != j {
@@ -190,25 +195,33 @@ func (w *World) EncodeSegment(buf []byte, i int) []byte {
 	return buf
 }
 
-// EncodeSegments is Encode that also appends to ends the end offset in buf
-// of each node's segment.
-func (w *World) EncodeSegments(buf []byte, ends []int) ([]byte, []int) {
-	for i := range w.Nodes {
-		buf = w.EncodeSegment(buf, i)
-		ends = append(ends, len(buf))
-	}
-	return buf, ends
-}
-
 // Decode overwrites w with the state encoded in b, reusing w's storage.
 func (s *System) Decode(b []byte, w *World) error {
+	_, err := s.decode(b, w, nil, false)
+	return err
+}
+
+// DecodeSpans is Decode that also appends to spans, for each node, the
+// start and end offset in b of the node's own encoding (without its
+// links).
+func (s *System) DecodeSpans(b []byte, w *World, spans []int) ([]int, error) {
+	return s.decode(b, w, spans, true)
+}
+
+func (s *System) decode(b []byte, w *World, spans []int, withSpans bool) ([]int, error) {
 	P := s.P
 	if w.Sys != s || len(w.Nodes) != P {
 		*w = *s.Initial()
 	}
 	d := Decoder{b: b}
 	for i, n := range w.Nodes {
+		if withSpans {
+			spans = append(spans, len(b)-len(d.b))
+		}
 		n.Decode(&d)
+		if withSpans {
+			spans = append(spans, len(b)-len(d.b))
+		}
 		for j := 0; j < P; j++ {
 			if i != j {
 				w.Links[i*P+j] = d.Packets(w.Links[i*P+j])
@@ -218,7 +231,7 @@ func (s *System) Decode(b []byte, w *World) error {
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorrupt
 	}
-	return d.err
+	return spans, d.err
 }
 
 // CopyFrom makes w a deep copy of src, reusing w's storage.

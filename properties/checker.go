@@ -141,7 +141,7 @@ func (c *Checker) NewReplayer() explore.Model {
 }
 
 // Segments implements explore.Segmenter: it appends the end offsets of the
-// node segments (model.World.EncodeSegments) of the encoding this checker
+// node segments (model.World.EncodeSegment) of the encoding this checker
 // returned last (the initial state, or the successor last passed to
 // visit).
 func (c *Checker) Segments(dst []int) []int { return append(dst, c.ends...) }
@@ -406,7 +406,14 @@ func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 // trace stands for. The initial state is expanded as before if an ample
 // action is enabled in it.
 func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error {
-	if err := c.Sys.Decode(state, &c.cur); err != nil {
+	var err error
+	if c.Symmetry {
+		// The state's node encodings seed the renamed-node cache.
+		c.pAt, err = c.Sys.DecodeSpans(state, &c.cur, c.pAt[:0])
+	} else {
+		err = c.Sys.Decode(state, &c.cur)
+	}
+	if err != nil {
 		return err
 	}
 	if c.graphObls != nil {
@@ -417,7 +424,7 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 		return c.CheckFinal(&c.cur)
 	}
 	if c.Symmetry {
-		c.cacheNodes()
+		c.cacheNodes(state)
 		defer func() { c.cacheOn = false }()
 	}
 	if c.Reduce {
@@ -496,17 +503,12 @@ func (c *Checker) canonical(w *model.World, buf []byte) []byte {
 // itself.
 func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 	start := len(buf)
-	P := w.Sys.P
 	c.ends, c.nodeAt, c.same = c.ends[:0], c.nodeAt[:0], c.same[:0]
 	for i, n := range w.Nodes {
 		c.nodeAt = append(c.nodeAt, len(buf)-start)
 		buf = n.Encode(buf)
 		c.nodeAt = append(c.nodeAt, len(buf)-start)
-		for j := 0; j < P; j++ {
-			if i != j {
-				buf = model.AppendPackets(buf, w.Links[i*P+j])
-			}
-		}
+		buf = w.AppendOutLinks(buf, i)
 		c.ends = append(c.ends, len(buf)-start)
 		c.same = append(c.same, 0)
 	}
@@ -633,14 +635,10 @@ func (c *Checker) renamedNode(w *model.World, j, i, k int, buf []byte) []byte {
 }
 
 // cacheNodes starts the cache of renamed node encodings (renamedNode) for
-// the successors of c.cur.
-func (c *Checker) cacheNodes() {
-	c.pEnc, c.pAt = c.pEnc[:0], c.pAt[:0]
-	for _, n := range c.cur.Nodes {
-		c.pAt = append(c.pAt, len(c.pEnc))
-		c.pEnc = n.Encode(c.pEnc)
-		c.pAt = append(c.pAt, len(c.pEnc))
-	}
+// the successors of c.cur, whose encoding is state (c.pAt holds its
+// nodes' spans).
+func (c *Checker) cacheNodes(state []byte) {
+	c.pEnc = state
 	c.rEnc, c.rAt = c.rEnc[:0], c.rAt[:0]
 	for range 2 * len(c.cur.Nodes) * len(c.sym) {
 		c.rAt = append(c.rAt, -1)

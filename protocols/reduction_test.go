@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"lfccheck/explore"
+	"lfccheck/model"
 	"lfccheck/properties"
-	"lfccheck/protocols"
 	"lfccheck/traces"
 )
 
@@ -20,50 +20,39 @@ func TestReductionKeepsVerdicts(t *testing.T) {
 	if testing.Short() {
 		limit = 60_000
 	}
-	compared := 0
-	for _, d := range protocols.All() {
-		for _, cl := range d.AllClaims() {
-			cfg := cl.Config.Clone()
-			cfg.Protocol = d.Name
-			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
-				var got [2]string
-				var states [2]int64
-				for i, reduce := range []bool{true, false} {
-					ck, err := properties.Build(cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if reduce && !ck.CanReduce() {
-						t.Skip("no reduction applies")
-					}
-					ck.Reduce = reduce
-					r, err := explore.BFS(ck, explore.Options{MaxStates: limit})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if r.Verdict == explore.Incomplete {
-						t.Skipf("reduce=%v: %s", reduce, r.Reason)
-					}
-					got[i], states[i] = string(r.Verdict), r.Stats.States
-					if r.Verdict == explore.Fail && r.Violation != nil {
-						got[i] += " " + r.Violation.PropertyName()
-						o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
-						if err != nil || o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
-							t.Fatalf("reduce=%v: the counterexample does not reproduce %s: %v %v", reduce, r.Violation.PropertyName(), o.Violation, err)
-						}
-					}
+	eachClaim(t, 10, func(t *testing.T, cfg model.Config) {
+		var got [2]string
+		var states [2]int64
+		for i, reduce := range []bool{true, false} {
+			ck, err := properties.Build(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reduce && !ck.CanReduce() {
+				t.Skip("no reduction applies")
+			}
+			ck.Reduce = reduce
+			r, err := explore.BFS(ck, explore.Options{MaxStates: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Verdict == explore.Incomplete {
+				t.Skipf("reduce=%v: %s", reduce, r.Reason)
+			}
+			got[i], states[i] = string(r.Verdict), r.Stats.States
+			if r.Verdict == explore.Fail && r.Violation != nil {
+				got[i] += " " + r.Violation.PropertyName()
+				o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
+				if err != nil || o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
+					t.Fatalf("reduce=%v: the counterexample does not reproduce %s: %v %v", reduce, r.Violation.PropertyName(), o.Violation, err)
 				}
-				if got[0] != got[1] {
-					t.Fatalf("verdicts differ: reduced %q, full %q", got[0], got[1])
-				}
-				if got[0] == "pass" && states[0] >= states[1] {
-					t.Errorf("the reduced search stored %d states, the full one %d", states[0], states[1])
-				}
-				compared++
-			})
+			}
 		}
-	}
-	if compared < 10 {
-		t.Fatalf("compared only %d configurations", compared)
-	}
+		if got[0] != got[1] {
+			t.Fatalf("verdicts differ: reduced %q, full %q", got[0], got[1])
+		}
+		if got[0] == "pass" && states[0] >= states[1] {
+			t.Errorf("the reduced search stored %d states, the full one %d", states[0], states[1])
+		}
+	})
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"lfccheck/explore"
+	"lfccheck/model"
 	"lfccheck/properties"
-	"lfccheck/protocols"
 )
 
 // TestWorkersKeepResults checks every claim and broken-variant example of
@@ -25,43 +25,32 @@ func TestWorkersKeepResults(t *testing.T) {
 		// exact store only.
 		limit, stores = 20_000, []bool{false}
 	}
-	compared := 0
-	for _, d := range protocols.All() {
-		for _, cl := range d.AllClaims() {
-			cfg := cl.Config.Clone()
-			cfg.Protocol = d.Name
-			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
-				for _, fp := range stores {
-					var want string
-					for _, workers := range []int{1, 3} {
-						ck, err := properties.Build(cfg)
-						if err != nil {
-							t.Fatal(err)
-						}
-						r, err := explore.BFS(ck, explore.Options{MaxStates: limit, Workers: workers, Fingerprint: fp})
-						if err != nil {
-							t.Fatal(err)
-						}
-						if r.Verdict == explore.Incomplete {
-							t.Skipf("%s", r.Reason)
-						}
-						got := fmt.Sprintf("%s %d states %d transitions depth %d trace %v loop %d", r.Verdict, r.Stats.States, r.Stats.Transitions, r.Stats.Depth, r.Trace, r.Loop)
-						if r.Violation != nil {
-							got += " " + r.Violation.PropertyName()
-						}
-						got += fmt.Sprint(" statistics ", ck.Statistics(), " unreached ", ck.Unreached())
-						if workers == 1 {
-							want = got
-						} else if got != want {
-							t.Fatalf("fingerprint=%v: 3 workers: %s\n1 worker: %s", fp, got, want)
-						}
-					}
+	eachClaim(t, 10, func(t *testing.T, cfg model.Config) {
+		for _, fp := range stores {
+			var want string
+			for _, workers := range []int{1, 3} {
+				ck, err := properties.Build(cfg)
+				if err != nil {
+					t.Fatal(err)
 				}
-				compared++
-			})
+				r, err := explore.BFS(ck, explore.Options{MaxStates: limit, Workers: workers, Fingerprint: fp})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Verdict == explore.Incomplete {
+					t.Skipf("%s", r.Reason)
+				}
+				got := fmt.Sprintf("%s %d states %d transitions depth %d trace %v loop %d", r.Verdict, r.Stats.States, r.Stats.Transitions, r.Stats.Depth, r.Trace, r.Loop)
+				if r.Violation != nil {
+					got += " " + r.Violation.PropertyName()
+				}
+				got += fmt.Sprint(" statistics ", ck.Statistics(), " unreached ", ck.Unreached())
+				if workers == 1 {
+					want = got
+				} else if got != want {
+					t.Fatalf("fingerprint=%v: 3 workers: %s\n1 worker: %s", fp, got, want)
+				}
+			}
 		}
-	}
-	if compared < 10 {
-		t.Fatalf("compared only %d configurations", compared)
-	}
+	})
 }
