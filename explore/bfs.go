@@ -90,6 +90,7 @@ type bfs struct {
 	lo, hi      int // the level being expanded: ids [lo, hi)
 	nextChunk   atomic.Int64
 	chunkTrans  []int64
+	chunkDone   []bool    // per chunk: every state of it was expanded
 	chunkCounts [][]int64 // per chunk: the statistics its expansions counted (Counter)
 	counts      []int64   // the statistics of the levels committed
 	countMax    []bool
@@ -276,6 +277,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 	nch := (b.hi - b.lo + chunkStates - 1) / chunkStates
 	b.nextChunk.Store(0)
 	b.chunkTrans = make([]int64, nch)
+	b.chunkDone = make([]bool, nch)
 	b.chunkCounts = make([][]int64, nch)
 	if s.g != nil {
 		b.chunkGraph = make([]*graphChunk, nch)
@@ -334,7 +336,19 @@ wait:
 				vk, bad = k, true
 			}
 		}
-		return b.failAt(vk, bad)
+		// A limit may have stopped the workers before every state ahead
+		// of the violation was expanded: then it is not known to come
+		// first, and the search ends as incomplete like any other.
+		complete := !b.halt.Load()
+		if !complete {
+			complete = true
+			for _, done := range b.chunkDone[:(int(vk>>32)-b.lo)/chunkStates] {
+				complete = complete && done
+			}
+		}
+		if complete {
+			return b.failAt(vk, bad)
+		}
 	}
 	if b.halt.Load() {
 		s.transitions = b.trans.Load()
@@ -443,7 +457,8 @@ func (w *worker) run() {
 		if w.ct != nil {
 			w.ct.ResetCounts()
 		}
-		for id := lo; id < hi && !b.halt.Load() && uint64(id)<<32 < b.vkey.Load(); id++ {
+		id := lo
+		for ; id < hi && !b.halt.Load() && uint64(id)<<32 < b.vkey.Load(); id++ {
 			enc := w.state(id)
 			w.pid, w.idx = uint32(id), 0
 			if w.g != nil {
@@ -465,6 +480,7 @@ func (w *worker) run() {
 			}
 		}
 		b.chunkTrans[c] = t
+		b.chunkDone[c] = id == hi
 		if w.ct != nil {
 			b.chunkCounts[c] = w.ct.Counts(nil)
 		}
