@@ -232,7 +232,7 @@ func (m *Machine) NewNode(id model.NodeID) model.Node {
 // fetch-and-add handlers.
 func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
 	n := node(mn)
-	m.AcceptNewCredits(&n.Node, pkt, out)
+	pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 	switch pkt.Tag {
 	case TagRequest:
 		if m.variant == SplitIncrement {

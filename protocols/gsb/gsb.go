@@ -445,7 +445,7 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	n := node(mn)
 	switch pkt.Tag {
 	case fa.TagRequest:
-		m.AcceptNewCredits(&n.Node, pkt, out)
+		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 		v := n.Var
 		n.Var++
 		// The request's buffer is released at once; its credit rides on
@@ -453,7 +453,7 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 		n.PCB[from].FreeCredits++
 		m.SendPacket(&n.Node, ucast.Desc{Dest: pkt.Origin, Pkt: model.Packet{Tag: fa.TagReply, Origin: pkt.Origin, Seq: pkt.Seq, Val: v}}, out)
 	case fa.TagReply:
-		m.AcceptNewCredits(&n.Node, pkt, out)
+		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 		m.result(n, pkt.Val)
 	default:
 		m.Machine.Machine.Receive(mn, from, pkt, out)

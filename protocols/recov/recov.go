@@ -391,10 +391,10 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	n := mn.(*Node)
 	switch {
 	case pkt.Tag == TagClear:
-		m.AcceptNewCredits(&n.Node, pkt, out)
+		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 		m.releaseChannel(n, model.NodeID(pkt.Chan-1), out)
 	case pkt.Chan != 0 && pkt.Tag.IsData():
-		m.AcceptNewCredits(&n.Node, pkt, out)
+		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 		c := pkt.Chan - 1
 		n.NrAcks[c] = 1
 		n.Parent[c] = from

@@ -364,7 +364,10 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	if pkt.Tag == TagUnicast {
 		n.Recv = append(n.Recv, RecvBuf{Pkt: pkt, From: from})
 	}
-	m.AcceptNewCredits(n, pkt, out)
+	pkt = m.AcceptNewCredits(n, pkt, out)
+	if pkt.Tag == TagUnicast {
+		n.Recv[len(n.Recv)-1].Pkt = pkt
+	}
 	switch {
 	case pkt.Tag == TagUnicast || pkt.Tag == TagCredit:
 	case pkt.Tag.IsData():
@@ -450,17 +453,24 @@ func (m *Machine) SendPacket(n *Node, d Desc, out *model.Outbox) {
 	}
 }
 
-// AcceptNewCredits is accept_new_credits (Fig. 4.3).
-func (m *Machine) AcceptNewCredits(n *Node, pkt model.Packet, out *model.Outbox) {
+// AcceptNewCredits is accept_new_credits (Fig. 4.3). It returns the packet
+// with its piggybacked credits taken out: once accepted, hdr.credits is
+// never read again (send_packet writes it anew for every transmission), so
+// a packet kept in a buffer, a host queue or a descriptor keeps no count.
+// Keeping it would tell apart states that behave alike (by a factor of 3
+// or more with C >= 4); every handler stores the returned packet.
+func (m *Machine) AcceptNewCredits(n *Node, pkt model.Packet, out *model.Outbox) model.Packet {
+	credits := int(pkt.Credits)
+	pkt.Credits = 0
 	pcb := &n.PCB[pkt.Src]
-	if m.Variant == CreditBounce && pkt.Tag == TagCredit && pkt.Credits > 0 {
+	if m.Variant == CreditBounce && pkt.Tag == TagCredit && credits > 0 {
 		// The bug: the credits are booked as owed to the sender and
 		// returned at once, so they travel back and forth for ever.
-		pcb.FreeCredits += int(pkt.Credits)
+		pcb.FreeCredits += credits
 		m.SendPacket(n, Desc{Dest: pkt.Src, Pkt: model.Packet{Tag: TagCredit, Origin: n.ID}}, out)
-		return
+		return pkt
 	}
-	pcb.SendCredits += int(pkt.Credits)
+	pcb.SendCredits += credits
 	for len(pcb.Blocked) > 0 && pcb.SendCredits > 0 {
 		var d Desc
 		if m.Variant == BlockedLIFO {
@@ -472,6 +482,7 @@ func (m *Machine) AcceptNewCredits(n *Node, pkt model.Packet, out *model.Outbox)
 		}
 		m.CreditSend(n, d, out)
 	}
+	return pkt
 }
 
 // Release is event_packet_released (Fig. 4.3, 4.7): free the buffer

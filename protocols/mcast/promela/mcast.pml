@@ -15,10 +15,12 @@
  *   REFRESH  CREDIT_REFRESH                       (default max(1, C/2))
  *   HB       host receive buffers per host        (default 1)
  *   SB       NI send pool size                    (default 2)
- *   EXACT    1: stored packets (receive buffers, host queue, blocked
- *            forward descriptors) keep the piggybacked credit count they
- *            arrived with, as lfccheck's state encoding does; 0: they
- *            do not (the field is dead after arrival)   (default 1)
+ *   EXACT    0: stored packets (receive buffers, host queue, blocked
+ *            forward descriptors) keep no piggybacked credit count (the
+ *            field is dead once accept_new_credits has read it), as in
+ *            lfccheck's model; 1: they keep the count they arrived with,
+ *            as lfccheck's model did before it dropped the dead field
+ *            (default 0)
  *   INV      1: assert credit conservation and the pool bound after
  *            every step                           (default 1)
  *
@@ -65,7 +67,7 @@
 #define SB 2
 #endif
 #ifndef EXACT
-#define EXACT 1
+#define EXACT 0
 #endif
 #ifndef INV
 #define INV 1
