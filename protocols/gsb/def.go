@@ -42,7 +42,7 @@ func ParamSpecs() []model.ParamSpec {
 	var specs []model.ParamSpec
 	for _, s := range mcast.ParamSpecs() {
 		switch s.Key {
-		case "flow":
+		case "flow", "work":
 			continue
 		case "cast":
 			s.Doc = "plain (unordered) multicast entry [GROUP/]ROOT:COUNT beside the ordered broadcast, repeatable; a node launches its casts before its messages"

@@ -79,3 +79,26 @@ func FuzzSettings(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseWork: a workload that parses prints back as itself and parses
+// to the same workload.
+func FuzzParseWork(f *testing.F) {
+	for _, s := range []string{"0:1", "3:*,1x2,*g1x3", "0:*box", "0:*gx2", "1:", ":1", "-1:1", "0:1x0", "0:*a,b", "0:1x99999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w, err := mcast.ParseWork(s)
+		if err != nil {
+			return
+		}
+		v, err := mcast.ParseWork(w.String())
+		if err != nil || v.String() != w.String() || len(v.Items) != len(w.Items) {
+			t.Fatalf("%q -> %+v -> %q -> %+v, %v", s, w, w.String(), v, err)
+		}
+		for i := range w.Items {
+			if w.Items[i] != v.Items[i] || w.Items[i].Count < 1 {
+				t.Fatalf("%q: entry %d: %+v -> %+v", s, i, w.Items[i], v.Items[i])
+			}
+		}
+	})
+}

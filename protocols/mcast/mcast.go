@@ -111,6 +111,13 @@ func New(cfg model.Config) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(p.Work) > 0 {
+		work, err := explicitWork(p, topo, cfg.Nodes)
+		if err != nil {
+			return nil, err
+		}
+		return newMachine(cfg, p, topo, work), nil
+	}
 	work := p.Params.UnicastWork(cfg.Nodes, make([][]ucast.WorkItem, cfg.Nodes), false)
 	tseq := make([]uint16, len(topo.Trees))
 	cast := func(tree int) error {
@@ -145,10 +152,14 @@ func New(cfg model.Config) (*Machine, error) {
 	if err := ucast.CheckWork(work); err != nil {
 		return nil, err
 	}
+	return newMachine(cfg, p, topo, work), nil
+}
+
+func newMachine(cfg model.Config, p *Params, topo *model.Topology, work [][]ucast.WorkItem) *Machine {
 	mm := &Machine{Machine: ucast.NewMachine(cfg, &p.Params, work), Topo: topo}
 	mm.Attach(cfg.Variant)
 	mm.AllowSymmetry = true
-	return mm, nil
+	return mm
 }
 
 // treePerm completes p with the renaming of the trees: tree t becomes the

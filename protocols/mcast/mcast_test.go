@@ -2,6 +2,7 @@ package mcast_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -134,6 +135,43 @@ func TestUnicastAndMulticastMix(t *testing.T) {
 	}
 }
 
+// An explicit workload (--work) that launches what a list of casts and
+// flows launches gives the same system; its own order of unicasts and
+// multicasts per node (which casts and flows cannot express) is kept.
+func TestExplicitWork(t *testing.T) {
+	cfg := mcast.Config("binary", 4, 1, 1)
+	cfg.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 2, Count: 1}}
+	want, _ := check(t, cfg)
+	cfg = mcast.Config("binary", 4, 1, 1)
+	for _, w := range []string{"0:*x2", "2:*"} {
+		if err := cfg.Params.Set("work", w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := check(t, cfg)
+	if got.Verdict != explore.Pass || got.Stats.States != want.Stats.States || got.Stats.Transitions != want.Stats.Transitions {
+		t.Fatalf("work: %v %d states %d transitions; casts: %d, %d", got.Verdict, got.Stats.States, got.Stats.Transitions, want.Stats.States, want.Stats.Transitions)
+	}
+	cfg = mcast.Config("binary", 3, 1, 1)
+	if err := cfg.Params.Set("work", "1:0,*,2x2,*"); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := protocols.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []string
+	for _, it := range ucast.NodeAt(ck.Sys.Initial(), 1).M.Work[1] {
+		items = append(items, fmt.Sprintf("%s:%d#%d", it.Tag.Info().Name, it.Dest, it.Seq))
+	}
+	if got, want := strings.Join(items, " "), "UNICAST:0#1 MULTICAST:0#1 UNICAST:2#1 UNICAST:2#2 MULTICAST:0#2"; got != want {
+		t.Fatalf("node 1 launches %s, want %s", got, want)
+	}
+	if r, _ := check(t, cfg); r.Verdict != explore.Pass {
+		t.Fatalf("%v %v", r.Verdict, r.Violation)
+	}
+}
+
 // App. A.2: overlapping groups deadlock although each group's binary trees
 // meet the distance condition; with one group fewer they do not.
 func TestOverlappingGroupsDeadlock(t *testing.T) {
@@ -172,6 +210,16 @@ func TestBadMulticastConfigs(t *testing.T) {
 		{"ucast", "host-buffers=0", "must be in 1..255"},
 		{"ucast", "send-buffers=0", "must be in 1..255"},
 		{"ucast", "packets=0", "nothing to send"},
+		{"mcast", "work=0:0", "destination must be another node"},
+		{"mcast", "work=0:7", "destination must be another node"},
+		{"mcast", "work=5:1", "node 5 out of range"},
+		{"mcast", "work=0:1 work=0:2", "given twice"},
+		{"mcast", "work=0:1 cast=0:1", "give work alone"},
+		{"mcast", "work=0:1 packets=1", "give work alone"},
+		{"mcast", "work=0:1x65", "more than 64 packets in one stream"},
+		{"mcast", "work=0:*nog", `no group "nog"`},
+		{"mcast", "work=0:1y", "want DEST, * or *GROUP"},
+		{"mcast", "work=0:", "want NODE:ENTRY"},
 	} {
 		s, err := model.SplitSettings("protocol=" + c[0] + " nodes=3 " + c[1])
 		if err != nil {

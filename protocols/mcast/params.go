@@ -19,6 +19,9 @@ type Params struct {
 	Tree     string              `json:"tree,omitempty"`
 	Topology *model.TopologySpec `json:"topology,omitempty"`
 	Casts    []model.Cast        `json:"casts,omitempty"`
+	// Work, when given, is the whole workload, node by node (it replaces
+	// packets, casts and flows).
+	Work []Work `json:"work,omitempty"`
 
 	topoNodes int // the node count a topology given by Set declares
 }
@@ -34,6 +37,7 @@ func ParamSpecs() []model.ParamSpec {
 		model.ParamSpec{Key: "tree", Doc: "tree family for the broadcast group: binary, binomial, chain, star, kary:K", Default: "binary"},
 		model.ParamSpec{Key: "topology", Doc: "topology file with groups and trees (see 'lfccheck help topology')", File: true},
 		model.ParamSpec{Key: "cast", Doc: "explicit multicast workload entry [GROUP/]ROOT:COUNT, repeatable (replaces --packets)", Repeat: true},
+		model.ParamSpec{Key: "work", Doc: "one node's whole workload in launch order, NODE:ENTRY[,ENTRY...] with ENTRY = DEST (unicast), * or *GROUP (multicast), each optionally xCOUNT; repeatable (replaces packets, casts and flows)", Repeat: true},
 	)
 }
 
@@ -81,6 +85,12 @@ func (p *Params) Set(key, v string) error {
 			return err
 		}
 		p.Casts = append(p.Casts, c)
+	case "work":
+		w, err := ParseWork(v)
+		if err != nil {
+			return err
+		}
+		p.Work = append(p.Work, w)
 	default:
 		return p.Params.Set(key, v)
 	}
@@ -101,8 +111,8 @@ func (p *Params) SetTopologyFile(name string, data []byte) error {
 // Settings returns the non-default parameters.
 func (p *Params) Settings() []model.Setting {
 	s := p.Params.Settings()
-	if len(p.Casts) > 0 {
-		// Casts replace the default multicasts: packets is unused.
+	if len(p.Casts) > 0 || len(p.Work) > 0 {
+		// Casts and work replace the default multicasts: packets is unused.
 		for i := 0; i < len(s); i++ {
 			if s[i].Key == "packets" {
 				s = append(s[:i], s[i+1:]...)
@@ -117,6 +127,9 @@ func (p *Params) Settings() []model.Setting {
 	}
 	for _, c := range p.Casts {
 		s = append(s, model.Setting{Key: "cast", Value: c.String()})
+	}
+	for _, w := range p.Work {
+		s = append(s, model.Setting{Key: "work", Value: w.String()})
 	}
 	return s
 }
@@ -167,7 +180,7 @@ func FormatTopology(spec *model.TopologySpec, nodes int) string {
 // Describe renders every parameter.
 func (p *Params) Describe() string {
 	s := fmt.Sprintf("credits=%d", p.Credits)
-	if len(p.Casts) == 0 {
+	if len(p.Casts) == 0 && len(p.Work) == 0 {
 		s += fmt.Sprintf(" packets=%d", p.Packets)
 	}
 	if len(p.Flows) > 0 {
@@ -182,6 +195,9 @@ func (p *Params) Describe() string {
 	if len(p.Casts) > 0 {
 		s += " casts=" + ucast.Join(p.Casts)
 	}
+	if len(p.Work) > 0 {
+		s += fmt.Sprintf(" work=%d nodes", len(p.Work))
+	}
 	return s + " " + p.DescribeBuffers()
 }
 
@@ -194,6 +210,19 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	}
 	if p.PacketsGiven() && len(p.Casts) > 0 {
 		return 0, fmt.Errorf("give packets or casts, not both: casts replace the default multicasts of packets")
+	}
+	if len(p.Work) > 0 {
+		if p.PacketsGiven() || len(p.Casts) > 0 || len(p.Flows) > 0 {
+			return 0, fmt.Errorf("give work alone: it is the whole workload and replaces packets, casts and flows")
+		}
+		seen := map[int]bool{}
+		for i, w := range p.Work {
+			if seen[w.Node] {
+				return 0, fmt.Errorf("work %d (%s): node %d's workload is given twice", i+1, w, w.Node)
+			}
+			seen[w.Node] = true
+		}
+		return nodes, nil
 	}
 	if len(p.Casts) == 0 && len(p.Flows) == 0 && p.Packets == 0 {
 		return 0, fmt.Errorf("packets is 0 and no cast or flow is given: nothing to send")
@@ -231,6 +260,13 @@ func (p *Params) Clone() model.Params {
 	c := *p
 	c.Params = *p.Params.CloneParams()
 	c.Casts = append([]model.Cast(nil), p.Casts...)
+	c.Work = make([]Work, len(p.Work))
+	for i, w := range p.Work {
+		c.Work[i] = Work{Node: w.Node, Items: append([]WorkEntry(nil), w.Items...)}
+	}
+	if p.Work == nil {
+		c.Work = nil
+	}
 	if p.Topology != nil {
 		t := *p.Topology
 		t.Groups = append([]model.GroupSpec(nil), t.Groups...)

@@ -1,0 +1,127 @@
+package mcast
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"lfccheck/model"
+	"lfccheck/protocols/ucast"
+)
+
+// Work is one node's explicit workload: the packets its host launches, in
+// order. It is what a live run records (package lfc writes its clients'
+// sends as Work so that the run replays through the model), and what
+// --work gives on the command line.
+type Work struct {
+	Node  int         `json:"node"`
+	Items []WorkEntry `json:"items"`
+}
+
+// WorkEntry is Count launches of one kind: unicast packets to Dest, or,
+// with Multicast set, multicasts on the node's tree of Group ("": the
+// first group the node belongs to).
+type WorkEntry struct {
+	Multicast bool   `json:"multicast,omitempty"`
+	Dest      int    `json:"dest,omitempty"`
+	Group     string `json:"group,omitempty"`
+	Count     int    `json:"count"`
+}
+
+// String renders an entry as DEST, * or *GROUP, with xCOUNT when Count is
+// not 1.
+func (e WorkEntry) String() string {
+	s := strconv.Itoa(e.Dest)
+	if e.Multicast {
+		s = "*" + e.Group
+	}
+	if e.Count != 1 {
+		s += "x" + strconv.Itoa(e.Count)
+	}
+	return s
+}
+
+// String renders a node's workload as NODE:ENTRY,ENTRY,..., the form
+// --work takes.
+func (w Work) String() string { return strconv.Itoa(w.Node) + ":" + ucast.Join(w.Items) }
+
+// ParseWork reads NODE:ENTRY[,ENTRY...], where an entry is DEST (a unicast
+// packet to node DEST), * (a multicast on the node's tree of its first
+// group) or *GROUP, optionally followed by xCOUNT.
+func ParseWork(s string) (Work, error) {
+	node, rest, ok := strings.Cut(s, ":")
+	n, err := strconv.Atoi(node)
+	if !ok || err != nil || rest == "" {
+		return Work{}, fmt.Errorf("work %q: want NODE:ENTRY[,ENTRY...] with ENTRY one of DEST, * or *GROUP, optionally xCOUNT", s)
+	}
+	if n < 0 || n >= model.MaxNodes {
+		return Work{}, fmt.Errorf("work %q: node %d out of range", s, n)
+	}
+	w := Work{Node: n}
+	for _, item := range strings.Split(rest, ",") {
+		var e WorkEntry
+		body, count, hasCount := item, "", false
+		if i := strings.LastIndex(item, "x"); i > 0 && i+1 < len(item) && strings.Trim(item[i+1:], "0123456789") == "" {
+			body, count, hasCount = item[:i], item[i+1:], true
+		}
+		e.Count = 1
+		if hasCount {
+			if e.Count, err = strconv.Atoi(count); err != nil || e.Count < 1 || e.Count > ucast.MaxWorkPerHost {
+				return Work{}, fmt.Errorf("work %q: entry %q: count must be a number in 1..%d", s, item, ucast.MaxWorkPerHost)
+			}
+		}
+		switch {
+		case strings.HasPrefix(body, "*"):
+			e.Multicast, e.Group = true, body[1:]
+			if strings.ContainsAny(e.Group, " \t;:,*") {
+				return Work{}, fmt.Errorf("work %q: entry %q: bad group name", s, item)
+			}
+		default:
+			if e.Dest, err = strconv.Atoi(body); err != nil {
+				return Work{}, fmt.Errorf("work %q: entry %q: want DEST, * or *GROUP", s, item)
+			}
+			if e.Dest < 0 || e.Dest >= model.MaxNodes {
+				return Work{}, fmt.Errorf("work %q: entry %q: destination %d out of range", s, item, e.Dest)
+			}
+		}
+		w.Items = append(w.Items, e)
+	}
+	return w, nil
+}
+
+// explicitWork builds the workload of p.Work on topo: every node's entries
+// in order, unicast packets numbered per ordered pair and multicasts per
+// tree.
+func explicitWork(p *Params, topo *model.Topology, nodes int) ([][]ucast.WorkItem, error) {
+	work := make([][]ucast.WorkItem, nodes)
+	useq := make([]int, nodes*nodes)
+	tseq := make([]int, len(topo.Trees))
+	for i, w := range p.Work {
+		if w.Node >= nodes {
+			return nil, fmt.Errorf("work %d (%s): node %d out of range 0..%d", i+1, w, w.Node, nodes-1)
+		}
+		for _, e := range w.Items {
+			it := ucast.WorkItem{Tag: ucast.TagUnicast, Dest: model.NodeID(e.Dest)}
+			seq := &useq[w.Node*nodes+e.Dest%nodes]
+			if e.Multicast {
+				t, err := topo.CastTree(model.Cast{Group: e.Group, Root: w.Node, Count: e.Count})
+				if err != nil {
+					return nil, fmt.Errorf("work %d (%s): entry %s: %v", i+1, w, e, err)
+				}
+				it = ucast.WorkItem{Tag: TagMulticast, Tree: uint16(t)}
+				seq = &tseq[t]
+			} else if e.Dest >= nodes || e.Dest == w.Node {
+				return nil, fmt.Errorf("work %d (%s): entry %s: destination must be another node in 0..%d", i+1, w, e, nodes-1)
+			}
+			for k := 0; k < e.Count; k++ {
+				*seq++
+				if *seq > model.MaxStreamSeq {
+					return nil, fmt.Errorf("work %d (%s): more than %d packets in one stream (entry %s)", i+1, w, model.MaxStreamSeq, e)
+				}
+				it.Seq = uint16(*seq)
+				work[w.Node] = append(work[w.Node], it)
+			}
+		}
+	}
+	return work, ucast.CheckWork(work)
+}
