@@ -74,7 +74,7 @@ type Client struct {
 
 type request struct {
 	kind  int              // the action kind to perform, or -1 with view set
-	view  func(model.Node) // reads the node's state in its goroutine
+	view  func(model.Node) // reads (or, for Update, changes) the node's state in its goroutine
 	reply chan bool
 }
 
@@ -102,6 +102,14 @@ func (c *Client) Do(kind string) bool {
 func (c *Client) View(f func(n model.Node)) bool {
 	return c.send(request{kind: -1, view: f, reply: make(chan bool, 1)})
 }
+
+// Update runs f in the node's goroutine, between steps, like View; f may
+// change what the node's actions depend on outside its model state (for
+// example append to the machine's workload for this node, as a program
+// posting a send does), never the model state itself. The node then
+// performs whatever became enabled. It reports false, without running f,
+// when the run is over.
+func (c *Client) Update(f func(n model.Node)) bool { return c.View(f) }
 
 func (c *Client) send(req request) bool {
 	select {

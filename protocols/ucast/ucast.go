@@ -181,6 +181,11 @@ type Machine struct {
 	// (the thesis's one packet per buffer, Fig. 4.12), which is otherwise
 	// dead state and not kept.
 	SharedHeaders bool
+	// ClientProcess makes "host H process" a client action of the live
+	// runtime (model.LiveClient): the program on the host takes each
+	// delivered packet itself (lfc_poll, or a library's upcall loop)
+	// instead of the runtime discarding it. The model is unchanged.
+	ClientProcess bool
 	Variant       string
 	// Work lists, per host, the packets it launches in order.
 	Work [][]WorkItem
@@ -302,12 +307,19 @@ func (m *Machine) Kinds() []*model.ActionKind {
 				Enabled: func(n model.Node) bool { return m.canCopy(m.NodeOf(n)) },
 				Apply:   func(n model.Node, out *model.Outbox) { m.Copy(m.NodeOf(n), out) }},
 			{Name: "process", Pattern: "host {node} process", Owner: model.OwnerHost, Ample: true,
-				Fair: model.Weak, FairClass: "host {node}",
+				Fair: model.Weak, FairClass: "host {node}", Live: m.processMode(),
 				Enabled: func(n model.Node) bool { return len(m.NodeOf(n).Queue) > 0 },
 				Apply:   func(n model.Node, _ *model.Outbox) { m.Process(m.NodeOf(n)) }},
 		}
 	}
 	return m.kinds
+}
+
+func (m *Machine) processMode() model.LiveMode {
+	if m.ClientProcess {
+		return model.LiveClient
+	}
+	return model.LiveEager
 }
 
 // NewNode builds node id with C send credits for every peer.

@@ -1,0 +1,567 @@
+// Package lfc is LFC as a library: an in-process cluster of P nodes that
+// run the very handlers lfccheck checks (MCAST on UCAST's credits, or
+// RECOV for trees that MCAST would deadlock on) on the live runtime
+// (model/live, one goroutine per node), behind LFC's client interface
+// (thesis Table 3.1, §3.1):
+//
+//   - Node.Send (lfc_send) and Node.Multicast (lfc_mcast) copy the payload
+//     into a send packet and return once the NI has taken the packet (so a
+//     sender whose destinations stop consuming blocks: flow control, not
+//     loss);
+//   - delivery in one of LFC's two modes: Upcall, where the library hands
+//     every packet to the handler as soon as the NI has copied it to a host
+//     buffer (LFC's interrupt-driven upcalls), or Polling, where packets
+//     wait in host buffers until the program calls Node.Poll (lfc_poll),
+//     which runs the handler for each;
+//   - the host buffer of a packet is freed when the handler returns
+//     (lfc_upcall returning 0). Keeping packets (lfc_packet_free later) and
+//     fetch-and-add are not offered yet.
+//
+// # Conformance
+//
+// With Options.Record the cluster records every step of every node as the
+// model action it is, and every send as the node's workload (the MCAST
+// parameter work), so that Cluster.Recording returns a model execution:
+// Recording.Check replays it through the model with every property of the
+// protocol, and Recording.TraceFile writes it as a trace file that
+// `lfccheck replay` accepts. A bug seen live becomes a counterexample a
+// person can read. The model numbers at most 64 packets per stream (per
+// ordered pair for unicast, per tree for multicast) and 16384 per host, so
+// a recording cluster refuses sends beyond that; without Record the limits
+// are 65535 per stream and none per host.
+//
+// # Payloads
+//
+// The model's packets carry no payload. In-process payloads travel by
+// reference: the cluster keeps a copy of each payload under its packet's
+// identity (origin, tree or destination, sequence number) until every
+// destination handled it, as a pointer in an in-process packet would.
+package lfc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"lfccheck/model"
+	"lfccheck/model/live"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/recov"
+	"lfccheck/protocols/ucast"
+)
+
+// Mode is how packets reach the program.
+type Mode int
+
+// Delivery modes.
+const (
+	// Upcall hands every packet to the handler as soon as it is in a host
+	// buffer, from a goroutine of the library (one per node).
+	Upcall Mode = iota
+	// Polling keeps packets in host buffers until the program calls
+	// Node.Poll, which runs the handler in the caller's goroutine.
+	Polling
+)
+
+// Options configure a cluster. Zero sizes take the defaults given.
+type Options struct {
+	Nodes       int    // P, 2..64 (required)
+	Protocol    string // "mcast" (default) or "recov"
+	Credits     int    // send credits per ordered pair, C (default 8)
+	HostBuffers int    // host receive buffers per host (default 16)
+	SendBuffers int    // NI send packets per NI (default 4)
+	// Tree is the tree family of the broadcast group of all nodes (binary,
+	// binomial, chain, star, kary:K; default binary); Topology, instead, is
+	// the text of a topology file (see 'lfccheck help topology') with the
+	// groups Multicast names.
+	Tree       string
+	Topology   string
+	MaxPayload int // bytes per packet (default 8192)
+	Mode       Mode
+	// Handler is the upcall: it receives every packet delivered to node,
+	// in delivery order per node (per sender and tree, the send order).
+	// In Upcall mode it runs in the node's library goroutine, so it must
+	// not wait for deliveries to its own node; it may send.
+	Handler func(node int, p Packet)
+	// Record makes the cluster record itself as a model execution (see
+	// Cluster.Recording).
+	Record bool
+}
+
+// Packet is a delivered packet.
+type Packet struct {
+	From    int    // the node whose program sent it
+	Group   string // the multicast group; "" for a unicast packet
+	Seq     int    // its number in its stream (per sender and destination, or per tree), from 1
+	Payload []byte // the cluster's copy; valid until the handler returns
+}
+
+// Default sizes.
+const (
+	DefaultCredits     = 8
+	DefaultHostBuffers = 16
+	DefaultSendBuffers = 4
+	DefaultMaxPayload  = 8192
+)
+
+// ErrClosed is returned by calls on a closed cluster.
+var ErrClosed = errors.New("lfc: cluster closed")
+
+type key struct {
+	tag    model.Tag
+	origin model.NodeID
+	to     uint16 // unicast: destination; multicast: tree
+	seq    uint16
+}
+
+type stored struct {
+	data []byte
+	left int // destinations that have not handled it
+}
+
+// Cluster is a running in-process LFC.
+type Cluster struct {
+	opt    Options
+	cfg    model.Config // resolved, with the initial (empty) workload
+	sys    *model.System
+	um     *ucast.Machine
+	topo   *model.Topology
+	nodes  []*Node
+	ready  sync.WaitGroup // the nodes' library goroutines have started
+	cancel context.CancelFunc
+	done   chan struct{} // the live run has returned
+	res    *live.Result
+	runErr error
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	closed   bool
+	payloads map[key]*stored
+	expected int // deliveries owed for every packet posted
+	handled  int // deliveries handed to a handler
+}
+
+// Node is one node's client interface.
+type Node struct {
+	c    *Cluster
+	id   model.NodeID
+	lc   *live.Client
+	send sync.Mutex  // serializes posting, so that the workload keeps send order
+	poll sync.Mutex  // one delivery at a time
+	seq  map[int]int // per stream (destination, or P + tree): last number given; guarded by send
+	// Guarded by c.mu:
+	posted   int // workload items posted
+	launched int // workload items the NI took (the node's Next)
+	queued   int // packets in host buffers
+	work     []mcast.WorkEntry
+	changed  chan struct{}
+}
+
+// Start starts a cluster. It runs until Close.
+func Start(opt Options) (*Cluster, error) {
+	cfg, err := configFor(&opt)
+	if err != nil {
+		return nil, err
+	}
+	var m model.Machine
+	var mm *mcast.Machine
+	switch cfg.Protocol {
+	case "mcast":
+		mm, err = mcast.New(cfg)
+		m = mm
+	case "recov":
+		var rm *recov.Machine
+		rm, err = recov.New(cfg)
+		if rm != nil {
+			mm = rm.Machine
+		}
+		m = rm
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lfc: %v", err)
+	}
+	um := mm.Machine
+	um.ClientProcess = true
+	for i := range um.Work {
+		um.Work[i] = nil // the programs post their sends
+	}
+	sys, err := model.NewSystem(cfg, m)
+	if err != nil {
+		return nil, fmt.Errorf("lfc: %v", err)
+	}
+	c := &Cluster{opt: opt, cfg: cfg, sys: sys, um: um, topo: mm.Topo, payloads: map[key]*stored{}, done: make(chan struct{})}
+	c.cond = sync.NewCond(&c.mu)
+	for i := 0; i < opt.Nodes; i++ {
+		c.nodes = append(c.nodes, &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, changed: make(chan struct{}, 1)})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.ready.Add(opt.Nodes)
+	go func() {
+		defer close(c.done)
+		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe})
+	}()
+	c.ready.Wait()
+	return c, nil
+}
+
+// configFor validates opt, fills in defaults, and builds the protocol's
+// configuration (with a placeholder workload that Start discards).
+func configFor(opt *Options) (model.Config, error) {
+	if opt.Nodes < 2 || opt.Nodes > model.MaxNodes {
+		return model.Config{}, fmt.Errorf("lfc: nodes must be in 2..%d, got %d", model.MaxNodes, opt.Nodes)
+	}
+	if opt.Protocol == "" {
+		opt.Protocol = "mcast"
+	}
+	if opt.Protocol != "mcast" && opt.Protocol != "recov" {
+		return model.Config{}, fmt.Errorf("lfc: protocol must be mcast or recov, got %q", opt.Protocol)
+	}
+	for _, d := range []struct {
+		v        *int
+		name     string
+		def, max int
+	}{
+		{&opt.Credits, "credits", DefaultCredits, ucast.MaxCredits},
+		{&opt.HostBuffers, "host buffers", DefaultHostBuffers, ucast.MaxBuffers},
+		{&opt.SendBuffers, "send buffers", DefaultSendBuffers, ucast.MaxBuffers},
+		{&opt.MaxPayload, "max payload", DefaultMaxPayload, 1 << 30},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 1 || *d.v > d.max {
+			return model.Config{}, fmt.Errorf("lfc: %s must be in 1..%d (0: %d), got %d", d.name, d.max, d.def, *d.v)
+		}
+	}
+	if opt.Mode != Upcall && opt.Mode != Polling {
+		return model.Config{}, fmt.Errorf("lfc: unknown mode %d", opt.Mode)
+	}
+	if opt.Handler == nil {
+		return model.Config{}, fmt.Errorf("lfc: a handler is required")
+	}
+	p := mcast.Defaults()
+	p.Credits, p.HostBuffers, p.SendBuffers = opt.Credits, opt.HostBuffers, opt.SendBuffers
+	switch {
+	case opt.Topology != "" && opt.Tree != "":
+		return model.Config{}, fmt.Errorf("lfc: give a tree family or a topology, not both")
+	case opt.Topology != "":
+		if err := p.SetTopologyFile("topology", []byte(opt.Topology)); err != nil {
+			return model.Config{}, fmt.Errorf("lfc: %v", err)
+		}
+	default:
+		if opt.Tree == "" {
+			opt.Tree = "binary"
+		}
+		if err := p.Set("tree", opt.Tree); err != nil {
+			return model.Config{}, fmt.Errorf("lfc: %v", err)
+		}
+	}
+	// A placeholder workload, valid for any topology: Start discards it.
+	p.Work = []mcast.Work{{Node: 0}}
+	cfg := model.Config{Protocol: opt.Protocol, Nodes: opt.Nodes, Params: p}
+	nodes, err := p.Resolve(cfg.Nodes)
+	if err != nil {
+		return model.Config{}, fmt.Errorf("lfc: %v", err)
+	}
+	cfg.Nodes = nodes
+	return cfg, nil
+}
+
+// Node returns node i's interface.
+func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
+
+// Nodes is the number of nodes.
+func (c *Cluster) Nodes() int { return len(c.nodes) }
+
+// client is node's program on the live runtime: in Upcall mode it hands
+// every delivered packet to the handler; in both modes it keeps the
+// node's client interface open until Close.
+func (c *Cluster) client(ctx context.Context, lc *live.Client) {
+	n := c.nodes[lc.Node()]
+	n.lc = lc
+	c.ready.Done()
+	for {
+		if c.opt.Mode == Upcall {
+			for n.deliver() {
+			}
+		}
+		select {
+		case <-n.changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// observe runs in node id's goroutine after each of its steps.
+func (c *Cluster) observe(id model.NodeID, mn model.Node) {
+	u := c.um.NodeOf(mn)
+	n := c.nodes[id]
+	c.mu.Lock()
+	changed := n.launched != u.Next || n.queued != len(u.Queue)
+	n.launched, n.queued = u.Next, len(u.Queue)
+	if changed {
+		c.cond.Broadcast()
+	}
+	c.mu.Unlock()
+	select {
+	case n.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Send sends payload to node dest (lfc_send): it returns once the packet
+// is in the NI's hands, or with an error.
+func (n *Node) Send(dest int, payload []byte) error {
+	if dest < 0 || dest >= len(n.c.nodes) || dest == int(n.id) {
+		return fmt.Errorf("lfc: node %d: destination %d is not another node in 0..%d", n.id, dest, len(n.c.nodes)-1)
+	}
+	return n.post(mcast.WorkEntry{Dest: dest, Count: 1}, ucast.WorkItem{Tag: ucast.TagUnicast, Dest: model.NodeID(dest)}, dest, 1, payload)
+}
+
+// Multicast sends payload to every other member of group (lfc_mcast) on
+// the node's spanning tree of the group ("": the first group the node is
+// a member of; with a tree family, the group of all nodes). It returns
+// once the packet is in the NI's hands, or with an error.
+func (n *Node) Multicast(group string, payload []byte) error {
+	t, err := n.c.topo.CastTree(model.Cast{Group: group, Root: int(n.id), Count: 1})
+	if err != nil {
+		return fmt.Errorf("lfc: node %d: %v", n.id, err)
+	}
+	dests := len(n.c.topo.Groups[n.c.topo.Trees[t].Group].Members) - 1
+	return n.post(mcast.WorkEntry{Multicast: true, Group: group, Count: 1},
+		ucast.WorkItem{Tag: mcast.TagMulticast, Tree: uint16(t)}, len(n.c.nodes)+t, dests, payload)
+}
+
+// post appends one item of stream to the node's workload and waits until
+// the NI has taken it.
+func (n *Node) post(e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) error {
+	n.send.Lock()
+	err := n.postLocked(e, it, stream, dests, payload)
+	n.send.Unlock()
+	if err != nil {
+		return err
+	}
+	return n.waitLaunched()
+}
+
+// postLocked appends one item to the node's workload (n.send held).
+func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) error {
+	c := n.c
+	if len(payload) > c.opt.MaxPayload {
+		return fmt.Errorf("lfc: node %d: payload of %d bytes, more than the %d the cluster allows", n.id, len(payload), c.opt.MaxPayload)
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	limit := 65535
+	if c.opt.Record {
+		limit = model.MaxStreamSeq
+		if n.posted >= ucast.MaxWorkPerHost {
+			c.mu.Unlock()
+			return fmt.Errorf("lfc: node %d: more than %d sends in a recorded run (the model's limit per host)", n.id, ucast.MaxWorkPerHost)
+		}
+	}
+	if n.seq[stream] >= limit {
+		c.mu.Unlock()
+		return fmt.Errorf("lfc: node %d: more than %d packets in one stream (%s)%s", n.id, limit, e, recordNote(c.opt.Record))
+	}
+	n.seq[stream]++
+	it.Seq = uint16(n.seq[stream])
+	k := key{it.Tag, n.id, uint16(it.Dest), it.Seq}
+	if it.Tag == mcast.TagMulticast {
+		k.to = it.Tree
+	}
+	c.payloads[k] = &stored{data: append([]byte(nil), payload...), left: dests}
+	c.expected += dests
+	n.posted++
+	if c.opt.Record {
+		if l := len(n.work); l > 0 && sameEntry(n.work[l-1], e) {
+			n.work[l-1].Count++
+		} else {
+			n.work = append(n.work, e)
+		}
+	}
+	c.mu.Unlock()
+	ok := n.lc.Update(func(model.Node) { c.um.Work[n.id] = append(c.um.Work[n.id], it) })
+	if !ok {
+		return ErrClosed
+	}
+	return nil
+}
+
+func recordNote(rec bool) string {
+	if rec {
+		return ": the model's limit, which a recording cluster keeps"
+	}
+	return ""
+}
+
+func sameEntry(a, b mcast.WorkEntry) bool {
+	return a.Multicast == b.Multicast && a.Dest == b.Dest && a.Group == b.Group
+}
+
+// waitLaunched waits until the NI took every item posted so far.
+func (n *Node) waitLaunched() error {
+	c := n.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	want := n.posted
+	for n.launched < want && !c.closed {
+		c.cond.Wait()
+	}
+	if n.launched < want {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Poll hands every packet waiting in the node's host buffers to the
+// handler, in the caller's goroutine (lfc_poll), and returns how many it
+// handed. In Upcall mode the library does this by itself and Poll
+// returns 0 at once.
+func (n *Node) Poll() int {
+	if n.c.opt.Mode == Upcall {
+		return 0
+	}
+	k := 0
+	for n.deliver() {
+		k++
+	}
+	return k
+}
+
+// deliver hands the oldest packet in the node's host buffers to the
+// handler and frees its buffer; false when there is none.
+func (n *Node) deliver() bool {
+	n.poll.Lock()
+	defer n.poll.Unlock()
+	c := n.c
+	var pkt model.Packet
+	found := false
+	if !n.lc.View(func(mn model.Node) {
+		if q := c.um.NodeOf(mn).Queue; len(q) > 0 {
+			pkt, found = q[0], true
+		}
+	}) || !found {
+		return false
+	}
+	// Only this node's client takes packets from its host queue, so the
+	// head is still pkt.
+	if !n.lc.Do("process") {
+		return false
+	}
+	k := key{pkt.Tag, pkt.Origin, uint16(n.id), pkt.Seq}
+	group := ""
+	if pkt.Tag == mcast.TagMulticast {
+		k.to = pkt.Tree
+		group = c.topo.Groups[c.topo.Trees[pkt.Tree].Group].Name
+	}
+	c.mu.Lock()
+	pl := c.payloads[k]
+	var data []byte
+	if pl != nil {
+		data = pl.data
+		if pl.left--; pl.left == 0 {
+			delete(c.payloads, k)
+		}
+	}
+	c.mu.Unlock()
+	c.opt.Handler(int(n.id), Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data})
+	c.mu.Lock()
+	c.handled++
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	return true
+}
+
+// Drain waits until every packet sent so far has been handed to its
+// destinations' handlers (in Polling mode, programs must keep polling),
+// or until ctx ends.
+func (c *Cluster) Drain(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.handled < c.expected && !c.closed && ctx.Err() == nil {
+		c.cond.Wait()
+	}
+	switch {
+	case c.handled >= c.expected:
+		return nil
+	case c.closed:
+		return ErrClosed
+	}
+	return fmt.Errorf("lfc: drain: %d of %d deliveries done: %w", c.handled, c.expected, ctx.Err())
+}
+
+// Report is what a cluster did, as Close returns it.
+type Report struct {
+	Sent      int // packets sent (multicasts count once)
+	Delivered int // deliveries handed to handlers (a multicast counts once per destination)
+	// InFlight lists the deliveries still owed when the cluster closed,
+	// as "origin->destination #seq" (unicast) or "origin tree T #seq to
+	// N destinations" (multicast), sorted.
+	InFlight []string
+	Steps    int // protocol steps the nodes took
+}
+
+// Close stops the cluster at once: sends and polls in progress return
+// ErrClosed, and the report says what was still in flight. Call Drain
+// first for a clean end.
+func (c *Cluster) Close() (*Report, error) {
+	c.mu.Lock()
+	already := c.closed
+	c.closed = true
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.cancel()
+	<-c.done
+	if already {
+		return c.report(), nil
+	}
+	if c.runErr != nil && !errors.Is(c.runErr, context.Canceled) {
+		return c.report(), c.runErr
+	}
+	return c.report(), nil
+}
+
+func (c *Cluster) report() *Report {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := &Report{Delivered: c.handled}
+	for _, n := range c.nodes {
+		r.Sent += n.posted
+	}
+	if c.res != nil {
+		r.Steps = len(c.res.Actions)
+	}
+	for k, p := range c.payloads {
+		if k.tag == mcast.TagMulticast {
+			r.InFlight = append(r.InFlight, fmt.Sprintf("%d tree %d #%d to %d destinations", k.origin, k.to, k.seq, p.left))
+		} else {
+			r.InFlight = append(r.InFlight, fmt.Sprintf("%d->%d #%d", k.origin, k.to, k.seq))
+		}
+	}
+	sort.Strings(r.InFlight)
+	return r
+}
+
+// String renders the report in one line.
+func (r *Report) String() string {
+	s := fmt.Sprintf("%d packets sent, %d deliveries, %d steps", r.Sent, r.Delivered, r.Steps)
+	if len(r.InFlight) > 0 {
+		s += fmt.Sprintf("; %d in flight: %s", len(r.InFlight), strings.Join(r.InFlight, ", "))
+	}
+	return s
+}

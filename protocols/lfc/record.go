@@ -1,0 +1,86 @@
+package lfc
+
+import (
+	"fmt"
+
+	"lfccheck/model"
+	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/traces"
+)
+
+// Recording is a closed recording cluster's run as a model execution: the
+// configuration (with every node's sends as its workload, MCAST's work
+// parameter) and every step the nodes took, in a valid global order.
+type Recording struct {
+	Config  model.Config
+	Actions []string // model action names, as trace files hold them
+}
+
+// Recording returns the run of a cluster started with Options.Record,
+// after Close.
+func (c *Cluster) Recording() (*Recording, error) {
+	if !c.opt.Record {
+		return nil, fmt.Errorf("lfc: the cluster was started without Record")
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if !closed {
+		return nil, fmt.Errorf("lfc: Recording needs a closed cluster")
+	}
+	<-c.done
+	cfg := c.cfg.Clone()
+	p := cfg.Params.(*mcast.Params)
+	p.Work = nil
+	for _, n := range c.nodes {
+		if len(n.work) > 0 {
+			p.Work = append(p.Work, mcast.Work{Node: int(n.id), Items: append([]mcast.WorkEntry(nil), n.work...)})
+		}
+	}
+	if p.Work == nil {
+		p.Work = []mcast.Work{{Node: 0}} // nothing was sent
+	}
+	r := &Recording{Config: cfg}
+	for _, a := range c.res.Actions {
+		r.Actions = append(r.Actions, c.sys.ActionName(a))
+	}
+	return r, nil
+}
+
+// Check replays the recording through the model, checking every property
+// of the protocol after every step, and, if the run ended with nothing
+// left to do, the properties of end states. It returns the outcome (with
+// the violation, if any) or an error when the model does not accept a
+// step: then the runtime did something the model does not allow.
+func (r *Recording) Check() (traces.Outcome, error) {
+	ck, err := protocols.Build(r.Config)
+	if err != nil {
+		return traces.Outcome{}, fmt.Errorf("lfc: the recording's configuration: %v", err)
+	}
+	acts, err := traces.ParseActions(ck.Sys, r.Actions)
+	if err != nil {
+		return traces.Outcome{}, fmt.Errorf("lfc: the recording's actions: %v", err)
+	}
+	return traces.Run(ck, acts)
+}
+
+// TraceFile renders the recording as a trace file that `lfccheck replay`
+// accepts (with the violation the model finds in it, if any).
+func (r *Recording) TraceFile() ([]byte, error) {
+	ck, err := protocols.Build(r.Config)
+	if err != nil {
+		return nil, fmt.Errorf("lfc: the recording's configuration: %v", err)
+	}
+	acts, err := traces.ParseActions(ck.Sys, r.Actions)
+	if err != nil {
+		return nil, fmt.Errorf("lfc: the recording's actions: %v", err)
+	}
+	o, err := traces.Run(ck, acts)
+	if err != nil {
+		return nil, err
+	}
+	f := traces.NewFile(ck.Sys, acts, o)
+	f.Steps = nil // the changes of every step: replay recomputes them
+	return traces.Marshal(f), nil
+}
