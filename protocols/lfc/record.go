@@ -1,9 +1,11 @@
 package lfc
 
 import (
+	"errors"
 	"fmt"
 
 	"lfccheck/model"
+	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
 	"lfccheck/traces"
@@ -50,31 +52,66 @@ func (c *Cluster) Recording() (*Recording, error) {
 
 // Check replays the recording through the model, checking every property
 // of the protocol after every step, and, if the run ended with nothing
-// left to do, the properties of end states. It returns the outcome (with
-// the violation, if any) or an error when the model does not accept a
-// step: then the runtime did something the model does not allow.
-func (r *Recording) Check() (traces.Outcome, error) {
+// left to do, the properties of end states. It returns the violation, if
+// any, or an error when the model does not accept a step: then the
+// runtime did something the model does not allow. (Trace files hold the
+// same check with every step's changes: TraceFile and `lfccheck replay`.)
+func (r *Recording) Check() (*properties.Violation, error) {
+	ck, acts, err := r.build()
+	if err != nil {
+		return nil, err
+	}
+	w := ck.Sys.Initial()
+	if err := ck.CheckState(w); err != nil {
+		return asViolation(err)
+	}
+	var out model.Outbox
+	for i, a := range acts {
+		if err := w.Apply(a, &out); err != nil {
+			return nil, fmt.Errorf("lfc: step %d (%s): the model does not allow it: %v", i+1, r.Actions[i], err)
+		}
+		if err := ck.CheckStep(w, a, &out); err != nil {
+			v, err := asViolation(err)
+			if v != nil {
+				v.Message = fmt.Sprintf("step %d (%s): %s", i+1, r.Actions[i], v.Message)
+			}
+			return v, err
+		}
+	}
+	if len(w.Enabled(nil)) == 0 {
+		if err := ck.CheckFinal(w); err != nil {
+			return asViolation(err)
+		}
+	}
+	return nil, nil
+}
+
+func asViolation(err error) (*properties.Violation, error) {
+	var v *properties.Violation
+	if errors.As(err, &v) {
+		return v, nil
+	}
+	return nil, err
+}
+
+func (r *Recording) build() (*properties.Checker, []model.Action, error) {
 	ck, err := protocols.Build(r.Config)
 	if err != nil {
-		return traces.Outcome{}, fmt.Errorf("lfc: the recording's configuration: %v", err)
+		return nil, nil, fmt.Errorf("lfc: the recording's configuration: %v", err)
 	}
 	acts, err := traces.ParseActions(ck.Sys, r.Actions)
 	if err != nil {
-		return traces.Outcome{}, fmt.Errorf("lfc: the recording's actions: %v", err)
+		return nil, nil, fmt.Errorf("lfc: the recording's actions: %v", err)
 	}
-	return traces.Run(ck, acts)
+	return ck, acts, nil
 }
 
 // TraceFile renders the recording as a trace file that `lfccheck replay`
 // accepts (with the violation the model finds in it, if any).
 func (r *Recording) TraceFile() ([]byte, error) {
-	ck, err := protocols.Build(r.Config)
+	ck, acts, err := r.build()
 	if err != nil {
-		return nil, fmt.Errorf("lfc: the recording's configuration: %v", err)
-	}
-	acts, err := traces.ParseActions(ck.Sys, r.Actions)
-	if err != nil {
-		return nil, fmt.Errorf("lfc: the recording's actions: %v", err)
+		return nil, err
 	}
 	o, err := traces.Run(ck, acts)
 	if err != nil {
