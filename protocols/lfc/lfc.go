@@ -262,7 +262,7 @@ func configFor(opt *Options) (model.Config, error) {
 	}
 	// A placeholder workload, valid for any topology: Start discards it.
 	p.Work = []mcast.Work{{Node: 0}}
-	cfg := model.Config{Protocol: opt.Protocol, Nodes: opt.Nodes, Params: p}
+	cfg := model.Config{Protocol: opt.Protocol, Variant: "correct", Nodes: opt.Nodes, Params: p}
 	nodes, err := p.Resolve(cfg.Nodes)
 	if err != nil {
 		return model.Config{}, fmt.Errorf("lfc: %v", err)
