@@ -62,6 +62,13 @@ type Options struct {
 	// must not block for long (the node waits for it). APIs built on a
 	// protocol use it to report what a step did (for example a delivery).
 	Observe func(id model.NodeID, n model.Node)
+	// LinkDelay, when positive, is the time a packet spends on a link: a
+	// node receives a packet no earlier than LinkDelay after it was sent
+	// (links stay FIFO). It emulates the wire and switch latency that an
+	// in-process run does not have, so that latency grows with the number
+	// of hops a packet makes, as on a network (zero: packets are received
+	// as soon as the receiver gets to them).
+	LinkDelay time.Duration
 }
 
 // Client is a node's program: it asks the node's goroutine to perform the
@@ -128,6 +135,7 @@ func (c *Client) send(req request) bool {
 type msg struct {
 	from model.NodeID
 	pkt  model.Packet
+	due  time.Time // with Options.LinkDelay: when it may be received
 }
 
 // inbox is an unbounded FIFO queue with a wake-up signal.
@@ -147,15 +155,22 @@ func (b *inbox) push(m msg) {
 	}
 }
 
-func (b *inbox) pop() (msg, bool) {
+// pop takes the oldest packet if it is due; otherwise it returns how long
+// until it is (0: the inbox is empty).
+func (b *inbox) pop() (msg, bool, time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.q) == 0 {
-		return msg{}, false
+		return msg{}, false, 0
 	}
 	m := b.q[0]
+	if !m.due.IsZero() {
+		if d := time.Until(m.due); d > 0 {
+			return msg{}, false, d
+		}
+	}
 	b.q = b.q[1:]
-	return m, true
+	return m, true, 0
 }
 
 // Result is what a live run did.
@@ -289,8 +304,12 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 		if len(out.Sends) > 0 {
 			r.adjust(len(out.Sends))
 		}
+		var due time.Time
+		if r.opt.LinkDelay > 0 && len(out.Sends) > 0 {
+			due = time.Now().Add(r.opt.LinkDelay)
+		}
 		for _, t := range out.Sends {
-			r.inboxes[t.To].push(msg{from: id, pkt: t.Pkt})
+			r.inboxes[t.To].push(msg{from: id, pkt: t.Pkt, due: due})
 		}
 	}
 	perform := func(ki int) {
@@ -301,7 +320,8 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 	tm := newTimers(r.sys, r.opt.Timers)
 	reqs := r.clients[id].reqs
 	for {
-		if m, ok := box.pop(); ok {
+		m, ok, wait := box.pop()
+		if ok {
 			out.Reset()
 			r.sys.M.Receive(n, m.from, m.pkt, &out)
 			emit(model.Action{Kind: r.deliverKind(), Node: id, Peer: m.from})
@@ -317,14 +337,20 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 		if !armed {
 			r.adjust(-1) // idle: nothing to do until a packet or a client request
 		}
-		var fire <-chan time.Time
+		var fire, arrive <-chan time.Time
 		if armed {
 			fire = tm.next.C
+		}
+		var arrival *time.Timer
+		if wait > 0 {
+			arrival = time.NewTimer(wait)
+			arrive = arrival.C
 		}
 		select {
 		case <-stop:
 			tm.stop()
 			return delivered
+		case <-arrive:
 		case <-box.signal:
 		case req := <-reqs:
 			if req.kind < 0 {
@@ -339,6 +365,9 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 			req.reply <- ok
 		case <-fire:
 			tm.fired(n, perform)
+		}
+		if arrival != nil {
+			arrival.Stop()
 		}
 		if !armed {
 			r.adjust(1)

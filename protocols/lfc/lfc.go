@@ -45,6 +45,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"lfccheck/model"
 	"lfccheck/model/live"
@@ -89,6 +90,9 @@ type Options struct {
 	// Record makes the cluster record itself as a model execution (see
 	// Cluster.Recording).
 	Record bool
+	// LinkDelay is the time every packet spends on a link (see
+	// live.Options.LinkDelay; default 0: none).
+	LinkDelay time.Duration
 }
 
 // Packet is a delivered packet.
@@ -202,7 +206,7 @@ func Start(opt Options) (*Cluster, error) {
 	c.ready.Add(opt.Nodes)
 	go func() {
 		defer close(c.done)
-		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe})
+		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay})
 	}()
 	c.ready.Wait()
 	return c, nil
@@ -236,6 +240,9 @@ func configFor(opt *Options) (model.Config, error) {
 		if *d.v < 1 || *d.v > d.max {
 			return model.Config{}, fmt.Errorf("lfc: %s must be in 1..%d (0: %d), got %d", d.name, d.max, d.def, *d.v)
 		}
+	}
+	if opt.LinkDelay < 0 {
+		return model.Config{}, fmt.Errorf("lfc: link delay must not be negative, got %v", opt.LinkDelay)
 	}
 	if opt.Mode != Upcall && opt.Mode != Polling {
 		return model.Config{}, fmt.Errorf("lfc: unknown mode %d", opt.Mode)

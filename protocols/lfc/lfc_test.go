@@ -423,3 +423,22 @@ func TestLoad(t *testing.T) {
 		})
 	}
 }
+
+// With a link delay, packets still arrive in order, once each, and the run
+// is still a model execution.
+func TestLinkDelay(t *testing.T) {
+	var col collector
+	c, err := lfc.Start(lfc.Options{Nodes: 5, Credits: 1, HostBuffers: 1, LinkDelay: 200 * time.Microsecond, Handler: col.handler, Record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	run(t, c, &col, 10, 3, lfc.Upcall)
+	if d := time.Since(start); d < 200*time.Microsecond {
+		t.Fatalf("a run with a 200µs link delay took %v", d)
+	}
+	checkRecording(t, c)
+	if _, err := lfc.Start(lfc.Options{Nodes: 2, LinkDelay: -1, Handler: col.handler}); err == nil {
+		t.Fatal("a negative link delay is accepted")
+	}
+}
