@@ -42,7 +42,7 @@ func ParamSpecs() []model.ParamSpec {
 	var specs []model.ParamSpec
 	for _, s := range mcast.ParamSpecs() {
 		switch s.Key {
-		case "flow", "work":
+		case "flow", "work", "keep":
 			continue
 		case "cast":
 			s.Doc = "plain (unordered) multicast entry [GROUP/]ROOT:COUNT beside the ordered broadcast, repeatable; a node launches its casts before its messages"
@@ -148,6 +148,9 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	nodes, err := p.Params.ResolveBase(nodes)
 	if err != nil {
 		return 0, err
+	}
+	if len(p.Flows) > 0 || len(p.Work) > 0 || p.Keep > 0 {
+		return 0, fmt.Errorf("gsb takes no flows, work or keep (its processes broadcast messages and hold back packets themselves)")
 	}
 	if p.Packets < 1 {
 		return 0, fmt.Errorf("packets must be at least 1 (messages per sender)")

@@ -138,3 +138,28 @@ func ExampleCluster_Recording() {
 	// accepted by the model: true violation: <nil>
 	// mcast (correct) nodes=4 credits=1 tree=binary work=4 nodes refresh=1 host-buffers=1 send-buffers=4
 }
+
+// Keeping a packet past its upcall (lfc_upcall returning nonzero) and
+// freeing it later (lfc_packet_free): until then it holds a host buffer
+// and its payload stays valid.
+func ExamplePacket_Keep() {
+	kept := make(chan *lfc.Kept, 1)
+	var payload []byte
+	c, err := lfc.Start(lfc.Options{Nodes: 2, HostBuffers: 2, Keep: 1, Handler: func(node int, p lfc.Packet) {
+		if k, err := p.Keep(); err == nil {
+			payload = p.Payload
+			kept <- k
+		}
+	}})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	c.Node(0).Send(1, []byte("keep me"))
+	k := <-kept
+	fmt.Printf("kept %q\n", payload)
+	fmt.Println("freed:", k.Free() == nil)
+	// Output:
+	// kept "keep me"
+	// freed: true
+}

@@ -14,8 +14,11 @@
 //     wait in host buffers until the program calls Node.Poll (lfc_poll),
 //     which runs the handler for each;
 //   - the host buffer of a packet is freed when the handler returns
-//     (lfc_upcall returning 0). Keeping packets (lfc_packet_free later) and
-//     fetch-and-add are not offered yet.
+//     (lfc_upcall returning 0), unless the handler calls Packet.Keep
+//     (lfc_upcall returning nonzero): then the program frees it later with
+//     Kept.Free (lfc_packet_free), and until then the packet holds one of
+//     the node's host buffers (at most Options.Keep at once). Fetch-and-add
+//     is not offered yet.
 //
 // # Conformance
 //
@@ -81,11 +84,16 @@ type Options struct {
 	Tree       string
 	Topology   string
 	MaxPayload int // bytes per packet (default 8192)
-	Mode       Mode
+	// Keep is how many packets a node's program may keep at once after
+	// their upcall (Packet.Keep; default 0: none). Kept packets hold host
+	// buffers, so Keep must be below HostBuffers.
+	Keep int
+	Mode Mode
 	// Handler is the upcall: it receives every packet delivered to node,
 	// in delivery order per node (per sender and tree, the send order).
 	// In Upcall mode it runs in the node's library goroutine, so it must
-	// not wait for deliveries to its own node; it may send.
+	// not wait for deliveries to its own node; it may send, and keep the
+	// packet (Packet.Keep); it must not call Poll.
 	Handler func(node int, p Packet)
 	// Record makes the cluster record itself as a model execution (see
 	// Cluster.Recording).
@@ -100,7 +108,57 @@ type Packet struct {
 	From    int    // the node whose program sent it
 	Group   string // the multicast group; "" for a unicast packet
 	Seq     int    // its number in its stream (per sender and destination, or per tree), from 1
-	Payload []byte // the cluster's copy; valid until the handler returns
+	Payload []byte // the cluster's copy; valid until the handler returns, or until Free if kept
+
+	n     *Node
+	state *int // 0: in the handler, 1: kept, 2: the handler returned; guarded by c.mu
+}
+
+// Keep keeps the packet's host buffer after the handler returns (LFC's
+// lfc_upcall returning nonzero): the payload stays valid until the
+// returned Kept is freed. It fails when the node already keeps
+// Options.Keep packets, or when called outside the handler or twice.
+func (p Packet) Keep() (*Kept, error) {
+	if p.state == nil {
+		return nil, fmt.Errorf("lfc: Keep of a packet the cluster did not deliver")
+	}
+	c := p.n.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if *p.state != 0 {
+		return nil, fmt.Errorf("lfc: Keep outside the packet's handler, or twice")
+	}
+	if p.n.kept >= c.opt.Keep {
+		return nil, fmt.Errorf("lfc: node %d already keeps %d packets (Options.Keep)", p.n.id, c.opt.Keep)
+	}
+	p.n.kept++
+	*p.state = 1
+	return &Kept{n: p.n}, nil
+}
+
+// Kept is a packet the program kept after its upcall.
+type Kept struct {
+	n     *Node
+	freed bool
+	mu    sync.Mutex
+}
+
+// Free frees a kept packet's host buffer (lfc_packet_free).
+func (k *Kept) Free() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.freed {
+		return fmt.Errorf("lfc: node %d: packet freed twice", k.n.id)
+	}
+	if !k.n.lc.Do("free") {
+		return ErrClosed
+	}
+	k.freed = true
+	c := k.n.c
+	c.mu.Lock()
+	k.n.kept--
+	c.mu.Unlock()
+	return nil
 }
 
 // Default sizes.
@@ -158,6 +216,7 @@ type Node struct {
 	seq  map[int]int // per stream (destination, or P + tree): last number given; guarded by send
 	// Guarded by c.mu:
 	posted   int // workload items posted
+	kept     int // packets kept (Packet.Keep) and not freed
 	launched int // workload items the NI took (the node's Next)
 	queued   int // packets in host buffers
 	work     []mcast.WorkEntry
@@ -241,6 +300,9 @@ func configFor(opt *Options) (model.Config, error) {
 			return model.Config{}, fmt.Errorf("lfc: %s must be in 1..%d (0: %d), got %d", d.name, d.max, d.def, *d.v)
 		}
 	}
+	if opt.Keep < 0 || opt.Keep >= opt.HostBuffers {
+		return model.Config{}, fmt.Errorf("lfc: keep must be in 0..%d (below the host buffers), got %d", opt.HostBuffers-1, opt.Keep)
+	}
 	if opt.LinkDelay < 0 {
 		return model.Config{}, fmt.Errorf("lfc: link delay must not be negative, got %v", opt.LinkDelay)
 	}
@@ -251,7 +313,7 @@ func configFor(opt *Options) (model.Config, error) {
 		return model.Config{}, fmt.Errorf("lfc: a handler is required")
 	}
 	p := mcast.Defaults()
-	p.Credits, p.HostBuffers, p.SendBuffers = opt.Credits, opt.HostBuffers, opt.SendBuffers
+	p.Credits, p.HostBuffers, p.SendBuffers, p.Keep = opt.Credits, opt.HostBuffers, opt.SendBuffers, opt.Keep
 	switch {
 	case opt.Topology != "" && opt.Tree != "":
 		return model.Config{}, fmt.Errorf("lfc: give a tree family or a topology, not both")
@@ -459,11 +521,6 @@ func (n *Node) deliver() bool {
 	}) || !found {
 		return false
 	}
-	// Only this node's client takes packets from its host queue, so the
-	// head is still pkt.
-	if !n.lc.Do("process") {
-		return false
-	}
 	k := key{pkt.Tag, pkt.Origin, uint16(n.id), pkt.Seq}
 	group := ""
 	if pkt.Tag == mcast.TagMulticast {
@@ -480,7 +537,22 @@ func (n *Node) deliver() bool {
 		}
 	}
 	c.mu.Unlock()
-	c.opt.Handler(int(n.id), Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data})
+	state := 0
+	c.opt.Handler(int(n.id), Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data, n: n, state: &state})
+	c.mu.Lock()
+	kept := state == 1
+	state = 2
+	c.mu.Unlock()
+	// The handler ran while the packet was in its host buffer, as an
+	// upcall does; now the buffer is freed or kept. Only this node's
+	// client takes packets from its host queue, so the head is still pkt.
+	step := "process"
+	if kept {
+		step = "keep"
+	}
+	if !n.lc.Do(step) {
+		return false
+	}
 	c.mu.Lock()
 	c.handled++
 	c.cond.Broadcast()
@@ -521,6 +593,7 @@ type Report struct {
 	// N destinations" (multicast), sorted.
 	InFlight []string
 	Steps    int // protocol steps the nodes took
+	Kept     int // packets kept and not freed
 }
 
 // Close stops the cluster at once: sends and polls in progress return
@@ -549,6 +622,7 @@ func (c *Cluster) report() *Report {
 	r := &Report{Delivered: c.handled}
 	for _, n := range c.nodes {
 		r.Sent += n.posted
+		r.Kept += n.kept
 	}
 	if c.res != nil {
 		r.Steps = len(c.res.Actions)

@@ -383,3 +383,75 @@ func TestRecovChains(t *testing.T) {
 		t.Fatalf("recorded as %s", rec.Config.Protocol)
 	}
 }
+
+// Kept packets hold host buffers until freed: with 2 host buffers and a
+// program that keeps one packet, the NI copies into the other; a second
+// Keep fails while the first is kept; after Free, and in the recording,
+// the model agrees at every step.
+func TestKeepAndFree(t *testing.T) {
+	var mu sync.Mutex
+	var kept []*lfc.Kept
+	var keepErrs []error
+	c, err := lfc.Start(lfc.Options{Nodes: 3, Credits: 1, HostBuffers: 2, Keep: 1, Record: true,
+		Handler: func(node int, p lfc.Packet) {
+			if node != 1 {
+				return
+			}
+			k, err := p.Keep()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				keepErrs = append(keepErrs, err)
+				return
+			}
+			kept = append(kept, k)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 4; k++ {
+		if err := c.Node(0).Send(1, []byte{byte(k)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Node(2).Multicast("", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkDrained(t, c)
+	mu.Lock()
+	if len(kept) != 1 || len(keepErrs) != 7 {
+		t.Fatalf("%d kept, %d refused (%v); want 1 and 7", len(kept), len(keepErrs), keepErrs)
+	}
+	k := kept[0]
+	mu.Unlock()
+	if err := k.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Free(); err == nil {
+		t.Fatal("a packet freed twice")
+	}
+	if _, err := (lfc.Packet{}).Keep(); err == nil {
+		t.Fatal("Keep of a packet the cluster did not deliver")
+	}
+	rep, err := c.Close()
+	if err != nil || rep.Kept != 0 {
+		t.Fatalf("%v %s, %d kept", err, rep, rep.Kept)
+	}
+	checkRecording(t, c)
+	rec, _ := c.Recording()
+	keeps, frees := 0, 0
+	for _, a := range rec.Actions {
+		switch a {
+		case "host 1 keep":
+			keeps++
+		case "host 1 free":
+			frees++
+		}
+	}
+	if keeps != 1 || frees != 1 {
+		t.Fatalf("recorded %d keeps, %d frees", keeps, frees)
+	}
+	if _, err := lfc.Start(lfc.Options{Nodes: 2, HostBuffers: 2, Keep: 2, Handler: func(int, lfc.Packet) {}}); err == nil {
+		t.Fatal("keep = host buffers is accepted")
+	}
+}

@@ -157,6 +157,7 @@ func New(cfg model.Config) (*Machine, error) {
 
 func newMachine(cfg model.Config, p *Params, topo *model.Topology, work [][]ucast.WorkItem) *Machine {
 	mm := &Machine{Machine: ucast.NewMachine(cfg, &p.Params, work), Topo: topo}
+	mm.Keep, mm.KeepsPackets = p.Keep, p.Keep > 0
 	mm.Attach(cfg.Variant)
 	mm.AllowSymmetry = true
 	return mm

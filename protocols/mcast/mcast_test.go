@@ -172,6 +172,59 @@ func TestExplicitWork(t *testing.T) {
 	}
 }
 
+// keep: a host may keep packets after their upcall and free them later;
+// kept packets hold host buffers, so the NI cannot copy the next packet
+// until the host frees one. Every property holds with the choice explored
+// (and the protocol is still acyclic, as the liveness graph checks).
+func TestKeepPackets(t *testing.T) {
+	cfg := mcast.Config("binary", 3, 1, 1)
+	for _, kv := range [][2]string{{"keep", "1"}, {"work", "0:1x2"}} {
+		if err := cfg.Params.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ck, err := protocols.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts, err := traces.ParseActions(ck.Sys, []string{"host 0 launch", "deliver 0->1", "ni 1 copy", "host 1 keep",
+		"deliver 1->0", "host 0 launch", "deliver 0->1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := traces.Run(ck, acts)
+	if err != nil || o.Violation != nil {
+		t.Fatalf("%v %v", err, o.Violation)
+	}
+	var names []string
+	for _, a := range o.Final.Enabled(nil) {
+		names = append(names, ck.Sys.ActionName(a))
+	}
+	if got := strings.Join(names, ", "); got != "host 1 free" {
+		t.Fatalf("with the only host buffer kept, enabled: %s; want only host 1 free", got)
+	}
+	if testing.Short() {
+		return
+	}
+	cfg = mcast.Config("binary", 4, 1, 1)
+	cfg.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
+	base, _ := check(t, cfg)
+	cfg.Params.(*mcast.Params).Keep = 1
+	ck, err = protocols.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck.LivenessGraph = true
+	ck.Symmetry = ck.SymmetryOff() == ""
+	r, err := explore.BFS(ck, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != explore.Pass || r.Stats.States <= base.Stats.States {
+		t.Fatalf("keep=1: %v %v, %d states (without keep %d)", r.Verdict, r.Violation, r.Stats.States, base.Stats.States)
+	}
+}
+
 // App. A.2: overlapping groups deadlock although each group's binary trees
 // meet the distance condition; with one group fewer they do not.
 func TestOverlappingGroupsDeadlock(t *testing.T) {

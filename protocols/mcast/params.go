@@ -22,6 +22,9 @@ type Params struct {
 	// Work, when given, is the whole workload, node by node (it replaces
 	// packets, casts and flows).
 	Work []Work `json:"work,omitempty"`
+	// Keep lets every host keep up to Keep packets after their upcall and
+	// free them later (0: every packet is freed when its upcall returns).
+	Keep int `json:"keep,omitempty"`
 
 	topoNodes int // the node count a topology given by Set declares
 }
@@ -37,6 +40,7 @@ func ParamSpecs() []model.ParamSpec {
 		model.ParamSpec{Key: "tree", Doc: "tree family for the broadcast group: binary, binomial, chain, star, kary:K", Default: "binary"},
 		model.ParamSpec{Key: "topology", Doc: "topology file with groups and trees (see 'lfccheck help topology')", File: true},
 		model.ParamSpec{Key: "cast", Doc: "explicit multicast workload entry [GROUP/]ROOT:COUNT, repeatable (replaces --packets)", Repeat: true},
+		model.ParamSpec{Key: "keep", Doc: "packets a host may keep after their upcall and free later (lfc_packet_free), at most this many at once; the search explores every choice to keep or free (0: each packet is freed when its upcall returns)", Default: "0"},
 		model.ParamSpec{Key: "work", Doc: "one node's whole workload in launch order, NODE:ENTRY[,ENTRY...] with ENTRY = DEST (unicast), * or *GROUP (multicast), each optionally xCOUNT; repeatable (replaces packets, casts and flows)", Repeat: true},
 	)
 }
@@ -85,6 +89,12 @@ func (p *Params) Set(key, v string) error {
 			return err
 		}
 		p.Casts = append(p.Casts, c)
+	case "keep":
+		n, err := ucast.IntIn(v, 0, ucast.MaxBuffers)
+		if err != nil {
+			return err
+		}
+		p.Keep = n
 	case "work":
 		w, err := ParseWork(v)
 		if err != nil {
@@ -130,6 +140,9 @@ func (p *Params) Settings() []model.Setting {
 	}
 	for _, w := range p.Work {
 		s = append(s, model.Setting{Key: "work", Value: w.String()})
+	}
+	if p.Keep != 0 {
+		s = append(s, model.Setting{Key: "keep", Value: strconv.Itoa(p.Keep)})
 	}
 	return s
 }
@@ -198,6 +211,9 @@ func (p *Params) Describe() string {
 	if len(p.Work) > 0 {
 		s += fmt.Sprintf(" work=%d nodes", len(p.Work))
 	}
+	if p.Keep > 0 {
+		s += fmt.Sprintf(" keep=%d", p.Keep)
+	}
 	return s + " " + p.DescribeBuffers()
 }
 
@@ -234,6 +250,9 @@ func (p *Params) Resolve(nodes int) (int, error) {
 // (for protocols that give packets and casts other meanings): topology and
 // node count, refresh, sizes and flows.
 func (p *Params) ResolveBase(nodes int) (int, error) {
+	if p.Keep < 0 || p.Keep > ucast.MaxBuffers {
+		return 0, fmt.Errorf("keep must be in 0..%d, got %d", ucast.MaxBuffers, p.Keep)
+	}
 	if p.Topology != nil && p.Tree != "" {
 		return 0, fmt.Errorf("give a tree family or a topology, not both")
 	}

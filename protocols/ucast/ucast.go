@@ -186,7 +186,14 @@ type Machine struct {
 	// delivered packet itself (lfc_poll, or a library's upcall loop)
 	// instead of the runtime discarding it. The model is unchanged.
 	ClientProcess bool
-	Variant       string
+	// Keep, when positive, lets a host keep up to Keep packets after their
+	// upcall (lfc_upcall returning nonzero, Table 3.1) and free them later
+	// (lfc_packet_free): the kinds "host H keep" and "host H free" are
+	// added, kept packets occupy host buffers (Held, encoded), and "host H
+	// process" is no longer ample (keep competes with it for the head of
+	// the queue). Set KeepsPackets with it.
+	Keep    int
+	Variant string
 	// Work lists, per host, the packets it launches in order.
 	Work [][]WorkItem
 	// Expect gives, per host and stream, how many packets it must receive.
@@ -306,10 +313,32 @@ func (m *Machine) Kinds() []*model.ActionKind {
 			{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ni {node}",
 				Enabled: func(n model.Node) bool { return m.canCopy(m.NodeOf(n)) },
 				Apply:   func(n model.Node, out *model.Outbox) { m.Copy(m.NodeOf(n), out) }},
-			{Name: "process", Pattern: "host {node} process", Owner: model.OwnerHost, Ample: true,
+			{Name: "process", Pattern: "host {node} process", Owner: model.OwnerHost, Ample: m.Keep == 0,
 				Fair: model.Weak, FairClass: "host {node}", Live: m.processMode(),
 				Enabled: func(n model.Node) bool { return len(m.NodeOf(n).Queue) > 0 },
 				Apply:   func(n model.Node, _ *model.Outbox) { m.Process(m.NodeOf(n)) }},
+		}
+		if m.Keep > 0 {
+			m.kinds = append(m.kinds,
+				&model.ActionKind{Name: "keep", Pattern: "host {node} keep", Owner: model.OwnerHost,
+					Fair: model.Weak, FairClass: "host {node}", Live: model.LiveClient,
+					Enabled: func(n model.Node) bool { u := m.NodeOf(n); return len(u.Queue) > 0 && len(u.Held) < m.Keep },
+					Apply: func(n model.Node, _ *model.Outbox) {
+						u := m.NodeOf(n)
+						u.Held = append(u.Held, u.Queue[0])
+						u.Queue = append(u.Queue[:0], u.Queue[1:]...)
+					}},
+				&model.ActionKind{Name: "free", Pattern: "host {node} free", Owner: model.OwnerHost,
+					Fair: model.Weak, FairClass: "host {node} free", Live: model.LiveClient,
+					Enabled: func(n model.Node) bool { return len(m.NodeOf(n).Held) > 0 },
+					Apply: func(n model.Node, _ *model.Outbox) {
+						// The client may free its kept packets in any order;
+						// which one it frees is not observable (only their
+						// number is: host buffers), so the model frees the
+						// oldest.
+						u := m.NodeOf(n)
+						u.Held = append(u.Held[:0], u.Held[1:]...)
+					}})
 		}
 	}
 	return m.kinds
