@@ -20,6 +20,15 @@
 // keeps the order of pushes, so the packets of link i->j are received in
 // transmission order, as the model's FIFO link requires.
 //
+// # One driver shape
+//
+// A RawNode is one node driven step by step (etcd raft's RawNode): the
+// caller hands it packets and asks for action kinds and collects what each
+// step sent and delivered. RunWith is a RawNode per node in a goroutine of
+// its own, fed by an inbox, its client and its timers; Stepper drives all
+// RawNodes of a system in one goroutine under a schedule the caller
+// chooses (tests, simulations). Both record the run as model actions.
+//
 // # Clients and timers
 //
 // Kinds the protocol marks model.LiveClient (a host polling, toggling its
@@ -288,48 +297,49 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 }
 
 // node runs node id's state n until stop is closed; it returns the packets
-// handed to its host.
+// handed to its host. It is a RawNode fed by the node's inbox, client
+// requests and timers.
 func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.Packet {
-	var out model.Outbox
+	rn := newRawNode(r.sys, id, n)
 	var delivered []model.Packet
 	box := r.inboxes[id]
-	emit := func(a model.Action) {
-		r.record(a)
+	emit := func(rd Ready) {
+		r.record(rd.Action)
 		if r.opt.Observe != nil {
 			r.opt.Observe(id, n)
 		}
-		for _, d := range out.Deliveries {
+		for _, d := range rd.Deliveries {
 			delivered = append(delivered, d.Pkt)
 		}
-		if len(out.Sends) > 0 {
-			r.adjust(len(out.Sends))
+		if len(rd.Sends) > 0 {
+			r.adjust(len(rd.Sends))
 		}
 		var due time.Time
-		if r.opt.LinkDelay > 0 && len(out.Sends) > 0 {
+		if r.opt.LinkDelay > 0 && len(rd.Sends) > 0 {
 			due = time.Now().Add(r.opt.LinkDelay)
 		}
-		for _, t := range out.Sends {
+		for _, t := range rd.Sends {
 			r.inboxes[t.To].push(msg{from: id, pkt: t.Pkt, due: due})
 		}
 	}
-	perform := func(ki int) {
-		out.Reset()
-		r.sys.Kinds[ki].Apply(n, &out)
-		emit(model.Action{Kind: uint8(ki), Node: id})
+	perform := func(ki int) bool {
+		rd, ok := rn.Perform(ki)
+		if ok {
+			emit(rd)
+		}
+		return ok
 	}
 	tm := newTimers(r.sys, r.opt.Timers)
 	reqs := r.clients[id].reqs
 	for {
 		m, ok, wait := box.pop()
 		if ok {
-			out.Reset()
-			r.sys.M.Receive(n, m.from, m.pkt, &out)
-			emit(model.Action{Kind: r.deliverKind(), Node: id, Peer: m.from})
+			emit(rn.Receive(m.from, m.pkt))
 			r.adjust(-1) // the packet is consumed
 			continue
 		}
-		if ki := r.eager(n); ki >= 0 {
-			perform(ki)
+		if rd, ok := rn.Eager(); ok {
+			emit(rd)
 			continue
 		}
 		tm.arm(n)
@@ -358,11 +368,7 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 				req.reply <- true
 				break
 			}
-			ok := r.sys.Kinds[req.kind].Enabled(n)
-			if ok {
-				perform(req.kind)
-			}
-			req.reply <- ok
+			req.reply <- perform(req.kind)
 		case <-fire:
 			tm.fired(n, perform)
 		}
@@ -373,17 +379,6 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 			r.adjust(1)
 		}
 	}
-}
-
-// eager returns the first enabled action kind of n that the runtime
-// performs by itself, or -1.
-func (r *run) eager(n model.Node) int {
-	for ki, k := range r.sys.Kinds {
-		if k != model.Deliver && k.Live == model.LiveEager && k.Enabled(n) {
-			return ki
-		}
-	}
-	return -1
 }
 
 // timers are a node's LiveTimer kinds: each is armed with its delay when it
@@ -432,7 +427,7 @@ func (t *timers) arm(n model.Node) {
 
 // fired performs every armed kind whose deadline has passed and that is
 // still enabled.
-func (t *timers) fired(n model.Node, perform func(int)) {
+func (t *timers) fired(n model.Node, perform func(int) bool) {
 	t.next = nil
 	now := time.Now()
 	for i, ki := range t.kinds {
@@ -450,13 +445,4 @@ func (t *timers) stop() {
 		t.next.Stop()
 		t.next = nil
 	}
-}
-
-func (r *run) deliverKind() uint8 {
-	for i, k := range r.sys.Kinds {
-		if k == model.Deliver {
-			return uint8(i)
-		}
-	}
-	panic("live: system without Deliver")
 }
