@@ -74,18 +74,12 @@ import (
 	"lfccheck/protocols/ucast"
 )
 
-// Packet tags of fetch-and-add (Table 3.3).
+// Packet tags of fetch-and-add (Table 3.3), registered by package ucast
+// (machines with ucast.Machine.FetchAdd use them too).
 const (
-	TagRequest model.Tag = 4 // FA_REQUEST: data, consumes a credit
-	TagReply   model.Tag = 5 // FA_REPLY: control, carries the old value
+	TagRequest = ucast.TagFARequest // FA_REQUEST: data, consumes a credit
+	TagReply   = ucast.TagFAReply   // FA_REPLY: control, carries the old value
 )
-
-func init() {
-	model.RegisterTag(TagRequest, model.TagInfo{Name: "FA_REQUEST", Data: true,
-		Brief: func(p model.Packet) string { return fmt.Sprintf("fa%d#%d", p.Origin, p.Seq) }})
-	model.RegisterTag(TagReply, model.TagInfo{Name: "FA_REPLY",
-		Brief: func(p model.Packet) string { return fmt.Sprintf("fr%d#%d=%d", p.Origin, p.Seq, p.Val) }})
-}
 
 // Variant names.
 const (

@@ -42,7 +42,7 @@ func ParamSpecs() []model.ParamSpec {
 	var specs []model.ParamSpec
 	for _, s := range mcast.ParamSpecs() {
 		switch s.Key {
-		case "flow", "work", "keep":
+		case "flow", "work", "keep", "server":
 			continue
 		case "cast":
 			s.Doc = "plain (unordered) multicast entry [GROUP/]ROOT:COUNT beside the ordered broadcast, repeatable; a node launches its casts before its messages"
@@ -149,8 +149,8 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(p.Flows) > 0 || len(p.Work) > 0 || p.Keep > 0 {
-		return 0, fmt.Errorf("gsb takes no flows, work or keep (its processes broadcast messages and hold back packets themselves)")
+	if len(p.Flows) > 0 || len(p.Work) > 0 || p.Keep > 0 || p.Server != 0 {
+		return 0, fmt.Errorf("gsb takes no flows, work, keep or server (its processes broadcast messages and hold back packets themselves; its sequencer is the fetch-and-add server)")
 	}
 	if p.Packets < 1 {
 		return 0, fmt.Errorf("packets must be at least 1 (messages per sender)")

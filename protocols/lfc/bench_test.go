@@ -114,3 +114,20 @@ func multicastLatency(b *testing.B, delay time.Duration, tree string, p int) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/multicast")
 	})
 }
+
+// BenchmarkFetchAndAdd measures the round trip of a fetch-and-add to
+// another node's NI (the thesis's §5.1: about 20 µs on Myrinet).
+func BenchmarkFetchAndAdd(b *testing.B) {
+	c, err := lfc.Start(lfc.Options{Nodes: 2, Server: 1, Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.Node(0).FetchAndAdd(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/round-trip")
+}

@@ -163,3 +163,25 @@ func ExamplePacket_Keep() {
 	// kept "keep me"
 	// freed: true
 }
+
+// Fetch-and-add on the variable of NI 0 (lfc_fetch_and_add): every call
+// gets the value before its increment; the server's own calls are local.
+func ExampleNode_FetchAndAdd() {
+	c, err := lfc.Start(lfc.Options{Nodes: 3, Server: 0, Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	for _, node := range []int{1, 2, 0, 1} {
+		v, err := c.Node(node).FetchAndAdd()
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("node %d got %d\n", node, v)
+	}
+	// Output:
+	// node 1 got 0
+	// node 2 got 1
+	// node 0 got 2
+	// node 1 got 3
+}

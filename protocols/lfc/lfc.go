@@ -17,8 +17,11 @@
 //     (lfc_upcall returning 0), unless the handler calls Packet.Keep
 //     (lfc_upcall returning nonzero): then the program frees it later with
 //     Kept.Free (lfc_packet_free), and until then the packet holds one of
-//     the node's host buffers (at most Options.Keep at once). Fetch-and-add
-//     is not offered yet.
+//     the node's host buffers (at most Options.Keep at once);
+//   - Node.FetchAndAdd (lfc_fetch_and_add, §3.8) increments the variable
+//     on the NI of Options.Server and returns its old value; the program
+//     waits for it (one outstanding request per process), and its NI
+//     sends nothing else meanwhile.
 //
 // # Conformance
 //
@@ -98,6 +101,9 @@ type Options struct {
 	// Record makes the cluster record itself as a model execution (see
 	// Cluster.Recording).
 	Record bool
+	// Server is the NI whose fetch-and-add variable Node.FetchAndAdd
+	// increments (default 0; mcast only).
+	Server int
 	// LinkDelay is the time every packet spends on a link (see
 	// live.Options.LinkDelay; default 0: none).
 	LinkDelay time.Duration
@@ -215,12 +221,14 @@ type Node struct {
 	poll sync.Mutex  // one delivery at a time
 	seq  map[int]int // per stream (destination, or P + tree): last number given; guarded by send
 	// Guarded by c.mu:
-	posted   int // workload items posted
-	kept     int // packets kept (Packet.Keep) and not freed
-	launched int // workload items the NI took (the node's Next)
-	queued   int // packets in host buffers
-	work     []mcast.WorkEntry
-	changed  chan struct{}
+	posted    int      // workload items posted
+	kept      int      // packets kept (Packet.Keep) and not freed
+	launched  int      // workload items the NI took (the node's Next)
+	values    []uint32 // fetch-and-add values the process got
+	pendingFA int      // FetchAndAdd calls posted and not yet answered
+	queued    int      // packets in host buffers
+	work      []mcast.WorkEntry
+	changed   chan struct{}
 }
 
 // Start starts a cluster. It runs until Close.
@@ -248,6 +256,9 @@ func Start(opt Options) (*Cluster, error) {
 	}
 	um := mm.Machine
 	um.ClientProcess = true
+	if cfg.Protocol == "mcast" {
+		um.FetchAdd, um.Server = true, model.NodeID(opt.Server)
+	}
 	for i := range um.Work {
 		um.Work[i] = nil // the programs post their sends
 	}
@@ -302,6 +313,9 @@ func configFor(opt *Options) (model.Config, error) {
 	}
 	if opt.Keep < 0 || opt.Keep >= opt.HostBuffers {
 		return model.Config{}, fmt.Errorf("lfc: keep must be in 0..%d (below the host buffers), got %d", opt.HostBuffers-1, opt.Keep)
+	}
+	if opt.Server < 0 || opt.Server >= opt.Nodes {
+		return model.Config{}, fmt.Errorf("lfc: server %d out of range 0..%d", opt.Server, opt.Nodes-1)
 	}
 	if opt.LinkDelay < 0 {
 		return model.Config{}, fmt.Errorf("lfc: link delay must not be negative, got %v", opt.LinkDelay)
@@ -371,8 +385,9 @@ func (c *Cluster) observe(id model.NodeID, mn model.Node) {
 	u := c.um.NodeOf(mn)
 	n := c.nodes[id]
 	c.mu.Lock()
-	changed := n.launched != u.Next || n.queued != len(u.Queue)
+	changed := n.launched != u.Next || n.queued != len(u.Queue) || len(n.values) != len(u.FA.Got)
 	n.launched, n.queued = u.Next, len(u.Queue)
+	n.values = append(n.values, u.FA.Got[len(n.values):]...)
 	if changed {
 		c.cond.Broadcast()
 	}
@@ -404,6 +419,41 @@ func (n *Node) Multicast(group string, payload []byte) error {
 	dests := len(n.c.topo.Groups[n.c.topo.Trees[t].Group].Members) - 1
 	return n.post(mcast.WorkEntry{Multicast: true, Group: group, Count: 1},
 		ucast.WorkItem{Tag: mcast.TagMulticast, Tree: uint16(t)}, len(n.c.nodes)+t, dests, payload)
+}
+
+// FetchAndAdd increments the fetch-and-add variable on the server's NI
+// (Options.Server) and returns the value it had (lfc_fetch_and_add, §3.8).
+// The request travels on the server's credits like a unicast packet; the
+// server's NI answers it at once. Concurrent calls on one node are
+// served one after the other.
+func (n *Node) FetchAndAdd() (uint32, error) {
+	c := n.c
+	if !c.um.FetchAdd {
+		return 0, fmt.Errorf("lfc: node %d: fetch-and-add is offered with protocol mcast only", n.id)
+	}
+	n.send.Lock()
+	c.mu.Lock()
+	want := len(n.values) + n.pendingFA + 1
+	n.pendingFA++
+	c.mu.Unlock()
+	err := n.postLocked(mcast.WorkEntry{FetchAdd: true, Count: 1}, ucast.WorkItem{Tag: ucast.TagFARequest}, -1, 0, nil)
+	n.send.Unlock()
+	if err != nil {
+		c.mu.Lock()
+		n.pendingFA--
+		c.mu.Unlock()
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(n.values) < want && !c.closed {
+		c.cond.Wait()
+	}
+	n.pendingFA--
+	if len(n.values) < want {
+		return 0, ErrClosed
+	}
+	return n.values[want-1], nil
 }
 
 // post appends one item of stream to the node's workload and waits until
@@ -447,7 +497,9 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 	if it.Tag == mcast.TagMulticast {
 		k.to = it.Tree
 	}
-	c.payloads[k] = &stored{data: append([]byte(nil), payload...), left: dests}
+	if dests > 0 {
+		c.payloads[k] = &stored{data: append([]byte(nil), payload...), left: dests}
+	}
 	c.expected += dests
 	n.posted++
 	if c.opt.Record {
@@ -473,7 +525,7 @@ func recordNote(rec bool) string {
 }
 
 func sameEntry(a, b mcast.WorkEntry) bool {
-	return a.Multicast == b.Multicast && a.Dest == b.Dest && a.Group == b.Group
+	return a.FetchAdd == b.FetchAdd && a.Multicast == b.Multicast && a.Dest == b.Dest && a.Group == b.Group
 }
 
 // waitLaunched waits until the NI took every item posted so far.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lfccheck/protocols/lfc"
+	"lfccheck/protocols/mcast"
 )
 
 // collector records what every node's handler got.
@@ -453,5 +454,71 @@ func TestKeepAndFree(t *testing.T) {
 	}
 	if _, err := lfc.Start(lfc.Options{Nodes: 2, HostBuffers: 2, Keep: 2, Handler: func(int, lfc.Packet) {}}); err == nil {
 		t.Fatal("keep = host buffers is accepted")
+	}
+}
+
+// Fetch-and-add from every node, the server's own included, concurrently
+// with traffic: the values are 0..N-1, each node's increase, and the
+// recording replays through the model (fa-values among its properties).
+func TestFetchAndAdd(t *testing.T) {
+	const P, K = 5, 6
+	var col collector
+	c, err := lfc.Start(lfc.Options{Nodes: P, Credits: 1, HostBuffers: 1, Server: 2, Handler: col.handler, Record: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := map[uint32]int{}
+	var wg sync.WaitGroup
+	for i := 0; i < P; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			last := -1
+			for k := 0; k < K; k++ {
+				v, err := c.Node(i).FetchAndAdd()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if int(v) <= last {
+					t.Errorf("node %d got %d after %d", i, v, last)
+				}
+				last = int(v)
+				mu.Lock()
+				if h, dup := got[v]; dup {
+					t.Errorf("value %d went to nodes %d and %d", v, h, i)
+				}
+				got[v] = i
+				mu.Unlock()
+				if err := c.Node(i).Multicast("", nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(i)
+	}
+	wg.Wait()
+	checkDrained(t, c)
+	if _, err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for v := uint32(0); v < P*K; v++ {
+		if _, ok := got[v]; !ok {
+			t.Fatalf("value %d was never handed out: %v", v, got)
+		}
+	}
+	checkRecording(t, c)
+	rec, _ := c.Recording()
+	if p := rec.Config.Params.(*mcast.Params); p.Server != 2 {
+		t.Fatalf("recorded server %d", p.Server)
+	}
+	r, err := lfc.Start(lfc.Options{Nodes: 3, Protocol: "recov", Handler: col.handler})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Node(0).FetchAndAdd(); err == nil {
+		t.Fatal("fetch-and-add under recov is accepted")
 	}
 }

@@ -35,10 +35,17 @@ func (c *Cluster) Recording() (*Recording, error) {
 	cfg := c.cfg.Clone()
 	p := cfg.Params.(*mcast.Params)
 	p.Work = nil
+	fa := false
 	for _, n := range c.nodes {
 		if len(n.work) > 0 {
 			p.Work = append(p.Work, mcast.Work{Node: int(n.id), Items: append([]mcast.WorkEntry(nil), n.work...)})
 		}
+		for _, e := range n.work {
+			fa = fa || e.FetchAdd
+		}
+	}
+	if fa {
+		p.Server = c.opt.Server
 	}
 	if p.Work == nil {
 		p.Work = []mcast.Work{{Node: 0}} // nothing was sent

@@ -40,9 +40,11 @@ var Def = &model.Def{
 		{Name: EarlyRelease, Doc: "the receive buffer is released after the host copy even while forwards are still queued",
 			Catches: "buffer-held", Example: chainCast(3, 1, 2)},
 		ucast.BounceVariant(chainCast(2, 1, 2)),
+		{Name: ucast.FANoIncrement, Doc: "fetch-and-add beside the traffic: the server's NI increments its variable only for the first request",
+			Catches: "fa-values", Example: faWork()},
 	},
 	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound,
-		properties.FIFO, ucast.ExactlyOnce, BufferHeld, ucast.EventualDelivery},
+		properties.FIFO, ucast.ExactlyOnce, BufferHeld, ucast.FAValues, ucast.EventualDelivery},
 	Acyclic: true,
 	Stats:   []model.Stat{Forwarded},
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
@@ -57,6 +59,16 @@ func Config(tree string, nodes, credits, packets int) model.Config {
 	p := Defaults()
 	p.Tree, p.Credits, p.Packets = tree, credits, packets
 	return model.Config{Protocol: "mcast", Nodes: nodes, Params: p}
+}
+
+// faWork is 3 nodes where node 1 sends to 2 and asks for a fetch-and-add
+// value and node 2 asks for two around a send to 1 (server 0).
+func faWork() model.Config {
+	c := Config("binary", 3, 1, 1)
+	p := c.Params.(*Params)
+	p.Work = []Work{{Node: 1, Items: []WorkEntry{{Dest: 2, Count: 1}, {FetchAdd: true, Count: 1}}},
+		{Node: 2, Items: []WorkEntry{{FetchAdd: true, Count: 1}, {Dest: 1, Count: 1}, {FetchAdd: true, Count: 1}}}}
+	return c
 }
 
 // chainCast is a chain of nodes where only node 0 multicasts count packets.

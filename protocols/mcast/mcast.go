@@ -51,6 +51,19 @@
 //     not). Forwarding happens inside delivery and copy handlers, so it
 //     needs no fairness class of its own.
 //
+// # Workloads, kept packets and fetch-and-add
+//
+// Besides every member multicasting (--packets), --cast and --flow, a
+// workload may be given node by node in launch order (--work, the form in
+// which package lfc records a live run). With --keep N every host may keep
+// up to N packets after their upcall and free them later ("host H keep",
+// "host H free"; kept packets hold host buffers), and the search explores
+// every choice; "host H process" is then not ample. A work entry + is a
+// fetch-and-add request to the variable of NI --server (ucast.Machine's
+// FetchAdd: one outstanding request per process, answered by the server's
+// NI with the request's credit piggybacked; the server's own requests are
+// local), checked by fa-values; node renamings are then not offered.
+//
 // # Broken variants
 //
 //   - credit-to-src: a released buffer's credit goes to hdr.src of the
@@ -65,6 +78,8 @@
 //     even while forwards are still queued.
 //   - credit-bounce: UCAST's livelock variant (see the ucast package), on a
 //     two-node chain.
+//   - fa-no-increment: the server's NI increments its fetch-and-add
+//     variable only for the first request; fa-values catches it.
 package mcast
 
 import (
@@ -158,8 +173,16 @@ func New(cfg model.Config) (*Machine, error) {
 func newMachine(cfg model.Config, p *Params, topo *model.Topology, work [][]ucast.WorkItem) *Machine {
 	mm := &Machine{Machine: ucast.NewMachine(cfg, &p.Params, work), Topo: topo}
 	mm.Keep, mm.KeepsPackets = p.Keep, p.Keep > 0
+	for _, items := range work {
+		for _, it := range items {
+			mm.FetchAdd = mm.FetchAdd || it.Tag == ucast.TagFARequest
+		}
+	}
+	mm.Server = model.NodeID(p.Server)
 	mm.Attach(cfg.Variant)
-	mm.AllowSymmetry = true
+	// Fetch-and-add's server is fixed, and node renaming does not cover
+	// its state: no symmetry then.
+	mm.AllowSymmetry = !mm.FetchAdd
 	return mm
 }
 
@@ -261,6 +284,9 @@ func (m *Machine) Attach(variant string) {
 		}
 	}
 	u.Finish(func(src int, it ucast.WorkItem) []model.NodeID {
+		if it.Tag == ucast.TagFARequest {
+			return nil // a value for the process, not a packet for a host
+		}
 		if it.Tag != TagMulticast {
 			return []model.NodeID{it.Dest}
 		}

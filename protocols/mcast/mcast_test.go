@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -225,6 +226,46 @@ func TestKeepPackets(t *testing.T) {
 	}
 }
 
+// Fetch-and-add beside multicast and unicast traffic (+ in work): every
+// request gets a distinct value, each process's values increase, the
+// server's own requests are local, and the variable ends at the number of
+// requests; the variant fa-no-increment is caught (TestVariantsAreCaught
+// runs it too), with a counterexample that replays.
+func TestFetchAddBesideTraffic(t *testing.T) {
+	cfg := mcast.Config("binary", 3, 1, 1)
+	for _, kv := range [][2]string{{"server", "2"}, {"work", "0:+x2,*"}, {"work", "1:+,2,+"}, {"work", "2:+,*"}} {
+		if err := cfg.Params.Set(kv[0], kv[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, ck := check(t, cfg)
+	if r.Verdict != explore.Pass {
+		t.Fatalf("%v %v", r.Verdict, r.Violation)
+	}
+	// One run to the end: the values are 0..4, the variable holds 5.
+	w := ck.Sys.Initial()
+	var out model.Outbox
+	for en := w.Enabled(nil); len(en) > 0; en = w.Enabled(nil) {
+		if err := w.Apply(en[len(en)-1], &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []uint32
+	for i := range w.Nodes {
+		got = append(got, ucast.NodeAt(w, i).FA.Got...)
+	}
+	slices.Sort(got)
+	if fmt.Sprint(got) != "[0 1 2 3 4]" || ucast.NodeAt(w, 2).FA.Var != 5 {
+		t.Fatalf("values %v, variable %d", got, ucast.NodeAt(w, 2).FA.Var)
+	}
+	cfg.Variant = ucast.FANoIncrement
+	r, ck = check(t, cfg)
+	if r.Verdict != explore.Fail || r.Violation.PropertyName() != "fa-values" {
+		t.Fatalf("fa-no-increment: %v %v", r.Verdict, r.Violation)
+	}
+	replayed(t, r, ck)
+}
+
 // App. A.2: overlapping groups deadlock although each group's binary trees
 // meet the distance condition; with one group fewer they do not.
 func TestOverlappingGroupsDeadlock(t *testing.T) {
@@ -271,7 +312,11 @@ func TestBadMulticastConfigs(t *testing.T) {
 		{"mcast", "work=0:1 packets=1", "give work alone"},
 		{"mcast", "work=0:1x65", "more than 64 packets in one stream"},
 		{"mcast", "work=0:*nog", `no group "nog"`},
-		{"mcast", "work=0:1y", "want DEST, * or *GROUP"},
+		{"mcast", "work=0:1y", "want DEST, *, *GROUP or +"},
+		{"mcast", "server=1", "no work entry is a fetch-and-add request"},
+		{"mcast", "server=3 work=0:+", "server 3 out of range"},
+		{"recov", "work=1:+", "not modeled under recov"},
+		{"gsb", "server=1", `has no parameter "server"`},
 		{"mcast", "work=0:", "want NODE:ENTRY"},
 	} {
 		s, err := model.SplitSettings("protocol=" + c[0] + " nodes=3 " + c[1])

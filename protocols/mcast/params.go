@@ -25,6 +25,9 @@ type Params struct {
 	// Keep lets every host keep up to Keep packets after their upcall and
 	// free them later (0: every packet is freed when its upcall returns).
 	Keep int `json:"keep,omitempty"`
+	// Server is the NI whose fetch-and-add variable the work's + entries
+	// increment.
+	Server int `json:"server,omitempty"`
 
 	topoNodes int // the node count a topology given by Set declares
 }
@@ -41,6 +44,7 @@ func ParamSpecs() []model.ParamSpec {
 		model.ParamSpec{Key: "topology", Doc: "topology file with groups and trees (see 'lfccheck help topology')", File: true},
 		model.ParamSpec{Key: "cast", Doc: "explicit multicast workload entry [GROUP/]ROOT:COUNT, repeatable (replaces --packets)", Repeat: true},
 		model.ParamSpec{Key: "keep", Doc: "packets a host may keep after their upcall and free later (lfc_packet_free), at most this many at once; the search explores every choice to keep or free (0: each packet is freed when its upcall returns)", Default: "0"},
+		model.ParamSpec{Key: "server", Doc: "the NI whose fetch-and-add variable the + entries of work increment", Default: "0"},
 		model.ParamSpec{Key: "work", Doc: "one node's whole workload in launch order, NODE:ENTRY[,ENTRY...] with ENTRY = DEST (unicast), * or *GROUP (multicast), each optionally xCOUNT; repeatable (replaces packets, casts and flows)", Repeat: true},
 	)
 }
@@ -95,6 +99,12 @@ func (p *Params) Set(key, v string) error {
 			return err
 		}
 		p.Keep = n
+	case "server":
+		n, err := ucast.IntIn(v, 0, model.MaxNodes-1)
+		if err != nil {
+			return err
+		}
+		p.Server = n
 	case "work":
 		w, err := ParseWork(v)
 		if err != nil {
@@ -143,6 +153,9 @@ func (p *Params) Settings() []model.Setting {
 	}
 	if p.Keep != 0 {
 		s = append(s, model.Setting{Key: "keep", Value: strconv.Itoa(p.Keep)})
+	}
+	if p.Server != 0 {
+		s = append(s, model.Setting{Key: "server", Value: strconv.Itoa(p.Server)})
 	}
 	return s
 }
@@ -214,6 +227,9 @@ func (p *Params) Describe() string {
 	if p.Keep > 0 {
 		s += fmt.Sprintf(" keep=%d", p.Keep)
 	}
+	if p.Server != 0 {
+		s += fmt.Sprintf(" server=%d", p.Server)
+	}
 	return s + " " + p.DescribeBuffers()
 }
 
@@ -232,13 +248,26 @@ func (p *Params) Resolve(nodes int) (int, error) {
 			return 0, fmt.Errorf("give work alone: it is the whole workload and replaces packets, casts and flows")
 		}
 		seen := map[int]bool{}
+		fa := false
 		for i, w := range p.Work {
 			if seen[w.Node] {
 				return 0, fmt.Errorf("work %d (%s): node %d's workload is given twice", i+1, w, w.Node)
 			}
 			seen[w.Node] = true
+			for _, e := range w.Items {
+				fa = fa || e.FetchAdd
+			}
+		}
+		if p.Server >= nodes {
+			return 0, fmt.Errorf("server %d out of range 0..%d", p.Server, nodes-1)
+		}
+		if p.Server != 0 && !fa {
+			return 0, fmt.Errorf("server is set but no work entry is a fetch-and-add request (+)")
 		}
 		return nodes, nil
+	}
+	if p.Server != 0 {
+		return 0, fmt.Errorf("server is set but no work entry is a fetch-and-add request (+)")
 	}
 	if len(p.Casts) == 0 && len(p.Flows) == 0 && p.Packets == 0 {
 		return 0, fmt.Errorf("packets is 0 and no cast or flow is given: nothing to send")
@@ -252,6 +281,9 @@ func (p *Params) Resolve(nodes int) (int, error) {
 func (p *Params) ResolveBase(nodes int) (int, error) {
 	if p.Keep < 0 || p.Keep > ucast.MaxBuffers {
 		return 0, fmt.Errorf("keep must be in 0..%d, got %d", ucast.MaxBuffers, p.Keep)
+	}
+	if p.Server < 0 || p.Server >= model.MaxNodes {
+		return 0, fmt.Errorf("server %d out of range", p.Server)
 	}
 	if p.Topology != nil && p.Tree != "" {
 		return 0, fmt.Errorf("give a tree family or a topology, not both")

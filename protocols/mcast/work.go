@@ -20,19 +20,24 @@ type Work struct {
 
 // WorkEntry is Count launches of one kind: unicast packets to Dest, or,
 // with Multicast set, multicasts on the node's tree of Group ("": the
-// first group the node belongs to).
+// first group the node belongs to), or, with FetchAdd set, fetch-and-add
+// requests to the server's variable (the process waits for each value).
 type WorkEntry struct {
+	FetchAdd  bool   `json:"fetch_add,omitempty"`
 	Multicast bool   `json:"multicast,omitempty"`
 	Dest      int    `json:"dest,omitempty"`
 	Group     string `json:"group,omitempty"`
 	Count     int    `json:"count"`
 }
 
-// String renders an entry as DEST, * or *GROUP, with xCOUNT when Count is
-// not 1.
+// String renders an entry as DEST, * or *GROUP, or +, with xCOUNT when
+// Count is not 1.
 func (e WorkEntry) String() string {
 	s := strconv.Itoa(e.Dest)
-	if e.Multicast {
+	switch {
+	case e.FetchAdd:
+		s = "+"
+	case e.Multicast:
 		s = "*" + e.Group
 	}
 	if e.Count != 1 {
@@ -47,12 +52,13 @@ func (w Work) String() string { return strconv.Itoa(w.Node) + ":" + ucast.Join(w
 
 // ParseWork reads NODE:ENTRY[,ENTRY...], where an entry is DEST (a unicast
 // packet to node DEST), * (a multicast on the node's tree of its first
-// group) or *GROUP, optionally followed by xCOUNT.
+// group), *GROUP, or + (a fetch-and-add request to the server's variable),
+// optionally followed by xCOUNT.
 func ParseWork(s string) (Work, error) {
 	node, rest, ok := strings.Cut(s, ":")
 	n, err := strconv.Atoi(node)
 	if !ok || err != nil || rest == "" {
-		return Work{}, fmt.Errorf("work %q: want NODE:ENTRY[,ENTRY...] with ENTRY one of DEST, * or *GROUP, optionally xCOUNT", s)
+		return Work{}, fmt.Errorf("work %q: want NODE:ENTRY[,ENTRY...] with ENTRY one of DEST, *, *GROUP or +, optionally xCOUNT", s)
 	}
 	if n < 0 || n >= model.MaxNodes {
 		return Work{}, fmt.Errorf("work %q: node %d out of range", s, n)
@@ -71,6 +77,8 @@ func ParseWork(s string) (Work, error) {
 			}
 		}
 		switch {
+		case body == "+":
+			e.FetchAdd = true
 		case strings.HasPrefix(body, "*"):
 			e.Multicast, e.Group = true, body[1:]
 			if strings.ContainsAny(e.Group, " \t;:,*") {
@@ -78,7 +86,7 @@ func ParseWork(s string) (Work, error) {
 			}
 		default:
 			if e.Dest, err = strconv.Atoi(body); err != nil {
-				return Work{}, fmt.Errorf("work %q: entry %q: want DEST, * or *GROUP", s, item)
+				return Work{}, fmt.Errorf("work %q: entry %q: want DEST, *, *GROUP or +", s, item)
 			}
 			if e.Dest < 0 || e.Dest >= model.MaxNodes {
 				return Work{}, fmt.Errorf("work %q: entry %q: destination %d out of range", s, item, e.Dest)
@@ -96,6 +104,7 @@ func explicitWork(p *Params, topo *model.Topology, nodes int) ([][]ucast.WorkIte
 	work := make([][]ucast.WorkItem, nodes)
 	useq := make([]int, nodes*nodes)
 	tseq := make([]int, len(topo.Trees))
+	fseq := make([]int, nodes)
 	for i, w := range p.Work {
 		if w.Node >= nodes {
 			return nil, fmt.Errorf("work %d (%s): node %d out of range 0..%d", i+1, w, w.Node, nodes-1)
@@ -103,7 +112,9 @@ func explicitWork(p *Params, topo *model.Topology, nodes int) ([][]ucast.WorkIte
 		for _, e := range w.Items {
 			it := ucast.WorkItem{Tag: ucast.TagUnicast, Dest: model.NodeID(e.Dest)}
 			seq := &useq[w.Node*nodes+e.Dest%nodes]
-			if e.Multicast {
+			if e.FetchAdd {
+				it, seq = ucast.WorkItem{Tag: ucast.TagFARequest}, &fseq[w.Node]
+			} else if e.Multicast {
 				t, err := topo.CastTree(model.Cast{Group: e.Group, Root: w.Node, Count: e.Count})
 				if err != nil {
 					return nil, fmt.Errorf("work %d (%s): entry %s: %v", i+1, w, e, err)

@@ -308,6 +308,11 @@ func New(cfg model.Config) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if mm.FetchAdd {
+		// A request that finds no credit would start a recovery and
+		// travel on a channel, which RECOV's handlers do not cover.
+		return nil, fmt.Errorf("fetch-and-add (+ in work) is not modeled under recov; use mcast")
+	}
 	m := &Machine{Machine: mm, variant: cfg.Variant, trees: len(mm.Topo.Trees)}
 	u := mm.Machine
 	u.Channels = true

@@ -135,7 +135,7 @@ var ExactlyOnce = properties.ExactlyOnce(
 func Finished(w *model.World) bool {
 	for i := range w.Nodes {
 		n := NodeAt(w, i)
-		if n.Next < len(n.M.Work[i]) || n.HostBuffersUsed() > 0 || len(n.Recv) > 0 || len(n.Send) > 0 {
+		if n.Next < len(n.M.Work[i]) || n.HostBuffersUsed() > 0 || len(n.Recv) > 0 || len(n.Send) > 0 || n.FA.Outstanding {
 			return false
 		}
 		for p := range n.PCB {
@@ -225,6 +225,49 @@ var PoolBound = model.Property{
 					return fmt.Errorf("ni %d holds %d packets from %d, more than C = %d", r, n, s, C)
 				}
 			}
+		}
+		return nil
+	},
+}
+
+// FAValues is fetch-and-add's correctness for machines with FetchAdd: no
+// value is handed to two requests, every process gets its values in
+// increasing order, and at a proper end the server's variable equals the
+// number of values handed out (so they are 0..N-1: no increment lost).
+// Without FetchAdd it holds trivially.
+var FAValues = model.Property{
+	Name: "fa-values",
+	Doc:  "fetch-and-add beside the traffic: no two requests get the same value, each process's values increase, and at the end the variable equals the number of requests",
+	State: func(w *model.World) error {
+		if !mach(w).FetchAdd {
+			return nil
+		}
+		seen := map[uint32]int{}
+		for i := range w.Nodes {
+			g := NodeAt(w, i).FA.Got
+			for k, v := range g {
+				if h, dup := seen[v]; dup {
+					return fmt.Errorf("value %d was handed to host %d and to host %d", v, h, i)
+				}
+				seen[v] = i
+				if k > 0 && v <= g[k-1] {
+					return fmt.Errorf("host %d got %d after %d", i, v, g[k-1])
+				}
+			}
+		}
+		return nil
+	},
+	Final: func(w *model.World) error {
+		m := mach(w)
+		if !m.FetchAdd {
+			return nil
+		}
+		n := 0
+		for i := range w.Nodes {
+			n += len(NodeAt(w, i).FA.Got)
+		}
+		if v := NodeAt(w, int(m.Server)).FA.Var; v != uint32(n) {
+			return fmt.Errorf("the variable holds %d after %d requests were answered", v, n)
 		}
 		return nil
 	},

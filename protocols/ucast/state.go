@@ -69,6 +69,15 @@ type Host struct {
 // delivered and not yet processed plus packets the client keeps.
 func (h *Host) HostBuffersUsed() int { return len(h.Queue) + len(h.Held) }
 
+// FAState is the state of LFC's fetch-and-add (§3.8) in machines that
+// offer it beside their traffic (Machine.FetchAdd): the NI's variable and
+// the process's one outstanding request with the values it got (history).
+type FAState struct {
+	Var         uint32
+	Outstanding bool
+	Got         []uint32
+}
+
 // Node is one node's UCAST state: its NI and its host. Protocols built on
 // UCAST embed it.
 type Node struct {
@@ -80,6 +89,7 @@ type Node struct {
 	Outer model.Node
 	NI
 	Host
+	FA FAState // encoded only when the machine sets FetchAdd
 }
 
 var _ model.Node = (*Node)(nil)
@@ -118,6 +128,13 @@ func (n *Node) Encode(buf []byte) []byte {
 	for _, l := range n.Log {
 		buf = binary.AppendUvarint(buf, uint64(l.Last))
 		buf = binary.AppendUvarint(buf, l.Mask)
+	}
+	if n.M.FetchAdd {
+		buf = model.AppendBool(binary.AppendUvarint(buf, uint64(n.FA.Var)), n.FA.Outstanding)
+		buf = binary.AppendUvarint(buf, uint64(len(n.FA.Got)))
+		for _, v := range n.FA.Got {
+			buf = binary.AppendUvarint(buf, uint64(v))
+		}
 	}
 	return buf
 }
@@ -162,6 +179,14 @@ func (n *Node) Decode(d *model.Decoder) {
 		n.Log[i].Last = uint16(d.Uvarint())
 		n.Log[i].Mask = d.Uvarint()
 	}
+	if n.M.FetchAdd {
+		n.FA.Var = uint32(d.Uvarint())
+		n.FA.Outstanding = d.Bool()
+		n.FA.Got = n.FA.Got[:0]
+		for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+			n.FA.Got = append(n.FA.Got, uint32(d.Uvarint()))
+		}
+	}
 }
 
 // CopyFrom makes n a deep copy of src, a *Node.
@@ -184,6 +209,8 @@ func (n *Node) CopyNode(s *Node) {
 	n.Queue = append(n.Queue[:0], s.Queue...)
 	n.Held = append(n.Held[:0], s.Held...)
 	n.Log = append(n.Log[:0], s.Log...)
+	n.FA.Var, n.FA.Outstanding = s.FA.Var, s.FA.Outstanding
+	n.FA.Got = append(n.FA.Got[:0], s.FA.Got...)
 }
 
 func descList(ds []Desc) string {
@@ -232,6 +259,10 @@ func (n *Node) Describe() []string {
 	if n.M.KeepsPackets {
 		h += " held " + model.PacketList(n.Held)
 	}
+	if n.M.FetchAdd {
+		s += fmt.Sprintf(" fa-var %d", n.FA.Var)
+		h += fmt.Sprintf(" fa outstanding %v got %v", n.FA.Outstanding, n.FA.Got)
+	}
 	return []string{s, h}
 }
 
@@ -251,6 +282,9 @@ func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	ch(fmt.Sprintf("host %d launched", id), fmt.Sprint(x.Next), fmt.Sprint(n.Next))
 	ch(fmt.Sprintf("host %d queue", id), model.PacketList(x.Queue), model.PacketList(n.Queue))
 	ch(fmt.Sprintf("host %d held", id), model.PacketList(x.Held), model.PacketList(n.Held))
+	ch(fmt.Sprintf("ni %d fa variable", id), fmt.Sprint(x.FA.Var), fmt.Sprint(n.FA.Var))
+	ch(fmt.Sprintf("host %d fa outstanding", id), fmt.Sprint(x.FA.Outstanding), fmt.Sprint(n.FA.Outstanding))
+	ch(fmt.Sprintf("host %d fa got", id), fmt.Sprint(x.FA.Got), fmt.Sprint(n.FA.Got))
 }
 
 // FindRecv returns the index of the receive buffer holding pkt, or -1.

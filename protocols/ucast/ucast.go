@@ -132,6 +132,11 @@ import (
 const (
 	TagUnicast model.Tag = 1 // UCAST data packet (Fig. 4.1)
 	TagCredit  model.Tag = 3 // explicit credit update (Fig. 4.3)
+	// Fetch-and-add (§3.8; Table 3.3's FA tags): a request is data (it
+	// consumes a credit), the reply control. Package fa and machines with
+	// FetchAdd use them.
+	TagFARequest model.Tag = 4
+	TagFAReply   model.Tag = 5
 )
 
 func init() {
@@ -139,6 +144,10 @@ func init() {
 		Brief: func(p model.Packet) string { return fmt.Sprintf("u%d#%d", p.Origin, p.Seq) }})
 	model.RegisterTag(TagCredit, model.TagInfo{Name: "CREDIT",
 		Brief: func(model.Packet) string { return "cr" }})
+	model.RegisterTag(TagFARequest, model.TagInfo{Name: "FA_REQUEST", Data: true,
+		Brief: func(p model.Packet) string { return fmt.Sprintf("fa%d#%d", p.Origin, p.Seq) }})
+	model.RegisterTag(TagFAReply, model.TagInfo{Name: "FA_REPLY",
+		Brief: func(p model.Packet) string { return fmt.Sprintf("fr%d#%d=%d", p.Origin, p.Seq, p.Val) }})
 }
 
 // Variant names.
@@ -148,6 +157,10 @@ const (
 	BlockedLIFO    = "blocked-lifo"
 	NoCreditReturn = "no-credit-return"
 	CreditBounce   = "credit-bounce"
+	// FANoIncrement is a fetch-and-add bug of machines with FetchAdd (its
+	// variant lives with the protocol that offers it, MCAST): the server
+	// increments its variable only for the first request.
+	FANoIncrement = "fa-no-increment"
 )
 
 // WorkItem is one packet a host launches: Tag says which protocol handler
@@ -192,8 +205,17 @@ type Machine struct {
 	// added, kept packets occupy host buffers (Held, encoded), and "host H
 	// process" is no longer ample (keep competes with it for the head of
 	// the queue). Set KeepsPackets with it.
-	Keep    int
-	Variant string
+	Keep int
+	// FetchAdd adds LFC's fetch-and-add (§3.8) beside the traffic: work
+	// items tagged TagFARequest are requests to the variable of NI Server
+	// (the server's own are local), one outstanding per process (the
+	// process waits for its value before it launches anything else); the
+	// server's NI answers each with an FA_REPLY that piggybacks the
+	// request's credit. Node.FA holds the state. Package fa is the same
+	// protocol on its own, with its properties and variants.
+	FetchAdd bool
+	Server   model.NodeID
+	Variant  string
 	// Work lists, per host, the packets it launches in order.
 	Work [][]WorkItem
 	// Expect gives, per host and stream, how many packets it must receive.
@@ -369,7 +391,7 @@ func (m *Machine) InitNode(n *Node, id model.NodeID) {
 }
 
 func (m *Machine) canLaunch(n *Node) bool {
-	return n.Next < len(m.Work[n.ID]) && len(n.Send) < m.SendBuffers
+	return n.Next < len(m.Work[n.ID]) && len(n.Send) < m.SendBuffers && !n.FA.Outstanding
 }
 
 func (m *Machine) canCopy(n *Node) bool {
@@ -385,9 +407,18 @@ func (m *Machine) Launch(n *Node, out *model.Outbox) { m.LaunchVal(n, 0, out) }
 func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 	it := m.Work[n.ID][n.Next]
 	n.Next++
+	fa := m.FetchAdd && it.Tag == TagFARequest
+	if fa && n.ID == m.Server {
+		m.fetchAdd(n, out) // local: no packet
+		return
+	}
 	pkt := model.Packet{Tag: it.Tag, Src: n.ID, Tree: it.Tree, Origin: n.ID, Seq: it.Seq, Val: val}
 	n.Send = append(n.Send, SendBuf{Pkt: pkt})
-	if it.Tag != TagUnicast {
+	if fa {
+		n.FA.Outstanding = true
+		it.Dest = m.Server
+	}
+	if it.Tag != TagUnicast && !fa {
 		m.OnLaunch(n, it, out)
 		return
 	}
@@ -411,11 +442,35 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	}
 	switch {
 	case pkt.Tag == TagUnicast || pkt.Tag == TagCredit:
+	case pkt.Tag == TagFARequest && m.FetchAdd:
+		// The server's NI reads and increments its variable and answers
+		// at once; the request's buffer is free again, and its credit
+		// rides on the reply (send_packet piggybacks owed credits).
+		n.PCB[from].FreeCredits++
+		m.SendPacket(n, Desc{Dest: pkt.Origin, Pkt: model.Packet{Tag: TagFAReply, Origin: pkt.Origin, Seq: pkt.Seq, Val: m.increment(n)}}, out)
+	case pkt.Tag == TagFAReply && m.FetchAdd:
+		n.FA.Outstanding = false
+		n.FA.Got = append(n.FA.Got, pkt.Val)
 	case pkt.Tag.IsData():
 		m.OnData(n, from, pkt, out)
 	default:
 		m.OnControl(n, from, pkt, out)
 	}
+}
+
+// increment is the server's read-and-increment of its variable (variant
+// fa-no-increment: only the first request increments).
+func (m *Machine) increment(n *Node) uint32 {
+	v := n.FA.Var
+	if m.Variant != FANoIncrement || v == 0 {
+		n.FA.Var++
+	}
+	return v
+}
+
+// fetchAdd is the server's own request: local, answered at once.
+func (m *Machine) fetchAdd(n *Node, _ *model.Outbox) {
+	n.FA.Got = append(n.FA.Got, m.increment(n))
 }
 
 // Copy copies n's oldest uncopied received packet into a free host buffer,
