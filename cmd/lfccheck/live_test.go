@@ -15,7 +15,7 @@ import (
 // replay` accepts: every step replays through the model with every
 // property holding, as the file records (no violation).
 func TestLiveRecordingReplays(t *testing.T) {
-	c, err := lfc.Start(lfc.Options{Nodes: 4, Credits: 1, HostBuffers: 1, Tree: "binomial", Record: true,
+	c, err := lfc.Start(lfc.Options{Nodes: 4, Credits: 1, HostBuffers: 1, Tree: "binomial", Record: lfc.RecordOn,
 		Handler: func(int, lfc.Packet) {}})
 	if err != nil {
 		t.Fatal(err)

@@ -108,7 +108,7 @@ func ExampleNode_Poll() {
 // conservation, FIFO, exactly-once, ...), and TraceFile writes it for
 // `lfccheck replay`.
 func ExampleCluster_Recording() {
-	c, err := lfc.Start(lfc.Options{Nodes: 4, Credits: 1, HostBuffers: 1, Record: true,
+	c, err := lfc.Start(lfc.Options{Nodes: 4, Credits: 1, HostBuffers: 1, Record: lfc.RecordOn,
 		Handler: func(int, lfc.Packet) {}})
 	if err != nil {
 		panic(err)

@@ -25,16 +25,18 @@
 //
 // # Conformance
 //
-// With Options.Record the cluster records every step of every node as the
+// A recording cluster (Options.Record: by default in tests, that is in a
+// test binary, and not otherwise) records every step of every node as the
 // model action it is, and every send as the node's workload (the MCAST
-// parameter work), so that Cluster.Recording returns a model execution:
-// Recording.Check replays it through the model with every property of the
-// protocol, and Recording.TraceFile writes it as a trace file that
-// `lfccheck replay` accepts. A bug seen live becomes a counterexample a
-// person can read. The model numbers at most 64 packets per stream (per
-// ordered pair for unicast, per tree for multicast) and 16384 per host, so
-// a recording cluster refuses sends beyond that; without Record the limits
-// are 65535 per stream and none per host.
+// parameter work), so that Cluster.Recording returns a model execution.
+// Close replays it through the model with every property of the protocol
+// (Recording.Check) and returns a *ConformanceError if the model rejects a
+// step or a property fails; Recording.TraceFile writes the run as a trace
+// file that `lfccheck replay` accepts. A bug seen live becomes a
+// counterexample a person can read. The model numbers at most 64 packets
+// per stream (per ordered pair for unicast, per tree for multicast) and
+// 16384 per host, so a recording cluster refuses sends beyond that;
+// without recording the limits are 65535 per stream and none per host.
 //
 // # Payloads
 //
@@ -51,10 +53,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"lfccheck/model"
 	"lfccheck/model/live"
+	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/recov"
 	"lfccheck/protocols/ucast"
@@ -75,11 +79,15 @@ const (
 
 // Options configure a cluster. Zero sizes take the defaults given.
 type Options struct {
-	Nodes       int    // P, 2..64 (required)
-	Protocol    string // "mcast" (default) or "recov"
-	Credits     int    // send credits per ordered pair, C (default 8)
-	HostBuffers int    // host receive buffers per host (default 16)
-	SendBuffers int    // NI send packets per NI (default 4)
+	Nodes    int    // P, 2..64 (required)
+	Protocol string // "mcast" (default) or "recov"
+	// Variant is the protocol variant to run (default "correct"): a
+	// broken variant runs live as it is checked, for showing what the
+	// conformance check makes of it.
+	Variant     string
+	Credits     int // send credits per ordered pair, C (default 8)
+	HostBuffers int // host receive buffers per host (default 16)
+	SendBuffers int // NI send packets per NI (default 4)
 	// Tree is the tree family of the broadcast group of all nodes (binary,
 	// binomial, chain, star, kary:K; default binary); Topology, instead, is
 	// the text of a topology file (see 'lfccheck help topology') with the
@@ -98,9 +106,10 @@ type Options struct {
 	// not wait for deliveries to its own node; it may send, and keep the
 	// packet (Packet.Keep); it must not call Poll.
 	Handler func(node int, p Packet)
-	// Record makes the cluster record itself as a model execution (see
-	// Cluster.Recording).
-	Record bool
+	// Record says whether the cluster records itself as a model execution
+	// and checks it against the model on Close (see Cluster.Recording);
+	// the default records in tests only.
+	Record RecordMode
 	// Server is the NI whose fetch-and-add variable Node.FetchAndAdd
 	// increments (default 0; mcast only).
 	Server int
@@ -108,6 +117,18 @@ type Options struct {
 	// live.Options.LinkDelay; default 0: none).
 	LinkDelay time.Duration
 }
+
+// RecordMode says whether a cluster records itself.
+type RecordMode int
+
+// Record modes.
+const (
+	// RecordInTests records when the program is a test binary
+	// (testing.Testing), and not otherwise.
+	RecordInTests RecordMode = iota
+	RecordOn
+	RecordOff
+)
 
 // Packet is a delivered packet.
 type Packet struct {
@@ -193,6 +214,7 @@ type stored struct {
 // Cluster is a running in-process LFC.
 type Cluster struct {
 	opt    Options
+	record bool
 	cfg    model.Config // resolved, with the initial (empty) workload
 	sys    *model.System
 	um     *ucast.Machine
@@ -266,7 +288,8 @@ func Start(opt Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lfc: %v", err)
 	}
-	c := &Cluster{opt: opt, cfg: cfg, sys: sys, um: um, topo: mm.Topo, payloads: map[key]*stored{}, done: make(chan struct{})}
+	c := &Cluster{opt: opt, cfg: cfg, sys: sys, um: um, topo: mm.Topo, payloads: map[key]*stored{}, done: make(chan struct{}),
+		record: opt.Record == RecordOn || opt.Record == RecordInTests && testing.Testing()}
 	c.cond = sync.NewCond(&c.mu)
 	for i := 0; i < opt.Nodes; i++ {
 		c.nodes = append(c.nodes, &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, changed: make(chan struct{}, 1)})
@@ -314,6 +337,9 @@ func configFor(opt *Options) (model.Config, error) {
 	if opt.Keep < 0 || opt.Keep >= opt.HostBuffers {
 		return model.Config{}, fmt.Errorf("lfc: keep must be in 0..%d (below the host buffers), got %d", opt.HostBuffers-1, opt.Keep)
 	}
+	if opt.Record < RecordInTests || opt.Record > RecordOff {
+		return model.Config{}, fmt.Errorf("lfc: unknown record mode %d", opt.Record)
+	}
 	if opt.Server < 0 || opt.Server >= opt.Nodes {
 		return model.Config{}, fmt.Errorf("lfc: server %d out of range 0..%d", opt.Server, opt.Nodes-1)
 	}
@@ -345,7 +371,21 @@ func configFor(opt *Options) (model.Config, error) {
 	}
 	// A placeholder workload, valid for any topology: Start discards it.
 	p.Work = []mcast.Work{{Node: 0}}
-	cfg := model.Config{Protocol: opt.Protocol, Variant: "correct", Nodes: opt.Nodes, Params: p}
+	if opt.Variant == "" {
+		opt.Variant = "correct"
+	}
+	def, err := model.Lookup(opt.Protocol)
+	if err != nil {
+		return model.Config{}, fmt.Errorf("lfc: %v", err)
+	}
+	known := false
+	for _, v := range def.Variants {
+		known = known || v.Name == opt.Variant
+	}
+	if !known {
+		return model.Config{}, fmt.Errorf("lfc: protocol %s has no variant %q", opt.Protocol, opt.Variant)
+	}
+	cfg := model.Config{Protocol: opt.Protocol, Variant: opt.Variant, Nodes: opt.Nodes, Params: p}
 	nodes, err := p.Resolve(cfg.Nodes)
 	if err != nil {
 		return model.Config{}, fmt.Errorf("lfc: %v", err)
@@ -480,7 +520,7 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 		return ErrClosed
 	}
 	limit := 65535
-	if c.opt.Record {
+	if c.record {
 		limit = model.MaxStreamSeq
 		if n.posted >= ucast.MaxWorkPerHost {
 			c.mu.Unlock()
@@ -489,7 +529,7 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 	}
 	if n.seq[stream] >= limit {
 		c.mu.Unlock()
-		return fmt.Errorf("lfc: node %d: more than %d packets in one stream (%s)%s", n.id, limit, e, recordNote(c.opt.Record))
+		return fmt.Errorf("lfc: node %d: more than %d packets in one stream (%s)%s", n.id, limit, e, recordNote(c.record))
 	}
 	n.seq[stream]++
 	it.Seq = uint16(n.seq[stream])
@@ -502,7 +542,7 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 	}
 	c.expected += dests
 	n.posted++
-	if c.opt.Record {
+	if c.record {
 		if l := len(n.work); l > 0 && sameEntry(n.work[l-1], e) {
 			n.work[l-1].Count++
 		} else {
@@ -650,7 +690,8 @@ type Report struct {
 
 // Close stops the cluster at once: sends and polls in progress return
 // ErrClosed, and the report says what was still in flight. Call Drain
-// first for a clean end.
+// first for a clean end. A recording cluster then checks its run against
+// the model and returns a *ConformanceError if it does not conform.
 func (c *Cluster) Close() (*Report, error) {
 	c.mu.Lock()
 	already := c.closed
@@ -665,7 +706,32 @@ func (c *Cluster) Close() (*Report, error) {
 	if c.runErr != nil && !errors.Is(c.runErr, context.Canceled) {
 		return c.report(), c.runErr
 	}
+	if c.record {
+		rec, err := c.Recording()
+		if err != nil {
+			return c.report(), err
+		}
+		if v, err := rec.Check(); v != nil || err != nil {
+			return c.report(), &ConformanceError{Recording: rec, Violation: v, Err: err}
+		}
+	}
 	return c.report(), nil
+}
+
+// ConformanceError says that a recorded run is not a model execution (Err:
+// the model does not allow a step) or violates a property (Violation).
+// Recording.TraceFile writes the run for `lfccheck replay`.
+type ConformanceError struct {
+	Recording *Recording
+	Violation *properties.Violation
+	Err       error
+}
+
+func (e *ConformanceError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("lfc: the run does not conform to the model: %v", e.Err)
+	}
+	return fmt.Sprintf("lfc: the run violates %s: %s", e.Violation.Property, e.Violation.Message)
 }
 
 func (c *Cluster) report() *Report {

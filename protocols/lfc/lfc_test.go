@@ -2,6 +2,7 @@ package lfc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ func TestMixedTraffic(t *testing.T) {
 	for _, mode := range []lfc.Mode{lfc.Upcall, lfc.Polling} {
 		t.Run(fmt.Sprint("mode", mode), func(t *testing.T) {
 			var col collector
-			c, err := lfc.Start(lfc.Options{Nodes: 8, Credits: 2, HostBuffers: 2, SendBuffers: 2, Mode: mode, Handler: col.handler, Record: true})
+			c, err := lfc.Start(lfc.Options{Nodes: 8, Credits: 2, HostBuffers: 2, SendBuffers: 2, Mode: mode, Handler: col.handler, Record: lfc.RecordOn})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +70,7 @@ func TestMixedTraffic(t *testing.T) {
 // model execution.
 func TestTamperedRecordingIsRejected(t *testing.T) {
 	var col collector
-	c, err := lfc.Start(lfc.Options{Nodes: 4, Credits: 1, HostBuffers: 1, Handler: col.handler, Record: true})
+	c, err := lfc.Start(lfc.Options{Nodes: 4, Credits: 1, HostBuffers: 1, Handler: col.handler, Record: lfc.RecordOn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestTamperedRecordingIsRejected(t *testing.T) {
 // once and reports what was in flight.
 func TestFlowControlAndClose(t *testing.T) {
 	var col collector
-	c, err := lfc.Start(lfc.Options{Nodes: 2, Credits: 2, HostBuffers: 2, SendBuffers: 2, Mode: lfc.Polling, Handler: col.handler, Record: true})
+	c, err := lfc.Start(lfc.Options{Nodes: 2, Credits: 2, HostBuffers: 2, SendBuffers: 2, Mode: lfc.Polling, Handler: col.handler, Record: lfc.RecordOn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestSixtyFourNodesConform(t *testing.T) {
 		k = 4
 	}
 	var col collector
-	c, err := lfc.Start(lfc.Options{Nodes: 64, Credits: 2, HostBuffers: 4, Handler: col.handler, Record: true})
+	c, err := lfc.Start(lfc.Options{Nodes: 64, Credits: 2, HostBuffers: 4, Handler: col.handler, Record: lfc.RecordOn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestLoad(t *testing.T) {
 	}{{"upcall-unicast", lfc.Upcall, "binary", 0}, {"polling-mixed", lfc.Polling, "binomial", 50}} {
 		t.Run(c.name, func(t *testing.T) {
 			var col collector
-			cl, err := lfc.Start(lfc.Options{Nodes: 64, Tree: c.tree, Mode: c.mode, Handler: col.handler})
+			cl, err := lfc.Start(lfc.Options{Nodes: 64, Tree: c.tree, Mode: c.mode, Handler: col.handler, Record: lfc.RecordOff})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -352,7 +353,7 @@ func TestLoad(t *testing.T) {
 // is still a model execution.
 func TestLinkDelay(t *testing.T) {
 	var col collector
-	c, err := lfc.Start(lfc.Options{Nodes: 5, Credits: 1, HostBuffers: 1, LinkDelay: 200 * time.Microsecond, Handler: col.handler, Record: true})
+	c, err := lfc.Start(lfc.Options{Nodes: 5, Credits: 1, HostBuffers: 1, LinkDelay: 200 * time.Microsecond, Handler: col.handler, Record: lfc.RecordOn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func TestLinkDelay(t *testing.T) {
 // on the schedule; the test does not require one.)
 func TestRecovChains(t *testing.T) {
 	var col collector
-	c, err := lfc.Start(lfc.Options{Nodes: 6, Protocol: "recov", Tree: "chain", Credits: 1, HostBuffers: 1, SendBuffers: 2, Handler: col.handler, Record: true})
+	c, err := lfc.Start(lfc.Options{Nodes: 6, Protocol: "recov", Tree: "chain", Credits: 1, HostBuffers: 1, SendBuffers: 2, Handler: col.handler, Record: lfc.RecordOn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +394,7 @@ func TestKeepAndFree(t *testing.T) {
 	var mu sync.Mutex
 	var kept []*lfc.Kept
 	var keepErrs []error
-	c, err := lfc.Start(lfc.Options{Nodes: 3, Credits: 1, HostBuffers: 2, Keep: 1, Record: true,
+	c, err := lfc.Start(lfc.Options{Nodes: 3, Credits: 1, HostBuffers: 2, Keep: 1, Record: lfc.RecordOn,
 		Handler: func(node int, p lfc.Packet) {
 			if node != 1 {
 				return
@@ -463,7 +464,7 @@ func TestKeepAndFree(t *testing.T) {
 func TestFetchAndAdd(t *testing.T) {
 	const P, K = 5, 6
 	var col collector
-	c, err := lfc.Start(lfc.Options{Nodes: P, Credits: 1, HostBuffers: 1, Server: 2, Handler: col.handler, Record: true})
+	c, err := lfc.Start(lfc.Options{Nodes: P, Credits: 1, HostBuffers: 1, Server: 2, Handler: col.handler, Record: lfc.RecordOn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,5 +521,43 @@ func TestFetchAndAdd(t *testing.T) {
 	defer r.Close()
 	if _, err := r.Node(0).FetchAndAdd(); err == nil {
 		t.Fatal("fetch-and-add under recov is accepted")
+	}
+}
+
+// Conformance on every run: in a test binary a cluster records itself by
+// default, and Close checks the run against the model. A broken protocol
+// variant run live (the server's NI increments its fetch-and-add variable
+// only once) is caught there, by the property the checker names, and the
+// run is a trace file for lfccheck replay. Outside tests (RecordOff here)
+// nothing is recorded.
+func TestConformanceOnClose(t *testing.T) {
+	c, err := lfc.Start(lfc.Options{Nodes: 3, Variant: "fa-no-increment", Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, node := range []int{1, 2, 1} {
+		if _, err := c.Node(node).FetchAndAdd(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = c.Close()
+	var ce *lfc.ConformanceError
+	if !errors.As(err, &ce) || ce.Violation == nil || ce.Violation.Property != "fa-values" {
+		t.Fatalf("Close of a run of fa-no-increment: %v", err)
+	}
+	if _, err := ce.Recording.TraceFile(); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(err)
+	c, err = lfc.Start(lfc.Options{Nodes: 2, Record: lfc.RecordOff, Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, err := c.Recording(); err == nil {
+		t.Fatal("a cluster with RecordOff has a recording")
+	}
+	if _, err := lfc.Start(lfc.Options{Nodes: 2, Variant: "nope", Handler: func(int, lfc.Packet) {}}); err == nil {
+		t.Fatal("an unknown variant is accepted")
 	}
 }

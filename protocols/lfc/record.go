@@ -19,11 +19,11 @@ type Recording struct {
 	Actions []string // model action names, as trace files hold them
 }
 
-// Recording returns the run of a cluster started with Options.Record,
-// after Close.
+// Recording returns the run of a recording cluster (Options.Record), after
+// Close.
 func (c *Cluster) Recording() (*Recording, error) {
-	if !c.opt.Record {
-		return nil, fmt.Errorf("lfc: the cluster was started without Record")
+	if !c.record {
+		return nil, fmt.Errorf("lfc: the cluster does not record itself (Options.Record)")
 	}
 	c.mu.Lock()
 	closed := c.closed
