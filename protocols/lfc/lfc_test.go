@@ -582,3 +582,47 @@ func TestTopologyGroups(t *testing.T) {
 		t.Fatalf("deliveries by sender/group: %v, want %v", got, want)
 	}
 }
+
+// Bad options and calls get one clear error each, and nothing starts.
+func TestBadOptionsAndCalls(t *testing.T) {
+	h := func(int, lfc.Packet) {}
+	for _, c := range []struct {
+		opt  lfc.Options
+		want string
+	}{
+		{lfc.Options{Nodes: 1, Handler: h}, "nodes must be in 2..64"},
+		{lfc.Options{Nodes: 65, Handler: h}, "nodes must be in 2..64"},
+		{lfc.Options{Nodes: 2}, "a handler is required"},
+		{lfc.Options{Nodes: 2, Protocol: "ucast", Handler: h}, "protocol must be mcast or recov"},
+		{lfc.Options{Nodes: 2, Credits: -1, Handler: h}, "credits must be in 1..64"},
+		{lfc.Options{Nodes: 2, Tree: "bushy", Handler: h}, "unknown tree family"},
+		{lfc.Options{Nodes: 2, Tree: "binary", Topology: "nodes 2", Handler: h}, "not both"},
+		{lfc.Options{Nodes: 2, Topology: "nodes 2\ngroup g 0 5", Handler: h}, "topology"},
+		{lfc.Options{Nodes: 2, Server: 2, Handler: h}, "server 2 out of range"},
+		{lfc.Options{Nodes: 2, Mode: 7, Handler: h}, "unknown mode"},
+		{lfc.Options{Nodes: 2, Record: 9, Handler: h}, "unknown record mode"},
+		{lfc.Options{Nodes: 2, LinkDelay: -time.Second, Handler: h}, "link delay"},
+	} {
+		if _, err := lfc.Start(c.opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: got %v, want %q", c.opt, err, c.want)
+		}
+	}
+	c, err := lfc.Start(lfc.Options{Nodes: 2, MaxPayload: 4, Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, e := range []struct {
+		err  error
+		want string
+	}{
+		{c.Node(0).Send(1, []byte("12345")), "payload of 5 bytes, more than the 4"},
+		{c.Node(0).Send(0, nil), "destination 0 is not another node"},
+		{c.Node(0).Send(2, nil), "destination 2 is not another node"},
+		{c.Node(0).Multicast("nog", nil), `no group "nog"`},
+	} {
+		if e.err == nil || !strings.Contains(e.err.Error(), e.want) {
+			t.Errorf("got %v, want %q", e.err, e.want)
+		}
+	}
+}
