@@ -301,7 +301,14 @@ func Start(opt Options) (*Cluster, error) {
 		defer close(c.done)
 		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay})
 	}()
-	c.ready.Wait()
+	started := make(chan struct{})
+	go func() { c.ready.Wait(); close(started) }()
+	select {
+	case <-started:
+	case <-c.done: // the runtime refused to start
+		cancel()
+		return nil, fmt.Errorf("lfc: %v", c.runErr)
+	}
 	return c, nil
 }
 
