@@ -93,6 +93,35 @@ func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
 	return RunLasso(ck, actions, 0)
 }
 
+// Verify executes actions from ck's initial state like Run, checking ck's
+// properties after every step and, if the run ends in a state with no
+// enabled action, the properties of end states; it keeps no per-step
+// changes, so long recordings (a live run's) are cheap to check. It
+// returns the first violation, or a *StepError when a step is not enabled.
+func Verify(ck *properties.Checker, actions []model.Action) (*properties.Violation, error) {
+	w := ck.Sys.Initial()
+	if err := ck.CheckState(w); err != nil {
+		return asViolation(err), nil
+	}
+	var out model.Outbox
+	for i, a := range actions {
+		if err := w.Apply(a, &out); err != nil {
+			return nil, &StepError{Step: i + 1, Action: ck.Sys.ActionName(a), Err: errors.New("not enabled")}
+		}
+		if err := ck.CheckStep(w, a, &out); err != nil {
+			v := asViolation(err)
+			v.Message = fmt.Sprintf("step %d (%s): %s", i+1, ck.Sys.ActionName(a), v.Message)
+			return v, nil
+		}
+	}
+	if len(w.Enabled(nil)) == 0 {
+		if err := ck.CheckFinal(w); err != nil {
+			return asViolation(err), nil
+		}
+	}
+	return nil, nil
+}
+
 // RunLasso is Run for a lasso whose last loop actions form a loop: after
 // the safety checks it checks that the loop returns to its first state and
 // is fair, and checks the liveness properties on the infinite run.

@@ -100,14 +100,9 @@ func (c *Client) Node() model.NodeID { return c.id }
 // Do performs the node's action of the named kind if it is enabled, and
 // reports whether it was; it returns false at once when the run is over.
 func (c *Client) Do(kind string) bool {
-	ki := -1
-	for i, k := range c.r.sys.Kinds {
-		if k.Name == kind && k != model.Deliver {
-			ki = i
-		}
-	}
-	if ki < 0 {
-		panic(fmt.Sprintf("live: no action kind %q", kind))
+	ki, err := Kind(c.r.sys, kind)
+	if err != nil {
+		panic(err)
 	}
 	return c.send(request{kind: ki, reply: make(chan bool, 1)})
 }

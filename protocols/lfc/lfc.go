@@ -259,22 +259,20 @@ func Start(opt Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m model.Machine
-	var mm *mcast.Machine
-	switch cfg.Protocol {
-	case "mcast":
-		mm, err = mcast.New(cfg)
-		m = mm
-	case "recov":
-		var rm *recov.Machine
-		rm, err = recov.New(cfg)
-		if rm != nil {
-			mm = rm.Machine
-		}
-		m = rm
-	}
+	def, err := model.Lookup(cfg.Protocol)
 	if err != nil {
 		return nil, fmt.Errorf("lfc: %v", err)
+	}
+	m, err := def.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("lfc: %v", err)
+	}
+	var mm *mcast.Machine
+	switch m := m.(type) {
+	case *mcast.Machine:
+		mm = m
+	case *recov.Machine:
+		mm = m.Machine
 	}
 	um := mm.Machine
 	um.ClientProcess = true

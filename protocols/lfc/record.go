@@ -1,7 +1,6 @@
 package lfc
 
 import (
-	"errors"
 	"fmt"
 
 	"lfccheck/model"
@@ -68,37 +67,11 @@ func (r *Recording) Check() (*properties.Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := ck.Sys.Initial()
-	if err := ck.CheckState(w); err != nil {
-		return asViolation(err)
+	v, err := traces.Verify(ck, acts)
+	if err != nil {
+		return nil, fmt.Errorf("lfc: %v", err)
 	}
-	var out model.Outbox
-	for i, a := range acts {
-		if err := w.Apply(a, &out); err != nil {
-			return nil, fmt.Errorf("lfc: step %d (%s): the model does not allow it: %v", i+1, r.Actions[i], err)
-		}
-		if err := ck.CheckStep(w, a, &out); err != nil {
-			v, err := asViolation(err)
-			if v != nil {
-				v.Message = fmt.Sprintf("step %d (%s): %s", i+1, r.Actions[i], v.Message)
-			}
-			return v, err
-		}
-	}
-	if len(w.Enabled(nil)) == 0 {
-		if err := ck.CheckFinal(w); err != nil {
-			return asViolation(err)
-		}
-	}
-	return nil, nil
-}
-
-func asViolation(err error) (*properties.Violation, error) {
-	var v *properties.Violation
-	if errors.As(err, &v) {
-		return v, nil
-	}
-	return nil, err
+	return v, nil
 }
 
 func (r *Recording) build() (*properties.Checker, []model.Action, error) {

@@ -243,31 +243,28 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	if p.PacketsGiven() && len(p.Casts) > 0 {
 		return 0, fmt.Errorf("give packets or casts, not both: casts replace the default multicasts of packets")
 	}
+	fa := false
+	seen := map[int]bool{}
+	for i, w := range p.Work {
+		if seen[w.Node] {
+			return 0, fmt.Errorf("work %d (%s): node %d's workload is given twice", i+1, w, w.Node)
+		}
+		seen[w.Node] = true
+		for _, e := range w.Items {
+			fa = fa || e.FetchAdd
+		}
+	}
+	if p.Server != 0 && !fa {
+		return 0, fmt.Errorf("server is set but no work entry is a fetch-and-add request (+)")
+	}
+	if p.Server >= nodes {
+		return 0, fmt.Errorf("server %d out of range 0..%d", p.Server, nodes-1)
+	}
 	if len(p.Work) > 0 {
 		if p.PacketsGiven() || len(p.Casts) > 0 || len(p.Flows) > 0 {
 			return 0, fmt.Errorf("give work alone: it is the whole workload and replaces packets, casts and flows")
 		}
-		seen := map[int]bool{}
-		fa := false
-		for i, w := range p.Work {
-			if seen[w.Node] {
-				return 0, fmt.Errorf("work %d (%s): node %d's workload is given twice", i+1, w, w.Node)
-			}
-			seen[w.Node] = true
-			for _, e := range w.Items {
-				fa = fa || e.FetchAdd
-			}
-		}
-		if p.Server >= nodes {
-			return 0, fmt.Errorf("server %d out of range 0..%d", p.Server, nodes-1)
-		}
-		if p.Server != 0 && !fa {
-			return 0, fmt.Errorf("server is set but no work entry is a fetch-and-add request (+)")
-		}
 		return nodes, nil
-	}
-	if p.Server != 0 {
-		return 0, fmt.Errorf("server is set but no work entry is a fetch-and-add request (+)")
 	}
 	if len(p.Casts) == 0 && len(p.Flows) == 0 && p.Packets == 0 {
 		return 0, fmt.Errorf("packets is 0 and no cast or flow is given: nothing to send")
@@ -311,12 +308,9 @@ func (p *Params) Clone() model.Params {
 	c := *p
 	c.Params = *p.Params.CloneParams()
 	c.Casts = append([]model.Cast(nil), p.Casts...)
-	c.Work = make([]Work, len(p.Work))
-	for i, w := range p.Work {
-		c.Work[i] = Work{Node: w.Node, Items: append([]WorkEntry(nil), w.Items...)}
-	}
-	if p.Work == nil {
-		c.Work = nil
+	c.Work = nil
+	for _, w := range p.Work {
+		c.Work = append(c.Work, Work{Node: w.Node, Items: append([]WorkEntry(nil), w.Items...)})
 	}
 	if p.Topology != nil {
 		t := *p.Topology

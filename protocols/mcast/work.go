@@ -110,19 +110,21 @@ func explicitWork(p *Params, topo *model.Topology, nodes int) ([][]ucast.WorkIte
 			return nil, fmt.Errorf("work %d (%s): node %d out of range 0..%d", i+1, w, w.Node, nodes-1)
 		}
 		for _, e := range w.Items {
-			it := ucast.WorkItem{Tag: ucast.TagUnicast, Dest: model.NodeID(e.Dest)}
-			seq := &useq[w.Node*nodes+e.Dest%nodes]
-			if e.FetchAdd {
+			var it ucast.WorkItem
+			var seq *int // the entry's stream
+			switch {
+			case e.FetchAdd:
 				it, seq = ucast.WorkItem{Tag: ucast.TagFARequest}, &fseq[w.Node]
-			} else if e.Multicast {
+			case e.Multicast:
 				t, err := topo.CastTree(model.Cast{Group: e.Group, Root: w.Node, Count: e.Count})
 				if err != nil {
 					return nil, fmt.Errorf("work %d (%s): entry %s: %v", i+1, w, e, err)
 				}
-				it = ucast.WorkItem{Tag: TagMulticast, Tree: uint16(t)}
-				seq = &tseq[t]
-			} else if e.Dest >= nodes || e.Dest == w.Node {
+				it, seq = ucast.WorkItem{Tag: TagMulticast, Tree: uint16(t)}, &tseq[t]
+			case e.Dest >= nodes || e.Dest == w.Node:
 				return nil, fmt.Errorf("work %d (%s): entry %s: destination must be another node in 0..%d", i+1, w, e, nodes-1)
+			default:
+				it, seq = ucast.WorkItem{Tag: ucast.TagUnicast, Dest: model.NodeID(e.Dest)}, &useq[w.Node*nodes+e.Dest]
 			}
 			for k := 0; k < e.Count; k++ {
 				*seq++

@@ -433,12 +433,11 @@ func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 // the separate "ni N copy" action.
 func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
 	n := m.NodeOf(mn)
-	if pkt.Tag == TagUnicast {
-		n.Recv = append(n.Recv, RecvBuf{Pkt: pkt, From: from})
-	}
+	// Accepting credits only transmits (it never takes or frees a receive
+	// buffer), so the packet may take its buffer afterwards.
 	pkt = m.AcceptNewCredits(n, pkt, out)
 	if pkt.Tag == TagUnicast {
-		n.Recv[len(n.Recv)-1].Pkt = pkt
+		n.Recv = append(n.Recv, RecvBuf{Pkt: pkt, From: from})
 	}
 	switch {
 	case pkt.Tag == TagUnicast || pkt.Tag == TagCredit:
