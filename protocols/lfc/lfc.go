@@ -137,8 +137,14 @@ type Packet struct {
 	Seq     int    // its number in its stream (per sender and destination, or per tree), from 1
 	Payload []byte // the cluster's copy; valid until the handler returns, or until Free if kept
 
-	n     *Node
-	state *int // 0: in the handler, 1: kept, 2: the handler returned; guarded by c.mu
+	n *Node
+	d *delivery
+}
+
+// delivery is one handler call's keep state, guarded by c.mu.
+type delivery struct {
+	state int   // 0: in the handler, 1: kept, 2: returned, not kept, 3: returned, kept, 4: kept and freed in the handler
+	k     *Kept // when kept
 }
 
 // Keep keeps the packet's host buffer after the handler returns (LFC's
@@ -146,45 +152,60 @@ type Packet struct {
 // returned Kept is freed. It fails when the node already keeps
 // Options.Keep packets, or when called outside the handler or twice.
 func (p Packet) Keep() (*Kept, error) {
-	if p.state == nil {
+	if p.d == nil {
 		return nil, fmt.Errorf("lfc: Keep of a packet the cluster did not deliver")
 	}
 	c := p.n.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if *p.state != 0 {
+	if p.d.state != 0 {
 		return nil, fmt.Errorf("lfc: Keep outside the packet's handler, or twice")
 	}
 	if p.n.kept >= c.opt.Keep {
 		return nil, fmt.Errorf("lfc: node %d already keeps %d packets (Options.Keep)", p.n.id, c.opt.Keep)
 	}
 	p.n.kept++
-	*p.state = 1
-	return &Kept{n: p.n}, nil
+	p.d.state = 1
+	p.d.k = &Kept{n: p.n, d: p.d, landed: make(chan struct{})}
+	return p.d.k, nil
 }
 
 // Kept is a packet the program kept after its upcall.
 type Kept struct {
-	n     *Node
-	freed bool
-	mu    sync.Mutex
+	n      *Node
+	d      *delivery
+	landed chan struct{} // closed once the node has kept the packet
+	freed  bool
+	mu     sync.Mutex
 }
 
-// Free frees a kept packet's host buffer (lfc_packet_free).
+// Free frees a kept packet's host buffer (lfc_packet_free). It may be
+// called from any goroutine, the handler that kept the packet included
+// (then the packet is simply not kept).
 func (k *Kept) Free() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.freed {
 		return fmt.Errorf("lfc: node %d: packet freed twice", k.n.id)
 	}
-	if !k.n.lc.Do("free") {
-		return ErrClosed
-	}
-	k.freed = true
 	c := k.n.c
 	c.mu.Lock()
-	k.n.kept--
+	inHandler := k.d.state == 1
+	if inHandler {
+		k.d.state = 4
+		k.n.kept--
+	}
 	c.mu.Unlock()
+	if !inHandler {
+		<-k.landed // the node's keep step is done (or the cluster closed)
+		if !k.n.lc.Do("free") {
+			return ErrClosed
+		}
+		c.mu.Lock()
+		k.n.kept--
+		c.mu.Unlock()
+	}
+	k.freed = true
 	return nil
 }
 
@@ -634,11 +655,15 @@ func (n *Node) deliver() bool {
 		}
 	}
 	c.mu.Unlock()
-	state := 0
-	c.opt.Handler(int(n.id), Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data, n: n, state: &state})
+	d := &delivery{}
+	c.opt.Handler(int(n.id), Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data, n: n, d: d})
 	c.mu.Lock()
-	kept := state == 1
-	state = 2
+	kept := d.state == 1
+	if kept {
+		d.state = 3
+	} else if d.state == 0 {
+		d.state = 2
+	}
 	c.mu.Unlock()
 	// The handler ran while the packet was in its host buffer, as an
 	// upcall does; now the buffer is freed or kept. Only this node's
@@ -647,7 +672,11 @@ func (n *Node) deliver() bool {
 	if kept {
 		step = "keep"
 	}
-	if !n.lc.Do(step) {
+	ok := n.lc.Do(step)
+	if kept {
+		close(d.k.landed)
+	}
+	if !ok {
 		return false
 	}
 	c.mu.Lock()

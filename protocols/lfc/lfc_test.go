@@ -626,3 +626,42 @@ func TestBadOptionsAndCalls(t *testing.T) {
 		}
 	}
 }
+
+// Free right after Keep, in the handler itself, or at once from another
+// goroutine (before the node has kept the packet): both free the buffer,
+// and the run conforms.
+func TestFreeSoonAfterKeep(t *testing.T) {
+	kept := make(chan *lfc.Kept, 10)
+	c, err := lfc.Start(lfc.Options{Nodes: 2, HostBuffers: 2, Keep: 1, Record: lfc.RecordOn, Handler: func(node int, p lfc.Packet) {
+		k, err := p.Keep()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if p.Seq%2 == 1 {
+			if err := k.Free(); err != nil {
+				t.Error(err)
+			}
+			return
+		}
+		kept <- k
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 6; i++ {
+		if err := c.Node(0).Send(1, nil); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 1 {
+			if err := (<-kept).Free(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	checkDrained(t, c)
+	rep, err := c.Close()
+	if err != nil || rep.Kept != 0 || rep.Delivered != 6 {
+		t.Fatalf("%v %s", err, rep)
+	}
+}
