@@ -36,10 +36,17 @@ type Delivery struct {
 type Outbox struct {
 	Sends      []Transmit
 	Deliveries []Delivery
+	// Arrived is the packet a Deliver step took off its link (Arrival
+	// set), for step properties that judge what the handler did with it.
+	Arrived Packet
+	Arrival bool
 }
 
 // Reset empties the outbox, keeping its capacity.
-func (o *Outbox) Reset() { o.Sends, o.Deliveries = o.Sends[:0], o.Deliveries[:0] }
+func (o *Outbox) Reset() {
+	o.Sends, o.Deliveries = o.Sends[:0], o.Deliveries[:0]
+	o.Arrived, o.Arrival = Packet{}, false
+}
 
 // Transmit asks for p to be put on the link to node to.
 func (o *Outbox) Transmit(to NodeID, p Packet) { o.Sends = append(o.Sends, Transmit{to, p}) }

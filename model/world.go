@@ -150,6 +150,7 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		pkt := w.Links[l][0]
 		copy(w.Links[l], w.Links[l][1:])
 		w.Links[l] = w.Links[l][:len(w.Links[l])-1]
+		out.Arrived, out.Arrival = pkt, true
 		w.Sys.M.Receive(n, a.Peer, pkt, out)
 	} else {
 		if a.Peer != 0 || !k.Enabled(n) {

@@ -22,7 +22,8 @@ var Def = &model.Def{
 			Catches: "pool-bound", Example: Config("chain", 3, 1, 2)},
 		{Name: NoNextInTree, Doc: "a packet that arrived on a recovery channel is forwarded on it at once, overtaking queued packets of its tree",
 			Catches: "fifo", Example: Config("chain", 3, 1, 2)},
-		{Name: NoSave, Doc: "forward_packet does not save the deadlocked and channel fields: credit_send reads the header, which send_packet overwrote for the previous child (no property catches it in configurations that finish: see the package doc)"},
+		{Name: NoSave, Doc: "forward_packet does not save the deadlocked and channel fields: credit_send reads the header, which send_packet overwrote for the previous child",
+			Catches: "channel-forward", Example: ForkConfig()},
 		{Name: ChannelCredit, Doc: "event_packet_released returns a credit even when it releases a recovery channel",
 			Catches: "credit-conservation", Example: Config("chain", 3, 1, 1)},
 		{Name: TwoRecoveries, Doc: "an NI starts a recovery while its previous one is still active",
@@ -33,7 +34,7 @@ var Def = &model.Def{
 			Catches: "recovery-tree", Example: Config("chain", 3, 1, 2)},
 	},
 	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound, ChannelBound, ChannelOwner,
-		AckCount, IdleEmpty, RecoveryTree, properties.FIFO, ucast.ExactlyOnce, mcast.BufferHeld,
+		AckCount, IdleEmpty, RecoveryTree, ChannelForward, properties.FIFO, ucast.ExactlyOnce, mcast.BufferHeld,
 		ucast.EventualDelivery, RecoveryCompletes, Recovers},
 	Acyclic: true,
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
@@ -120,6 +121,16 @@ func BcastOverlapConfig() model.Config {
 	}
 	p.Casts = []model.Cast{{Group: "all", Root: 0, Count: 1}, {Group: "g", Root: 1, Count: 1}, {Group: "g", Root: 3, Count: 1}}
 	return model.Config{Protocol: "recov", Nodes: 4, Params: p}
+}
+
+// ForkConfig is a binary tree of five NIs where only node 0 multicasts,
+// two packets: NI 1 forwards to two children (3 and 4), so a packet that
+// reaches 1 on 0's recovery channel may find a credit for one child and
+// none for the other (variant no-save fails channel-forward here).
+func ForkConfig() model.Config {
+	c := Config("binary", 5, 1, 1)
+	c.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}}
+	return c
 }
 
 func rnode(w *model.World, i int) *Node { return w.Nodes[i].(*Node) }
@@ -328,6 +339,39 @@ var RecoveryTree = model.Property{
 				if y != c {
 					return fmt.Errorf("ni %d is in the recovery of %d but not below it in tree %d", x, c, tree[c])
 				}
+			}
+		}
+		return nil
+	},
+}
+
+// ChannelForward: a multicast packet that arrives on recovery channel c
+// goes on to every child of its tree in the same step, with a credit or,
+// when the child has none, as c's packet (itself or, by next_in_tree, an
+// older packet of its tree): Fig. 4.13's deadlocked branch, so a recovery
+// packet never waits for a credit or for another recovery. This is what
+// the saved fields of Fig. 4.12 are for: credit_send must know for each
+// child that the packet came on a channel, although send_packet
+// overwrote the header for the previous child.
+var ChannelForward = model.Property{
+	Name: "channel-forward",
+	Doc:  "a multicast packet arriving on a recovery channel goes on to each tree child in the same step, with a credit or on that channel",
+	Step: func(w *model.World, a model.Action, out *model.Outbox) error {
+		pkt := out.Arrived
+		if !out.Arrival || pkt.Chan == 0 || pkt.Tag != mcast.TagMulticast {
+			return nil
+		}
+		for _, ch := range mach(w).Topo.Trees[pkt.Tree].Children[a.Node] {
+			sent := false
+			for _, t := range out.Sends {
+				p := t.Pkt
+				if t.To == ch && p.Tag == mcast.TagMulticast && p.Tree == pkt.Tree && (p.Chan == 0 || p.Chan == pkt.Chan) {
+					sent = true
+					break
+				}
+			}
+			if !sent {
+				return fmt.Errorf("ni %d got %s on the recovery channel of %d but sent child %d no packet of its tree with a credit or on that channel", a.Node, pkt, pkt.Chan-1, ch)
 			}
 		}
 		return nil

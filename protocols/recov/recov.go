@@ -96,18 +96,24 @@
 // modeled as a later DMA that could read a newer header), and a blocked
 // descriptor is only ever sent again with a credit or as the head of a new
 // recovery, so the stale header is read only inside forward_packet's loop.
-// Two things can go wrong there: a packet that arrived on channel c and was
+// Two things go wrong there: a packet that arrived on channel c and was
 // just sent to one child with a credit looks "not deadlocked" to the next
-// child, which then gets the NI's own recovery (or waits for it) instead of
-// channel c; and a packet whose first child just started the NI's own
-// recovery extends that recovery to the next child. Neither breaks a safety
-// property, and every recovery still completes, because channel forwarding
-// never waits; a deadlock needs a cycle of NIs each with its own recovery
-// active and stuck behind a packet treated so, which no configuration small
-// enough to finish reaches: chains of three pass with every property, and
-// searches of binary trees at P=4 (K=2) and binomial trees at P=4 (K=1)
-// cut at 5 million states, and random walks at P=5..7, found no violation.
-// The variant is kept, without a property that must catch it.
+// child, which then gets the NI's own recovery (or waits for it in the
+// blocked-sends queue) instead of channel c; and a packet whose first
+// child just started the NI's own recovery extends that recovery to the
+// next child. The first breaks channel-forward, the rule that a packet
+// arriving on a recovery channel goes on to every child in the same step,
+// with a credit or on its channel (Fig. 4.13's deadlocked branch): the
+// checker finds it in 8 steps on a binary tree of five where only node 0
+// multicasts two packets (ForkConfig: NI 1 forwards to two children).
+// Neither breaks a safety property of the credits, buffers, FIFO order or
+// recoveries, and every recovery still completes, because an NI's own
+// recovery never waits: a deadlock would need a cycle of NIs each with its
+// own recovery stuck, which no configuration small enough to finish
+// reaches (chains of three pass with every other property, and searches
+// of binary trees at P=4 (K=2) and binomial trees at P=4 (K=1) cut at 5
+// million states, and random walks at P=5..7, found no violation). What
+// no-save costs is the design's promise that recovery packets never wait.
 //
 // # Statistics
 //
@@ -136,7 +142,9 @@
 // recovery active implies every blocked-sends queue is empty: the initiating
 // branch sends the descriptor itself, which is FIFO-safe only then),
 // recovery-tree (each channel's packets and parents lie on one tree and lead
-// back to its owner, so simultaneous recoveries do not interfere), and
+// back to its owner, so simultaneous recoveries do not interfere),
+// channel-forward (a step rule: a multicast packet arriving on channel c
+// goes on to every tree child in the same step, with a credit or on c), and
 // recovery-completes (liveness: every recovery ends, so no recovery and no
 // channel state is left when a run ends).
 package recov

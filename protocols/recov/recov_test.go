@@ -70,8 +70,10 @@ func TestSymmetryOnChain(t *testing.T) {
 	}
 }
 
-// Variant no-save behaves differently (more states) but breaks no
-// property on a chain of three, as the package doc argues.
+// Variant no-save behaves differently (more states: the header is state)
+// but breaks no property on a chain of three, where every NI has at most
+// one child and the stale header is never read; ForkConfig, where NI 1
+// has two, catches it (the variant's claim).
 func TestNoSavePassesSmallChain(t *testing.T) {
 	cfg := recov.CastChain()
 	cfg.Variant = recov.NoSave
