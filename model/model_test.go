@@ -6,6 +6,7 @@ import (
 
 	"lfccheck/model"
 	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
 )
 
@@ -204,4 +205,50 @@ func FuzzParseAction(f *testing.F) {
 			t.Fatalf("%q -> %v -> %q -> %v, %v", s, a, sys.ActionName(a), b, err)
 		}
 	})
+}
+
+// Restore copies back exactly what Apply changed: after every enabled
+// action (and after runs of up to 100 steps, past the change list's
+// bound), the restored world encodes as the original, and Changed names
+// every node and link whose encoding the steps changed.
+func TestRestoreAfterSteps(t *testing.T) {
+	sys := build(t, mcast.Config("binary", 4, 1, 2))
+	var next model.World
+	var out model.Outbox
+	for i, s := range walk(sys, 60) {
+		enc := s.Encode(nil)
+		next.CopyFrom(s)
+		for k, a := range s.Enabled(nil) {
+			steps := 1 + (k*37+i)%100
+			for n, b := 0, a; n < steps; n++ {
+				if err := next.Apply(b, &out); err != nil {
+					t.Fatal(err)
+				}
+				acts := next.Enabled(nil)
+				if len(acts) == 0 {
+					break
+				}
+				b = acts[n%len(acts)]
+			}
+			nodes, links := map[int]bool{}, map[int]bool{}
+			if next.Changed(func(j int) { nodes[j] = true }, func(l int) { links[l] = true }) {
+				for j := range s.Nodes {
+					if !nodes[j] && string(next.Nodes[j].Encode(nil)) != string(s.Nodes[j].Encode(nil)) {
+						t.Fatalf("state %d action %d: node %d changed unreported", i, k, j)
+					}
+				}
+				for l := range s.Links {
+					if !links[l] && len(next.Links[l]) != len(s.Links[l]) {
+						t.Fatalf("state %d action %d: link %d changed unreported", i, k, l)
+					}
+				}
+			} else if steps < 64/(sys.P+1) {
+				t.Fatalf("state %d action %d: changes forgotten after %d steps", i, k, steps)
+			}
+			next.Restore(s)
+			if got := next.Encode(nil); string(got) != string(enc) {
+				t.Fatalf("state %d action %d (%d steps): restored world differs", i, k, steps)
+			}
+		}
+	}
 }

@@ -90,6 +90,68 @@ type World struct {
 	Sys   *System
 	Nodes []Node
 	Links [][]Packet // Links[i*P+j] is the FIFO link i->j, head first
+
+	// changed lists what Apply changed since the world was last made a
+	// copy (CopyFrom, Decode, Restore): node i as i, link l as P+l;
+	// changedAll when the list grew too long to be worth keeping.
+	changed    []int
+	changedAll bool
+}
+
+// maxChanged bounds World.changed: a world that took more steps than
+// this since its last copy is restored in full.
+const maxChanged = 64
+
+func (w *World) noteChange(k int) {
+	if w.changedAll {
+		return
+	}
+	if len(w.changed) == maxChanged {
+		w.changed, w.changedAll = w.changed[:0], true
+		return
+	}
+	w.changed = append(w.changed, k)
+}
+
+func (w *World) clearChanges() { w.changed, w.changedAll = w.changed[:0], false }
+
+// Changed calls node for every node and link for every link (index
+// i*P+j) that Apply changed since w was last made a copy of a state
+// (CopyFrom, Decode, Restore), possibly more than once each; it reports
+// false, calling nothing, when it no longer knows (after too many steps).
+func (w *World) Changed(node func(i int), link func(l int)) bool {
+	if w.changedAll {
+		return false
+	}
+	P := w.Sys.P
+	for _, k := range w.changed {
+		if k < P {
+			node(k)
+		} else {
+			link(k - P)
+		}
+	}
+	return true
+}
+
+// Restore makes w a copy of src again, where w was a copy of src (by
+// CopyFrom, Decode of the same state, or Restore) before the Apply steps
+// it took since: only what those steps changed is copied back. src must
+// not have changed meanwhile.
+func (w *World) Restore(src *World) {
+	if w.changedAll || w.Sys != src.Sys || len(w.Nodes) != len(src.Nodes) {
+		w.CopyFrom(src)
+		return
+	}
+	P := w.Sys.P
+	for _, k := range w.changed {
+		if k < P {
+			w.Nodes[k].CopyFrom(src.Nodes[k])
+		} else {
+			w.Links[k-P] = append(w.Links[k-P][:0], src.Links[k-P]...)
+		}
+	}
+	w.clearChanges()
 }
 
 // Link returns the contents of link i->j, head first.
@@ -147,6 +209,7 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		if a.Peer == a.Node || len(w.Links[l]) == 0 {
 			return fmt.Errorf("%s: %w", k.Format(a), ErrNotEnabled)
 		}
+		w.noteChange(P + l)
 		pkt := w.Links[l][0]
 		copy(w.Links[l], w.Links[l][1:])
 		w.Links[l] = w.Links[l][:len(w.Links[l])-1]
@@ -158,9 +221,11 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		}
 		k.Apply(n, out)
 	}
+	w.noteChange(int(a.Node))
 	for _, t := range out.Sends {
 		l := int(a.Node)*P + int(t.To)
 		w.Links[l] = append(w.Links[l], t.Pkt)
+		w.noteChange(P + l)
 	}
 	return nil
 }
@@ -232,6 +297,7 @@ func (s *System) decode(b []byte, w *World, spans []int, withSpans bool) ([]int,
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorrupt
 	}
+	w.clearChanges()
 	return spans, d.err
 }
 
@@ -246,6 +312,7 @@ func (w *World) CopyFrom(src *World) {
 	for k := range src.Links {
 		w.Links[k] = append(w.Links[k][:0], src.Links[k]...)
 	}
+	w.clearChanges()
 }
 
 // Clone returns a deep copy of w.

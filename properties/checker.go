@@ -49,18 +49,24 @@ type Checker struct {
 	deferState bool  // see DeferStateChecks
 	ends2      []int // scratch for renamedIfSmaller
 
-	// The renamed-node cache (renamedNode): the offsets (start, end) of
-	// the nodes in the identity encoding of the world being canonicalised,
-	// whether each equals the expanded state's node (1) or not (0), the
-	// expanded state's node encodings and offsets, and the cached renamed
-	// encodings with their offsets per (node, symmetry), -1 if absent.
+	// While Successors expands a state (cacheOn): whether each node of
+	// the successor being canonicalised is unchanged from the expanded
+	// state (1) or not (0), the expanded state's encoding and its node
+	// spans (start, end per node), and the renamed-node cache
+	// (renamedNode): renamed encodings with their offsets per (node,
+	// symmetry), -1 if absent.
 	cacheOn bool
-	nodeAt  []int
 	same    []int8
 	pEnc    []byte
 	pAt     []int
 	rEnc    []byte
 	rAt     []int
+	// segSame says which segments (a node and its outgoing links) are
+	// unchanged from the expanded state, and sEnc/sAt cache whole renamed
+	// segments per (node, symmetry) like rEnc/rAt.
+	segSame []int8
+	sEnc    []byte
+	sAt     []int
 }
 
 // Build resolves cfg against its registered protocol and builds the
@@ -407,12 +413,9 @@ func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 // action is enabled in it.
 func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error {
 	var err error
-	if c.Symmetry {
-		// The state's node encodings seed the renamed-node cache.
-		c.pAt, err = c.Sys.DecodeSpans(state, &c.cur, c.pAt[:0])
-	} else {
-		err = c.Sys.Decode(state, &c.cur)
-	}
+	// The state's node spans let canonical reuse the bytes of what a
+	// successor shares with it.
+	c.pAt, err = c.Sys.DecodeSpans(state, &c.cur, c.pAt[:0])
 	if err != nil {
 		return err
 	}
@@ -423,10 +426,8 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 	if len(c.acts) == 0 {
 		return c.CheckFinal(&c.cur)
 	}
-	if c.Symmetry {
-		c.cacheNodes(state)
-		defer func() { c.cacheOn = false }()
-	}
+	c.cacheNodes(state)
+	defer func() { c.cacheOn = false }()
 	if c.Reduce {
 		for _, a := range c.acts {
 			if c.Sys.Kinds[a.Kind].Ample {
@@ -436,8 +437,13 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 			}
 		}
 	}
-	for _, a := range c.acts {
-		c.next.CopyFrom(&c.cur)
+	// next starts as a copy of cur; after each successor only what its
+	// steps changed is copied back (model.World.Restore).
+	c.next.CopyFrom(&c.cur)
+	for i, a := range c.acts {
+		if i > 0 {
+			c.next.Restore(&c.cur)
+		}
 		if err := c.next.Apply(a, &c.out); err != nil {
 			return fmt.Errorf("enabled action failed: %w", err)
 		}
@@ -455,12 +461,29 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 				verr = c.CheckState(&c.next)
 			}
 		}
+		c.noteChanged(&c.next)
 		c.buf = c.canonical(&c.next, c.buf[:0])
 		if !visit(a.Code(), c.buf, verr) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// noteChanged records, for canonical, which nodes (same) and which
+// segments (segSame) of w, a successor of the state being expanded, are
+// as in that state: those its steps did not change.
+func (c *Checker) noteChanged(w *model.World) {
+	P := c.Sys.P
+	c.same, c.segSame = c.same[:0], c.segSame[:0]
+	for range P {
+		c.same, c.segSame = append(c.same, 1), append(c.segSame, 1)
+	}
+	if !w.Changed(func(i int) { c.same[i], c.segSame[i] = 0, 0 }, func(l int) { c.segSame[l/P] = 0 }) {
+		for i := range P {
+			c.same[i], c.segSame[i] = 0, 0
+		}
+	}
 }
 
 // Symmetries returns the renamings of node ids under which the system maps
@@ -503,14 +526,19 @@ func (c *Checker) canonical(w *model.World, buf []byte) []byte {
 // itself.
 func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 	start := len(buf)
-	c.ends, c.nodeAt, c.same = c.ends[:0], c.nodeAt[:0], c.same[:0]
+	c.ends = c.ends[:0]
+	P := c.Sys.P
 	for i, n := range w.Nodes {
-		c.nodeAt = append(c.nodeAt, len(buf)-start)
-		buf = n.Encode(buf)
-		c.nodeAt = append(c.nodeAt, len(buf)-start)
-		buf = w.AppendOutLinks(buf, i)
+		switch {
+		case c.cacheOn && c.segSame[i] == 1:
+			buf = append(buf, c.pEnc[c.pAt[2*i]:c.segEnd(i)]...)
+		case c.cacheOn && c.same[i] == 1:
+			buf = append(buf, c.pEnc[c.pAt[2*i]:c.pAt[2*i+1]]...)
+			buf = w.AppendOutLinks(buf, i)
+		default:
+			buf = w.AppendOutLinks(n.Encode(buf), i)
+		}
 		c.ends = append(c.ends, len(buf)-start)
-		c.same = append(c.same, 0)
 	}
 	if !c.Symmetry {
 		return buf, -1
@@ -518,11 +546,10 @@ func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 	if c.ren.Sys != w.Sys {
 		c.ren = *w.Sys.Initial()
 	}
-	if c.cacheOn {
-		for j := range c.same {
-			if bytes.Equal(buf[start+c.nodeAt[2*j]:start+c.nodeAt[2*j+1]], c.pEnc[c.pAt[2*j]:c.pAt[2*j+1]]) {
-				c.same[j] = 1
-			}
+	if !c.cacheOn {
+		c.same, c.segSame = c.same[:0], c.segSame[:0]
+		for range P {
+			c.same, c.segSame = append(c.same, 0), append(c.segSame, 0)
 		}
 	}
 	best := -1
@@ -533,6 +560,15 @@ func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 		}
 	}
 	return buf, best
+}
+
+// segEnd is the end offset of segment i in the encoding of the state being
+// expanded.
+func (c *Checker) segEnd(i int) int {
+	if i+1 < c.Sys.P {
+		return c.pAt[2*i+2]
+	}
+	return len(c.pEnc)
 }
 
 // Canonical appends to buf the encoding of w's orbit representative (see
@@ -577,6 +613,24 @@ func (c *Checker) renamedIfSmaller(w *model.World, k int, buf []byte) ([]byte, b
 	c.ends2 = c.ends2[:0]
 	for i := 0; i < P; i++ {
 		off := len(buf)
+		if src := int(inv.Node[i]); c.cacheOn && c.segSame[src] == 1 {
+			// The whole renamed segment, from the cache or made once
+			// for the rest of the successors.
+			slot := src*len(c.sym) + k
+			if at := c.sAt[2*slot]; at >= 0 {
+				buf = append(buf, c.sEnc[at:c.sAt[2*slot+1]]...)
+			} else {
+				buf = c.renamedSegment(w, src, i, k, buf)
+				c.sAt[2*slot] = len(c.sEnc)
+				c.sEnc = append(c.sEnc, buf[off:]...)
+				c.sAt[2*slot+1] = len(c.sEnc)
+			}
+			if !cmp(off) {
+				return buf[:n], false
+			}
+			c.ends2 = append(c.ends2, len(buf)-n)
+			continue
+		}
 		buf = c.renamedNode(w, int(inv.Node[i]), i, k, buf)
 		if !cmp(off) {
 			return buf[:n], false
@@ -640,10 +694,35 @@ func (c *Checker) renamedNode(w *model.World, j, i, k int, buf []byte) []byte {
 func (c *Checker) cacheNodes(state []byte) {
 	c.pEnc = state
 	c.rEnc, c.rAt = c.rEnc[:0], c.rAt[:0]
-	for range 2 * len(c.cur.Nodes) * len(c.sym) {
-		c.rAt = append(c.rAt, -1)
+	c.sEnc, c.sAt = c.sEnc[:0], c.sAt[:0]
+	if c.Symmetry {
+		for range 2 * len(c.cur.Nodes) * len(c.sym) {
+			c.rAt = append(c.rAt, -1)
+			c.sAt = append(c.sAt, -1)
+		}
 	}
 	c.cacheOn = true
+}
+
+// renamedSegment appends segment src of w renamed by symmetry k, which
+// puts it at position i: the renamed node, then its links in the order of
+// the renamed destinations.
+func (c *Checker) renamedSegment(w *model.World, src, i, k int, buf []byte) []byte {
+	P := c.Sys.P
+	p, inv := &c.sym[k], &c.symInv[k]
+	sym := c.Sys.M.(model.Symmetric)
+	buf = c.renamedNode(w, src, i, k, buf)
+	for j := 0; j < P; j++ {
+		if i == j {
+			continue
+		}
+		c.pkts = c.pkts[:0]
+		for _, pkt := range w.Links[src*P+int(inv.Node[j])] {
+			c.pkts = append(c.pkts, sym.RenamePacket(pkt, p))
+		}
+		buf = model.AppendPackets(buf, c.pkts)
+	}
+	return buf
 }
 
 // firstAmple returns the first enabled action of an ample kind in w.
