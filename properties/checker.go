@@ -759,17 +759,20 @@ func (c *Checker) fuse(w *model.World, done *[]model.Action) (verr error, err er
 	}
 }
 
-// fuseDeferred is fuse for Successors: it checks the invariants of each
-// state it passes through but not of the state where it stops, which the
-// caller checks (or defers, see DeferStateChecks).
+// fuseDeferred is fuse for Successors: it checks the transition rules of
+// each action it applies, and no invariant: an ample action is invisible
+// to every checked property (model.ActionKind.Ample; a property that sees
+// the kind switches the reduction off), so each state it passes through
+// satisfies the same invariants and goals as the state where it stops,
+// which the caller checks (or defers, see DeferStateChecks). A violation
+// in a state passed through is therefore reported for the transition, with
+// the same message, and Actions, which checks every state, ends the trace
+// there, as before.
 func (c *Checker) fuseDeferred(w *model.World) (verr error, err error) {
 	for {
 		a, ok := c.firstAmple(w)
 		if !ok {
 			return nil, nil
-		}
-		if verr := c.CheckState(w); verr != nil {
-			return verr, nil
 		}
 		if err := w.Apply(a, &c.out); err != nil {
 			return nil, fmt.Errorf("enabled ample action failed: %w", err)
