@@ -281,6 +281,7 @@ type searchFlags struct {
 	symmetry    string
 	graph       bool
 	quiet       bool
+	progress    time.Duration
 	workers     int
 }
 
@@ -305,6 +306,7 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 	fs.StringVar(&s.symmetry, "symmetry", "on", "on: store one state per orbit of the node renamings that map the configuration onto itself (where it has any); off: every state")
 	fs.BoolVar(&s.graph, "liveness-graph", false, "check liveness properties on the recorded state graph even where end states suffice (also verifies the protocol's acyclicity declaration; costs memory)")
 	fs.BoolVarP(&s.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fs.DurationVar(&s.progress, "progress-every", 3*time.Second, "how often a long search prints a progress line on stderr, e.g. 500ms, 1m")
 	fs.IntVar(&s.workers, "workers", explore.DefaultWorkers(), "goroutines that expand states in a breadth-first search (default: the number of CPUs); results do not depend on it")
 }
 
@@ -312,6 +314,9 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 func (s *searchFlags) options(e env) (explore.Options, error) {
 	if s.maxStates < 0 || s.maxDepth < 0 || s.timeout < 0 {
 		return explore.Options{}, usagef("--max-states, --max-depth and --timeout must not be negative")
+	}
+	if s.progress <= 0 {
+		return explore.Options{}, usagef("--progress-every must be positive, got %v (use -q for no progress lines)", s.progress)
 	}
 	if s.symmetry != "on" && s.symmetry != "off" {
 		return explore.Options{}, usagef("--symmetry must be on or off, got %q", s.symmetry)
@@ -336,6 +341,7 @@ func (s *searchFlags) options(e env) (explore.Options, error) {
 	}
 	if !s.quiet {
 		opt.Progress = e.stderr
+		opt.ProgressEvery = s.progress
 	}
 	return opt, nil
 }

@@ -195,9 +195,15 @@ func TestProgressLineOnLongRuns(t *testing.T) {
 		t.Skip("takes several seconds")
 	}
 	var out, errb bytes.Buffer
-	code := run([]string{"check", "--nodes", "3", "--credits", "1", "--packets", "2", "--max-states", "400000"}, &out, &errb)
+	code := run([]string{"check", "--nodes", "3", "--credits", "1", "--packets", "2", "--max-states", "400000", "--progress-every", "20ms"}, &out, &errb)
 	if code != 3 || !strings.Contains(errb.String(), "progress: ") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	for _, v := range []string{"0", "-1s"} {
+		code, _, errs := runCLI("check", "--progress-every", v)
+		if code != 2 || !strings.Contains(errs, "--progress-every must be positive") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("--progress-every %s: exit %d, %q", v, code, errs)
+		}
 	}
 }
 
