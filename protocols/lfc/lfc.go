@@ -33,7 +33,10 @@
 // (Recording.Check) and returns a *ConformanceError if the model rejects a
 // step or a property fails; Recording.TraceFile writes the run as a trace
 // file that `lfccheck replay` accepts. A bug seen live becomes a
-// counterexample a person can read. The model numbers at most 64 packets
+// counterexample a person can read. The same replay counts the protocol's
+// statistics over the run (Report.Statistics, Recording.Statistics:
+// RECOV's recoveries and recovery-channel packets, Table 5.2's RC and D;
+// MCAST's forwarded packets). The model numbers at most 64 packets
 // per stream (per ordered pair for unicast, per tree for multicast) and
 // 16384 per host, so a recording cluster refuses sends beyond that;
 // without recording the limits are 65535 per stream and none per host.
@@ -720,6 +723,11 @@ type Report struct {
 	InFlight []string
 	Steps    int // protocol steps the nodes took
 	Kept     int // packets kept and not freed
+	// Statistics are the protocol's statistics over the run (see
+	// Recording.Statistics: RECOV's recoveries and recovery-channel
+	// packets, MCAST's forwarded packets), when the cluster records
+	// itself and the run conforms; nil otherwise.
+	Statistics []properties.StatValue
 }
 
 // Close stops the cluster at once: sends and polls in progress return
@@ -740,16 +748,19 @@ func (c *Cluster) Close() (*Report, error) {
 	if c.runErr != nil && !errors.Is(c.runErr, context.Canceled) {
 		return c.report(), c.runErr
 	}
+	r := c.report()
 	if c.record {
 		rec, err := c.Recording()
 		if err != nil {
-			return c.report(), err
+			return r, err
 		}
-		if v, err := rec.Check(); v != nil || err != nil {
-			return c.report(), &ConformanceError{Recording: rec, Violation: v, Err: err}
+		v, stats, err := rec.verify()
+		if v != nil || err != nil {
+			return r, &ConformanceError{Recording: rec, Violation: v, Err: err}
 		}
+		r.Statistics = stats
 	}
-	return c.report(), nil
+	return r, nil
 }
 
 // ConformanceError says that a recorded run is not a model execution (Err:
@@ -795,6 +806,13 @@ func (r *Report) String() string {
 	s := fmt.Sprintf("%d packets sent, %d deliveries, %d steps", r.Sent, r.Delivered, r.Steps)
 	if len(r.InFlight) > 0 {
 		s += fmt.Sprintf("; %d in flight: %s", len(r.InFlight), strings.Join(r.InFlight, ", "))
+	}
+	for i, v := range r.Statistics {
+		sep := ", "
+		if i == 0 {
+			sep = "; statistics: "
+		}
+		s += fmt.Sprintf("%s%s %d", sep, v.Name, v.Value)
 	}
 	return s
 }

@@ -63,15 +63,41 @@ func (c *Cluster) Recording() (*Recording, error) {
 // runtime did something the model does not allow. (Trace files hold the
 // same check with every step's changes: TraceFile and `lfccheck replay`.)
 func (r *Recording) Check() (*properties.Violation, error) {
-	ck, acts, err := r.build()
+	v, _, err := r.verify()
+	return v, err
+}
+
+// Statistics replays the recording through the model like Check and
+// returns the protocol's statistics over the run: the quantities a search
+// reports over the transitions it explores (lfccheck's "statistics:"
+// lines), here over the steps of this one run. For RECOV they are Table
+// 5.2's recoveries started (RC) and data packets sent on recovery channels
+// (D), and the largest recovery tree; for MCAST the multicast packets NIs
+// forwarded. A run that the model rejects or that violates a property
+// gives an error.
+func (r *Recording) Statistics() ([]properties.StatValue, error) {
+	v, stats, err := r.verify()
 	if err != nil {
 		return nil, err
 	}
+	if v != nil {
+		return nil, &ConformanceError{Recording: r, Violation: v}
+	}
+	return stats, nil
+}
+
+// verify replays the recording with every property (Check) and returns
+// the protocol's statistics over it.
+func (r *Recording) verify() (*properties.Violation, []properties.StatValue, error) {
+	ck, acts, err := r.build()
+	if err != nil {
+		return nil, nil, err
+	}
 	v, err := traces.Verify(ck, acts)
 	if err != nil {
-		return nil, fmt.Errorf("lfc: %v", err)
+		return nil, nil, fmt.Errorf("lfc: %v", err)
 	}
-	return v, nil
+	return v, ck.Statistics(), nil
 }
 
 func (r *Recording) build() (*properties.Checker, []model.Action, error) {

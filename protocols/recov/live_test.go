@@ -10,6 +10,7 @@ import (
 	"lfccheck/protocols"
 	"lfccheck/protocols/recov"
 	"lfccheck/protocols/ucast"
+	"lfccheck/traces"
 )
 
 // table52 runs every NI multicasting k packets on its tree of the family
@@ -35,6 +36,23 @@ func table52(t *testing.T, tree string, p, c, k int) (rcPerM, size float64) {
 		st := n.(*recov.Node).Stats
 		s.Recoveries += st.Recoveries
 		s.ChannelPackets += st.ChannelPackets
+	}
+	if p <= 16 {
+		// The handlers' counters must agree with the model's statistics
+		// (what a search reports) over the same run, replayed through the
+		// model with every property checked on the way.
+		v, err := traces.Verify(ck, res.Actions)
+		if err != nil || v != nil {
+			t.Fatalf("%s P=%d: the live run does not replay: %v %v", tree, p, v, err)
+		}
+		model := map[string]int64{}
+		for _, sv := range ck.Statistics() {
+			model[sv.Name] = sv.Value
+		}
+		if model["recoveries"] != int64(s.Recoveries) || model["channel-packets"] != int64(s.ChannelPackets) {
+			t.Errorf("%s P=%d: live counters RC %d D %d, the model over the same run RC %d D %d",
+				tree, p, s.Recoveries, s.ChannelPackets, model["recoveries"], model["channel-packets"])
+		}
 	}
 	m := float64(p * k)
 	if s.Recoveries == 0 {
