@@ -37,7 +37,9 @@ type Model interface {
 	// action's code, the encoded successor (valid only during the call)
 	// and the violation the transition causes, if any; visit returns false
 	// to stop. With no action enabled it returns the violated condition of
-	// a terminal state, if any.
+	// a terminal state, if any. The explorers expand only the initial
+	// state and states visited with no violation, so a model may check a
+	// successor's invariants only where it differs from state.
 	Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error
 }
 

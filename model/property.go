@@ -12,6 +12,14 @@ type Property struct {
 	Doc  string
 	// State must hold in every reachable state.
 	State func(w *World) error
+	// Local, when set, is State's condition where it involves node n:
+	// n's own state and the links from and to it. A checker that knows
+	// that State held before some steps may, instead of State, call Local
+	// for every node the steps changed and for both ends of every link
+	// they changed (World.Changed). So every violation of State must
+	// involve a node or link that changed, and Local(w, n) must find
+	// every violation that involves n. Tests compare the two.
+	Local func(w *World, n int) error
 	// Step must hold for every transition: w is the state after action a,
 	// out what the step did (its transmissions and host deliveries).
 	Step func(w *World, a Action, out *Outbox) error

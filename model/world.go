@@ -115,6 +115,11 @@ func (w *World) noteChange(k int) {
 
 func (w *World) clearChanges() { w.changed, w.changedAll = w.changed[:0], false }
 
+// ClearChanges makes w's present state the base that Changed reports the
+// changes from (as CopyFrom, Decode and Restore do), for a driver that
+// steps one world along a run and checks each step incrementally.
+func (w *World) ClearChanges() { w.clearChanges() }
+
 // Changed calls node for every node and link for every link (index
 // i*P+j) that Apply changed since w was last made a copy of a state
 // (CopyFrom, Decode, Restore), possibly more than once each; it reports

@@ -45,9 +45,10 @@ type Checker struct {
 	acts       []model.Action
 	out        model.Outbox
 	buf        []byte
-	ends       []int // segment ends of the encoding canonical made last
-	deferState bool  // see DeferStateChecks
-	ends2      []int // scratch for renamedIfSmaller
+	ends       []int  // segment ends of the encoding canonical made last
+	deferState bool   // see DeferStateChecks
+	ends2      []int  // scratch for renamedIfSmaller
+	touched    []bool // scratch for invariantsAfter
 
 	// While Successors expands a state (cacheOn): whether each node of
 	// the successor being canonicalised is unchanged from the expanded
@@ -258,6 +259,62 @@ func (c *Checker) invariants(w *model.World) error {
 	return nil
 }
 
+// invariantsAfter is invariants for w, a successor of a state that
+// satisfied every invariant, by the steps that w.Changed lists: a property
+// with Local is checked only at the nodes those steps changed and at both
+// ends of the links they changed, and a violation found so is reported
+// with State's message, as invariants would report it. Without the list
+// (too many steps), it is invariants.
+func (c *Checker) invariantsAfter(w *model.World) error {
+	P := c.Sys.P
+	c.touched = c.touched[:0]
+	for range P {
+		c.touched = append(c.touched, false)
+	}
+	if !w.Changed(func(i int) { c.touched[i] = true }, func(l int) { c.touched[l/P], c.touched[l%P] = true, true }) {
+		return c.invariants(w)
+	}
+	for i := range c.Props {
+		p := &c.Props[i]
+		if p.Sometimes != nil && !c.reached[i].Load() && p.Sometimes(w) {
+			c.reached[i].Store(true)
+		}
+		if p.State == nil {
+			continue
+		}
+		if p.Local == nil {
+			if err := p.State(w); err != nil {
+				return violation(p, err)
+			}
+			continue
+		}
+		for n, t := range c.touched {
+			if !t {
+				continue
+			}
+			if err := p.Local(w, n); err != nil {
+				if e := p.State(w); e != nil {
+					err = e
+				}
+				return violation(p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckNextStep is CheckStep for a driver that steps one world along a
+// run: w passed every check before the steps since its last
+// ClearChanges (one, action a, with outbox out), so the invariants with
+// Local are checked only where those steps changed something.
+func (c *Checker) CheckNextStep(w *model.World, a model.Action, out *model.Outbox) error {
+	if err := c.checkRules(w, a, out); err != nil {
+		return err
+	}
+	c.stateStats(w)
+	return c.invariantsAfter(w)
+}
+
 // CheckStep checks the transition rules for action a, which led to w with
 // outbox out, then the invariants in w.
 func (c *Checker) CheckStep(w *model.World, a model.Action, out *model.Outbox) error {
@@ -292,14 +349,18 @@ func (c *Checker) checkRules(w *model.World, a model.Action, out *model.Outbox) 
 // unchecked, and the explorer calls CheckFresh during visit for the
 // successors it has not seen before. A state seen before was checked when
 // it was new (and a renaming of it satisfies the same properties), so
-// every reachable state is still checked, once. The states that the
-// reduction passes through are checked as before.
+// every reachable state is still checked, once. The states that fusion
+// passes through satisfy what the state where it stops does (see
+// fuseDeferred).
 func (c *Checker) DeferStateChecks() { c.deferState = true }
 
 // CheckFresh implements explore.FreshChecker: it checks the invariants of
 // the successor being visited (its statistics are counted in Successors,
-// for every successor, so that they belong to the transition).
-func (c *Checker) CheckFresh() error { return c.invariants(&c.next) }
+// for every successor, so that they belong to the transition). The state
+// being expanded passed them (the explorer expands only states that
+// did), so the properties with Local are checked where the successor's
+// steps changed something (invariantsAfter).
+func (c *Checker) CheckFresh() error { return c.invariantsAfter(&c.next) }
 
 // Counts implements explore.Counter: the statistics counted by this
 // checker (shared with the checker it was forked from, except for
@@ -390,7 +451,9 @@ func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 // the action's code, the encoded successor (valid only during the call) and
 // the violation the transition causes, if any; it stops when visit returns
 // false. With no action enabled it returns the violated final condition, if
-// any.
+// any. The state satisfies every invariant (the explorer expands no other),
+// so the properties with Local are checked only where a successor differs
+// from it (invariantsAfter).
 //
 // With Reduce set, when an action of a kind the protocol declares Ample is
 // enabled, it alone is explored (an ample set of one). The protocol
@@ -455,10 +518,9 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 			}
 		}
 		if verr == nil {
-			if c.deferState {
-				c.stateStats(&c.next)
-			} else {
-				verr = c.CheckState(&c.next)
+			c.stateStats(&c.next)
+			if !c.deferState {
+				verr = c.invariantsAfter(&c.next)
 			}
 		}
 		c.noteChanged(&c.next)

@@ -105,10 +105,11 @@ func Verify(ck *properties.Checker, actions []model.Action) (*properties.Violati
 	}
 	var out model.Outbox
 	for i, a := range actions {
+		w.ClearChanges()
 		if err := w.Apply(a, &out); err != nil {
 			return nil, &StepError{Step: i + 1, Action: ck.Sys.ActionName(a), Err: errors.New("not enabled")}
 		}
-		if err := ck.CheckStep(w, a, &out); err != nil {
+		if err := ck.CheckNextStep(w, a, &out); err != nil {
 			v := asViolation(err)
 			v.Message = fmt.Sprintf("step %d (%s): %s", i+1, ck.Sys.ActionName(a), v.Message)
 			return v, nil

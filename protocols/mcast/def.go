@@ -191,29 +191,37 @@ var BufferHeld = model.Property{
 	Doc:  "a packet queued for forwarding still occupies its receive buffer, with a matching pending-forward count",
 	State: func(w *model.World) error {
 		for i := range w.Nodes {
-			n := ucast.NodeAt(w, i)
-			for p := range n.PCB {
-				for _, d := range n.PCB[p].Blocked {
-					if d.Fwd && n.FindRecv(d.Pkt) < 0 {
-						return fmt.Errorf("ni %d has %s queued for %d, but its receive buffer was released", i, d.Pkt, d.Dest)
-					}
-				}
-			}
-			for j := range n.Recv {
-				rb := &n.Recv[j]
-				queued := 0
-				for p := range n.PCB {
-					for _, d := range n.PCB[p].Blocked {
-						if d.Fwd && d.Pkt.SameData(rb.Pkt) {
-							queued++
-						}
-					}
-				}
-				if queued != int(rb.Pending) {
-					return fmt.Errorf("ni %d buffer %s counts %d pending forwards, %d are queued", i, rb.Pkt, rb.Pending, queued)
-				}
+			if err := bufferHeld(w, i); err != nil {
+				return err
 			}
 		}
 		return nil
 	},
+	Local: bufferHeld,
+}
+
+func bufferHeld(w *model.World, i int) error {
+	n := ucast.NodeAt(w, i)
+	for p := range n.PCB {
+		for _, d := range n.PCB[p].Blocked {
+			if d.Fwd && n.FindRecv(d.Pkt) < 0 {
+				return fmt.Errorf("ni %d has %s queued for %d, but its receive buffer was released", i, d.Pkt, d.Dest)
+			}
+		}
+	}
+	for j := range n.Recv {
+		rb := &n.Recv[j]
+		queued := 0
+		for p := range n.PCB {
+			for _, d := range n.PCB[p].Blocked {
+				if d.Fwd && d.Pkt.SameData(rb.Pkt) {
+					queued++
+				}
+			}
+		}
+		if queued != int(rb.Pending) {
+			return fmt.Errorf("ni %d buffer %s counts %d pending forwards, %d are queued", i, rb.Pkt, rb.Pending, queued)
+		}
+	}
+	return nil
 }

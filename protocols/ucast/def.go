@@ -182,33 +182,61 @@ var CreditConservation = model.Property{
 				if s == r {
 					continue
 				}
-				held := nodes[s].PCB[r].SendCredits
-				owed := nodes[r].PCB[s].FreeCredits
-				if held < 0 {
-					return fmt.Errorf("ni %d holds %d credits for %d", s, held, r)
-				}
-				if owed < 0 {
-					return fmt.Errorf("ni %d owes %d credits to %d", r, owed, s)
-				}
-				data := 0
-				for _, p := range w.Link(model.NodeID(s), model.NodeID(r)) {
-					if p.Tag.IsData() && p.Chan == 0 {
-						data++
-					}
-				}
-				back := 0
-				for _, p := range w.Link(model.NodeID(r), model.NodeID(s)) {
-					back += int(p.Credits)
-				}
-				bufs := pool[s]
-				if sum := held + data + bufs + owed + back; sum != C {
-					return fmt.Errorf("pair %d->%d: held %d + in flight %d + buffers %d + owed %d + returning %d = %d, want C = %d",
-						s, r, held, data, bufs, owed, back, sum, C)
+				if err := creditPair(w, nodes[s], nodes[r], s, r, pool[s], C); err != nil {
+					return err
 				}
 			}
 		}
 		return nil
 	},
+	// A pair's sum reads its two nodes and the links between them.
+	Local: func(w *model.World, n int) error {
+		C := mach(w).C
+		me := NodeAt(w, n)
+		var pb [64]int
+		pool := me.poolCounts(pb[:0], w.Sys.P)
+		for o := range w.Nodes {
+			if o == n {
+				continue
+			}
+			other := NodeAt(w, o)
+			if err := creditPair(w, me, other, n, o, other.poolFrom(n), C); err != nil {
+				return err
+			}
+			if err := creditPair(w, other, me, o, n, pool[o], C); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+}
+
+// creditPair checks credit conservation for the ordered pair s->r (nodes
+// ns and nr), where bufs of r's receive buffers hold s's packets.
+func creditPair(w *model.World, ns, nr *Node, s, r, bufs, C int) error {
+	held := ns.PCB[r].SendCredits
+	owed := nr.PCB[s].FreeCredits
+	if held < 0 {
+		return fmt.Errorf("ni %d holds %d credits for %d", s, held, r)
+	}
+	if owed < 0 {
+		return fmt.Errorf("ni %d owes %d credits to %d", r, owed, s)
+	}
+	data := 0
+	for _, p := range w.Link(model.NodeID(s), model.NodeID(r)) {
+		if p.Tag.IsData() && p.Chan == 0 {
+			data++
+		}
+	}
+	back := 0
+	for _, p := range w.Link(model.NodeID(r), model.NodeID(s)) {
+		back += int(p.Credits)
+	}
+	if sum := held + data + bufs + owed + back; sum != C {
+		return fmt.Errorf("pair %d->%d: held %d + in flight %d + buffers %d + owed %d + returning %d = %d, want C = %d",
+			s, r, held, data, bufs, owed, back, sum, C)
+	}
+	return nil
 }
 
 // PoolBound: no NI ever holds more than C packets from one sender.
@@ -216,18 +244,26 @@ var PoolBound = model.Property{
 	Name: "pool-bound",
 	Doc:  "no NI receive pool ever holds more than C packets of one sender",
 	State: func(w *model.World) error {
-		C := mach(w).C
-		var pb [64]int
 		for r := range w.Nodes {
-			pool := NodeAt(w, r).poolCounts(pb[:0], w.Sys.P)
-			for s, n := range pool {
-				if n > C {
-					return fmt.Errorf("ni %d holds %d packets from %d, more than C = %d", r, n, s, C)
-				}
+			if err := poolBound(w, r); err != nil {
+				return err
 			}
 		}
 		return nil
 	},
+	Local: poolBound,
+}
+
+func poolBound(w *model.World, r int) error {
+	C := mach(w).C
+	var pb [64]int
+	pool := NodeAt(w, r).poolCounts(pb[:0], w.Sys.P)
+	for s, n := range pool {
+		if n > C {
+			return fmt.Errorf("ni %d holds %d packets from %d, more than C = %d", r, n, s, C)
+		}
+	}
+	return nil
 }
 
 // FAValues is fetch-and-add's correctness for machines with FetchAdd: no

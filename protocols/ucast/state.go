@@ -322,6 +322,18 @@ func (n *Node) poolCounts(buf []int, P int) []int {
 	return buf
 }
 
+// poolFrom counts the receive buffers holding packets from s (outside
+// recovery channels), as poolCounts does for every sender.
+func (n *Node) poolFrom(s int) int {
+	k := 0
+	for i := range n.Recv {
+		if n.Recv[i].Chan == 0 && int(n.Recv[i].From) == s {
+			k++
+		}
+	}
+	return k
+}
+
 // NextCopy is the index of the receive buffer the NI copies to its host
 // next (the oldest one not yet copied), or -1.
 func (n *Node) NextCopy() int {
