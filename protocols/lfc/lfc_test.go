@@ -673,21 +673,18 @@ func TestFreeSoonAfterKeep(t *testing.T) {
 // recovery does (it sends at least one packet on its channel, and its
 // tree holds at least its owner). A cluster that does not record has none.
 func TestStatistics(t *testing.T) {
-	stats := func(rep *lfc.Report) map[string]int64 {
-		m := map[string]int64{}
-		for _, s := range rep.Statistics {
-			m[s.Name] = s.Value
-		}
-		return m
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, record := range []lfc.RecordMode{lfc.RecordOn, lfc.RecordOff} {
-		c, err := lfc.Start(lfc.Options{Nodes: 8, Tree: "binary", Record: record, Handler: func(int, lfc.Packet) {}})
+	// multicasts starts a cluster, multicasts from each root in turn,
+	// drains and closes it.
+	multicasts := func(opt lfc.Options, roots ...int) (*lfc.Cluster, *lfc.Report, map[string]int64) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		opt.Handler = func(int, lfc.Packet) {}
+		c, err := lfc.Start(opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, root := range []int{3, 0} {
+		for _, root := range roots {
 			if err := c.Node(root).Multicast("", []byte("m")); err != nil {
 				t.Fatal(err)
 			}
@@ -699,45 +696,33 @@ func TestStatistics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if record == lfc.RecordOff {
-			if rep.Statistics != nil {
-				t.Errorf("a cluster that does not record reported statistics: %s", rep)
-			}
-			continue
+		m := map[string]int64{}
+		for _, s := range rep.Statistics {
+			m[s.Name] = s.Value
 		}
-		if got := stats(rep); len(got) != 1 || got["forwarded-packets"] != 10 || !strings.Contains(rep.String(), "statistics: forwarded-packets 10") {
-			t.Errorf("binary P=8, two multicasts: %s; want forwarded-packets 10", rep)
-		}
-		rec, err := c.Recording()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if again, err := rec.Statistics(); err != nil || !slices.Equal(again, rep.Statistics) {
-			t.Errorf("Recording.Statistics: %v %v; the report had %v", again, err, rep.Statistics)
-		}
+		return c, rep, m
+	}
+	if _, rep, _ := multicasts(lfc.Options{Nodes: 8, Tree: "binary", Record: lfc.RecordOff}, 3, 0); rep.Statistics != nil {
+		t.Errorf("a cluster that does not record reported statistics: %s", rep)
+	}
+	c, rep, got := multicasts(lfc.Options{Nodes: 8, Tree: "binary", Record: lfc.RecordOn}, 3, 0)
+	if len(got) != 1 || got["forwarded-packets"] != 10 || !strings.Contains(rep.String(), "statistics: forwarded-packets 10") {
+		t.Errorf("binary P=8, two multicasts: %s; want forwarded-packets 10", rep)
+	}
+	rec, err := c.Recording()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := rec.Statistics(); err != nil || !slices.Equal(again, rep.Statistics) {
+		t.Errorf("Recording.Statistics: %v %v; the report had %v", again, err, rep.Statistics)
 	}
 
-	var col collector
-	c, err := lfc.Start(lfc.Options{Nodes: 6, Protocol: "recov", Tree: "chain", Credits: 1, HostBuffers: 1, SendBuffers: 2,
-		Handler: col.handler, Record: lfc.RecordOn})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var roots []int
 	for i := 0; i < 6; i++ {
-		for j := 0; j < 3; j++ {
-			if err := c.Node(i).Multicast("", []byte("m")); err != nil {
-				t.Fatal(err)
-			}
-		}
+		roots = append(roots, i, i, i)
 	}
-	if err := c.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := c.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := stats(rep)
+	_, rep, got = multicasts(lfc.Options{Nodes: 6, Protocol: "recov", Tree: "chain", Credits: 1, HostBuffers: 1, SendBuffers: 2,
+		Record: lfc.RecordOn}, roots...)
 	rc, d, tree := got["recoveries"], got["channel-packets"], got["largest-recovery-tree"]
 	if len(got) != 3 || d < rc || (rc > 0) != (tree > 0) || tree > 6 {
 		t.Errorf("RECOV chain of 6: %s", rep)
