@@ -244,59 +244,60 @@ func (c *Checker) stateStats(w *model.World) {
 }
 
 // invariants checks the state invariants in w and notes reached goals.
-func (c *Checker) invariants(w *model.World) error {
-	for i := range c.Props {
-		p := &c.Props[i]
-		if p.Sometimes != nil && !c.reached[i].Load() && p.Sometimes(w) {
-			c.reached[i].Store(true)
-		}
-		if p.State != nil {
-			if err := p.State(w); err != nil {
-				return violation(p, err)
-			}
-		}
-	}
-	return nil
-}
+func (c *Checker) invariants(w *model.World) error { return c.checkInvariants(w, nil) }
 
 // invariantsAfter is invariants for w, a successor of a state that
 // satisfied every invariant, by the steps that w.Changed lists: a property
 // with Local is checked only at the nodes those steps changed and at both
-// ends of the links they changed, and a violation found so is reported
-// with State's message, as invariants would report it. Without the list
-// (too many steps), it is invariants.
+// ends of the links they changed. Where that is no less work than State
+// (at least half the nodes touched), or without the list (too many
+// steps), it is invariants.
 func (c *Checker) invariantsAfter(w *model.World) error {
 	P := c.Sys.P
 	c.touched = c.touched[:0]
 	for range P {
 		c.touched = append(c.touched, false)
 	}
-	if !w.Changed(func(i int) { c.touched[i] = true }, func(l int) { c.touched[l/P], c.touched[l%P] = true, true }) {
+	k := 0
+	mark := func(i int) {
+		if !c.touched[i] {
+			c.touched[i] = true
+			k++
+		}
+	}
+	if !w.Changed(mark, func(l int) { mark(l / P); mark(l % P) }) || 2*k >= P {
 		return c.invariants(w)
 	}
+	return c.checkInvariants(w, c.touched)
+}
+
+// checkInvariants checks the invariants in w and notes reached goals; with
+// touched set, the properties with Local only at the touched nodes (a
+// violation found so is reported with State's message, as invariants
+// would report it).
+func (c *Checker) checkInvariants(w *model.World, touched []bool) error {
 	for i := range c.Props {
 		p := &c.Props[i]
 		if p.Sometimes != nil && !c.reached[i].Load() && p.Sometimes(w) {
 			c.reached[i].Store(true)
 		}
-		if p.State == nil {
-			continue
-		}
-		if p.Local == nil {
+		switch {
+		case p.State == nil:
+		case p.Local == nil || touched == nil:
 			if err := p.State(w); err != nil {
 				return violation(p, err)
 			}
-			continue
-		}
-		for n, t := range c.touched {
-			if !t {
-				continue
-			}
-			if err := p.Local(w, n); err != nil {
-				if e := p.State(w); e != nil {
-					err = e
+		default:
+			for n, t := range touched {
+				if !t {
+					continue
 				}
-				return violation(p, err)
+				if err := p.Local(w, n); err != nil {
+					if e := p.State(w); e != nil {
+						err = e
+					}
+					return violation(p, err)
+				}
 			}
 		}
 	}
