@@ -1,6 +1,8 @@
 package protocols_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"lfccheck/explore"
@@ -20,7 +22,7 @@ func TestReductionKeepsVerdicts(t *testing.T) {
 	if testing.Short() {
 		limit = 60_000
 	}
-	eachClaim(t, 10, func(t *testing.T, cfg model.Config) {
+	compare := func(t *testing.T, cfg model.Config) {
 		var got [2]string
 		var states [2]int64
 		for i, reduce := range []bool{true, false} {
@@ -54,5 +56,24 @@ func TestReductionKeepsVerdicts(t *testing.T) {
 		if got[0] == "pass" && states[0] >= states[1] {
 			t.Errorf("the reduced search stored %d states, the full one %d", states[0], states[1])
 		}
-	})
+	}
+	eachClaim(t, 10, compare)
+	// The configurations of the step-by-step scenarios too.
+	files, _ := filepath.Glob("../traces/testdata/*.scenario")
+	if len(files) < 10 {
+		t.Fatalf("found %d scenario files", len(files))
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, err := traces.ParseScenario(path, string(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			compare(t, sc.Config)
+		})
+	}
 }
