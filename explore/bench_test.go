@@ -12,8 +12,10 @@ import (
 
 // BenchmarkExplore measures full searches of UCAST and MCAST
 // configurations and reports states/s and bytes of search storage per
-// state (the visited set with its parent ids; bytes/state of a small run
-// include the fixed chunks of the store's arrays); the liveness-graph cases check eventual-delivery on the recorded
+// state (the memory of the visited set, of the segments and subtrees it
+// shares and of the level being expanded; the key and parent id of every
+// state go to a temporary file and are not counted; bytes/state of a small
+// run include the fixed chunks of the store's arrays); the liveness-graph cases check eventual-delivery on the recorded
 // state graph and report its bytes per state too. The searches use the
 // symmetry reduction where the configuration has one, except the
 // no-symmetry case, which shows what it costs per state.

@@ -84,8 +84,12 @@ type bfs struct {
 	tr     tree
 	roots  rootTable
 	lvl    levelBuf
-	keys   big[uint64]
-	parent big[uint32]
+	keys   big[uint64] // key by state id, when the state graph is recorded
+	n      int         // states of the levels committed
+	// The key and the parent id of every state, by id (written once, read
+	// to rebuild traces; see column.go).
+	keyCol, parent *column
+	frontKeys      []uint64 // keys of ids [lo, hi)
 
 	lo, hi      int // the level being expanded: ids [lo, hi)
 	nextChunk   atomic.Int64
@@ -158,7 +162,11 @@ func newBFS(m Model, opt Options) *bfs {
 	b := &bfs{search: s, fp: opt.Fingerprint}
 	s.traceFn = b.path
 	s.sized = b
-	b.roots.keys, b.roots.lvl = &b.keys, &b.lvl
+	b.roots.lvl = &b.lvl
+	if opt.Live != nil {
+		b.roots.keys = &b.keys
+	}
+	b.keyCol, b.parent = newColumn(8), newColumn(4)
 	n := opt.Workers
 	if n <= 0 {
 		n = 1
@@ -187,19 +195,29 @@ func newBFS(m Model, opt Options) *bfs {
 }
 
 // Len is the number of states stored.
-func (b *bfs) Len() int { return b.keys.n + b.pending }
+func (b *bfs) Len() int { return b.n + b.pending }
 
-// MemBytes is the memory of the visited set and the parent ids.
+// MemBytes is the memory of the visited set, the keys of the level being
+// expanded and what the key and parent columns hold in memory.
 func (b *bfs) MemBytes() int64 {
-	n := b.roots.memBytes() + b.keys.memBytes(8) + b.parent.memBytes(4)
+	n := b.roots.memBytes() + b.keys.memBytes(8) + b.keyCol.memBytes() + b.parent.memBytes() + int64(cap(b.frontKeys))*8
 	if !b.fp {
 		n += b.tr.memBytes()
 	}
 	return n
 }
 
+// DiskBytes is what the key and parent columns wrote to their temporary
+// files.
+func (b *bfs) DiskBytes() int64 { return b.keyCol.diskBytes() + b.parent.diskBytes() }
+
+// keyAt returns the key of state id.
+func (b *bfs) keyAt(id int) (uint64, error) { return b.keyCol.at(id) }
+
 func (b *bfs) run() (Result, error) {
 	s := b.search
+	defer b.keyCol.close()
+	defer b.parent.close()
 	b.ws = make([]*worker, len(b.models))
 	for i, m := range b.models {
 		w := &worker{b: b, num: uint32(i), m: m}
@@ -239,8 +257,7 @@ func (b *bfs) run() (Result, error) {
 	}
 	if b.fp {
 		b.front0 = append([]byte(nil), init...)
-		e := b.lvl.at(0)
-		e.enc = ws[0].ar[ws[0].cur^1].add(init)
+		*b.lvl.enc(0) = ws[0].ar[ws[0].cur^1].add(init)
 	}
 	b.commit(0)
 	ws[0].cur ^= 1
@@ -259,7 +276,7 @@ func (b *bfs) run() (Result, error) {
 		if r, done, err := b.level(ws); done || err != nil {
 			return r, err
 		}
-		b.lo, b.hi = b.hi, b.keys.n
+		b.lo, b.hi = b.hi, b.n
 	}
 	s.transitions = b.trans.Load()
 	b.setCounts()
@@ -353,12 +370,19 @@ wait:
 	if b.halt.Load() {
 		s.transitions = b.trans.Load()
 		b.pending = b.lvl.len()
-		if max := s.opt.MaxStates; max > 0 && b.keys.n+b.pending > int(max) {
-			b.pending = int(max) - b.keys.n
+		if max := s.opt.MaxStates; max > 0 && b.n+b.pending > int(max) {
+			b.pending = int(max) - b.n
 		}
 		b.fold(b.chunkCounts)
 		b.setCounts()
 		return s.finish(Incomplete, b.reason), true, nil
+	}
+	if b.n+b.lvl.len() >= 1<<32-1 {
+		s.transitions = b.trans.Load()
+		b.pending = b.lvl.len()
+		b.fold(b.chunkCounts)
+		b.setCounts()
+		return s.finish(Incomplete, "the store's capacity (2^32 states) is exhausted"), true, nil
 	}
 	b.commit(b.lo)
 	b.fold(b.chunkCounts)
@@ -433,7 +457,7 @@ func (b *bfs) stop(reason string) {
 func (b *bfs) progress() {
 	s := b.search
 	el := time.Since(s.start)
-	n := b.keys.n + b.lvl.len()
+	n := b.n + b.lvl.len()
 	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d, %d queued, %.0f states/s, heap %s, %s\n",
 		n, b.trans.Load(), s.depth, b.hi-b.lo-int(min(b.nextChunk.Load()*chunkStates, int64(b.hi-b.lo)))+b.lvl.len(),
 		float64(n)/el.Seconds(), FormatBytes(s.peak), el.Round(time.Second))
@@ -521,7 +545,7 @@ func (w *worker) state(id int) []byte {
 		r := b.front[id-b.lo]
 		return b.workerArena(r.w).get(r.ref)
 	}
-	b.tr.load(&w.ref, b.keys.at(id))
+	b.tr.load(&w.ref, b.frontKeys[id-b.lo])
 	return w.ref.enc
 }
 
@@ -566,13 +590,13 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 	}
 	if fresh {
 		n := b.levelNew.Add(1)
-		if max := b.opt.MaxStates; max > 0 && int64(b.keys.n)+n > max {
+		if max := b.opt.MaxStates; max > 0 && int64(b.n)+n > max {
 			b.stop(fmt.Sprintf("state limit %d reached with more states to store", max))
 			return false
 		}
 		if b.fp {
-			e := b.lvl.at(v &^ lvlFlag)
-			e.encW, e.enc = w.num, w.ar[w.cur^1].add(succ)
+			li := v &^ lvlFlag
+			b.lvl.at(li).encW, *b.lvl.enc(li) = w.num, w.ar[w.cur^1].add(succ)
 		}
 		if w.fc != nil {
 			if verr := w.fc.CheckFresh(); verr != nil {
@@ -625,15 +649,23 @@ func (b *bfs) commit(lo int) {
 		}
 	}
 	var front []encRef
+	b.frontKeys = b.frontKeys[:0]
 	for _, li := range order {
 		e := b.lvl.at(li)
-		id := uint32(b.keys.n)
-		b.keys.add(e.root)
-		b.parent.add(uint32(e.minKey >> 32))
+		id := uint32(b.n)
+		b.n++
+		if b.roots.keys != nil {
+			b.keys.add(e.root)
+		}
+		b.keyCol.add(e.root)
+		b.parent.add(e.minKey >> 32)
+		if !b.fp {
+			b.frontKeys = append(b.frontKeys, e.root)
+		}
 		e.id = id
 		b.roots.commit(e.root, li, id)
 		if b.fp {
-			front = append(front, encRef{e.encW, e.enc})
+			front = append(front, encRef{e.encW, *b.lvl.enc(li)})
 		}
 	}
 	if b.fp {
@@ -745,28 +777,40 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 // path rebuilds the actions from the initial state to state id.
 func (b *bfs) path(id uint32) ([]uint32, error) {
 	var ids []uint32
-	for x := id; x != 0; x = b.parent.at(int(x)) {
+	for x := id; x != 0; {
 		ids = append(ids, x)
+		p, err := b.parent.at(int(x))
+		if err != nil {
+			return nil, err
+		}
+		x = uint32(p)
 	}
 	m := b.replay
 	var enc, target, next []byte
 	if b.fp {
 		enc = append(enc, b.front0...)
 	} else {
+		k0, err := b.keyAt(0)
+		if err != nil {
+			return nil, err
+		}
 		var r treeRef
-		b.tr.load(&r, b.keys.at(0))
+		b.tr.load(&r, k0)
 		enc = r.enc
 	}
 	codes := make([]uint32, 0, len(ids))
 	for i := len(ids) - 1; i >= 0; i-- {
-		want := b.keys.at(int(ids[i]))
+		want, err := b.keyAt(int(ids[i]))
+		if err != nil {
+			return nil, err
+		}
 		if !b.fp {
 			var r treeRef
 			b.tr.load(&r, want)
 			target = r.enc
 		}
 		found := false
-		err := m.Successors(enc, func(code uint32, succ []byte, err error) bool {
+		err = m.Successors(enc, func(code uint32, succ []byte, err error) bool {
 			if err != nil {
 				return true
 			}

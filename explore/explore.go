@@ -96,6 +96,10 @@ type Stats struct {
 	StatesPerSec  float64       `json:"states_per_s"`
 	PeakHeapBytes uint64        `json:"peak_heap_bytes"`
 	StoreBytes    int64         `json:"store_bytes"`
+	// DiskBytes is what the breadth-first search wrote to temporary files
+	// (unlinked, so removed when it ends): the key and parent id of every
+	// state, read back only to rebuild traces.
+	DiskBytes int64 `json:"disk_bytes,omitempty"`
 	// GraphBytes is the memory of the recorded state graph and of the
 	// liveness analysis (liveness checks only).
 	GraphBytes int64 `json:"graph_bytes,omitempty"`
@@ -227,6 +231,9 @@ func (s *search) finish(v Verdict, reason string) Result {
 		st.CollisionProb = n * math.Max(g-n, 0) / math.Pow(2, 64)
 	}
 	st.StoreBytes = s.size().MemBytes() + int64(cap(s.parent)+cap(s.action))*4
+	if d, ok := s.size().(interface{ DiskBytes() int64 }); ok {
+		st.DiskBytes = d.DiskBytes()
+	}
 	if s.g != nil {
 		st.GraphBytes = s.g.bytes()
 	}

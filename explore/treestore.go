@@ -14,9 +14,10 @@ import (
 // tree over the k leaf ids is stored bottom-up in the pair table, each
 // distinct pair of ids once under an id of its own; a state is the pair of
 // ids at its root, a 64-bit key. States share their unchanged segments and
-// subtrees, so a state costs its 8-byte key in the key array, a slot of the
-// visited set and a 4-byte parent id, plus the few pairs and leaves it
-// does not share. The key identifies the state exactly: equal keys mean
+// subtrees, so a state costs a slot of the visited set (8 bytes, the
+// key's hash, see rootTable), plus the few pairs and leaves it does not
+// share; its key and its parent's id go to a temporary file, read back
+// only to rebuild a trace (column.go). The key identifies the state exactly: equal keys mean
 // equal encodings, and the encoding is rebuilt from the key.
 //
 // In fingerprint mode the key is instead the state's 64-bit hash, and the
@@ -61,16 +62,21 @@ func (t *pairTable) intern(k uint64) (id uint32, ok bool) {
 	si := uint32(h >> (64 - shardBits))
 	s := &t.sh[si]
 	s.mu.Lock()
-	if len(s.keys)*4 >= len(s.slots)*3 {
-		s.grow()
+	if len(s.keys)*5 >= len(s.slots)*4 {
+		s.slots = regrowByHalf(s.slots, 1<<10, func(e uint32) uint64 { return mix64(s.keys[e-1]) })
 	}
-	mask := uint64(len(s.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	size := len(s.slots)
+	for i := home32(h, size); ; {
 		e := s.slots[i]
 		if e == 0 {
 			if len(s.keys) >= maxLocal {
 				s.mu.Unlock()
 				return 0, false
+			}
+			if len(s.keys) == cap(s.keys) {
+				// A quarter more, not twice: the keys are most of the
+				// pair table.
+				s.keys = append(make([]uint64, 0, cap(s.keys)+cap(s.keys)/4+1<<8), s.keys...)
 			}
 			s.keys = append(s.keys, k)
 			n := uint32(len(s.keys))
@@ -82,11 +88,37 @@ func (t *pairTable) intern(k uint64) (id uint32, ok bool) {
 			s.mu.Unlock()
 			return si<<localBits | (e - 1), true
 		}
+		if i++; i == size {
+			i = 0
+		}
 	}
 }
 
-func (s *pairShard) grow() {
-	s.slots = regrow(s.slots, 1<<10, func(e uint32) uint64 { return mix64(s.keys[e-1]) })
+// home32 is the first slot to probe for hash h (whose top bits chose the
+// shard) in a table of size slots.
+func home32(h uint64, size int) int { return int(uint64(uint32(h)) * uint64(size) >> 32) }
+
+// regrowByHalf returns an open-addressing table (linear probing from
+// home32) of nonzero uint32 entries half as big again as table (first
+// entries if table is empty), with every entry of table placed again by
+// its hash. The tables that use it grow when 80% full, so they are
+// between 53% and 80% full.
+func regrowByHalf(table []uint32, first int, hash func(e uint32) uint64) []uint32 {
+	size := max(first, len(table)+len(table)/2)
+	t := make([]uint32, size)
+	for _, e := range table {
+		if e == 0 {
+			continue
+		}
+		i := home32(hash(e), size)
+		for t[i] != 0 {
+			if i++; i == size {
+				i = 0
+			}
+		}
+		t[i] = e
+	}
+	return t
 }
 
 // get returns the key of id.
@@ -128,11 +160,11 @@ func (t *leafTable) intern(b []byte) (id uint32, ok bool) {
 	s := &t.sh[si]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.refs)*4 >= len(s.slots)*3 {
-		s.slots = regrow(s.slots, 1<<8, func(e uint32) uint64 { return s.hashes[e-1] })
+	if len(s.refs)*5 >= len(s.slots)*4 {
+		s.slots = regrowByHalf(s.slots, 1<<8, func(e uint32) uint64 { return s.hashes[e-1] })
 	}
-	mask := uint64(len(s.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	size := len(s.slots)
+	for i := home32(h, size); ; {
 		e := s.slots[i]
 		if e == 0 {
 			if len(s.refs) >= maxLocal {
@@ -145,6 +177,9 @@ func (t *leafTable) intern(b []byte) (id uint32, ok bool) {
 		}
 		if s.hashes[e-1] == h && bytes.Equal(s.ar.get(s.refs[e-1]), b) {
 			return si<<localBits | (e - 1), true
+		}
+		if i++; i == size {
+			i = 0
 		}
 	}
 }
@@ -372,7 +407,6 @@ type lvlEntry struct {
 	minKey uint64 // parent id << 32 | successor index, smallest so far
 	id     uint32 // assigned at commit
 	encW   uint32 // fingerprint mode: the worker whose arena holds the encoding
-	enc    uint64 // fingerprint mode: the encoding's arena reference
 }
 
 const (
@@ -386,6 +420,9 @@ type levelBuf struct {
 	n      atomic.Int64
 	mu     sync.Mutex
 	chunks [lvlChunks]atomic.Pointer[[1 << lvlBits]lvlEntry]
+	// fingerprint mode: by entry, the arena reference of the encoding
+	// (kept apart so that entries of the exact store are smaller)
+	encs [lvlChunks]atomic.Pointer[[1 << lvlBits]uint64]
 }
 
 // add reserves an entry; ok is false past 2^31 entries.
@@ -408,81 +445,165 @@ func (l *levelBuf) add() (uint32, *lvlEntry, bool) {
 
 func (l *levelBuf) at(i uint32) *lvlEntry { return &l.chunks[i>>lvlBits].Load()[i&(1<<lvlBits-1)] }
 
+// enc returns where entry i's encoding reference goes (fingerprint mode).
+func (l *levelBuf) enc(i uint32) *uint64 {
+	c := l.encs[i>>lvlBits].Load()
+	if c == nil {
+		l.mu.Lock()
+		if c = l.encs[i>>lvlBits].Load(); c == nil {
+			c = new([1 << lvlBits]uint64)
+			l.encs[i>>lvlBits].Store(c)
+		}
+		l.mu.Unlock()
+	}
+	return &c[i&(1<<lvlBits-1)]
+}
+
 func (l *levelBuf) len() int { return int(min(l.n.Load(), lvlChunks<<lvlBits)) }
 
-// rootTable is the visited set: it maps a state's key to its id+1, or,
-// for a state of the level being expanded, to lvlFlag|entry.
+// rootTable is the visited set of states' keys. Its slots are 64 bits:
+// for a state of the level being expanded, lvlSlot|entry (the level
+// entry holds the key); for a state of an earlier level, the key's hash
+// (mix64 is a bijection, so the hash identifies the key) less the shard
+// bits its shard already implies, with usedBit set. When the search
+// records the state graph (keys != nil), the hash's low 32 bits give way
+// to the state's id, and a hash match is confirmed with the key by id.
+// So a lookup compares slots in place and follows no pointer for states of
+// earlier levels, and without the graph the keys of those states are
+// needed only to rebuild traces (they go to a column, see column.go).
+//
+// Slots are linear-probed from a home computed from the hash's bits 32
+// to 57 (kept in every slot, so growing reads no key), and a shard grows
+// by a quarter when it is 85% full: between 68% and 85% full, 9.4 to 11.8
+// bytes per state. (Probes compare slots in place, a few cache lines
+// even at 85%.)
 type rootTable struct {
 	sh   [nShards]rootShard
-	keys *big[uint64] // key by state id (read-only while workers run)
+	keys *big[uint64] // key by state id when the graph is recorded, else nil
 	lvl  *levelBuf
 }
 
-const lvlFlag = 1 << 31
+const (
+	lvlSlot  = 1 << 63
+	usedBit  = 1 << 58
+	hashBits = 1<<58 - 1
+	idBits   = 1<<32 - 1
+	tagBits  = 26 // bits 32..57 of the hash place a slot
+	// lvlFlag marks a level entry in the values insert returns; other
+	// values are a state id+1 (graph recorded) or 1.
+	lvlFlag = 1 << 31
+)
 
 type rootShard struct {
 	mu    sync.Mutex
-	slots []uint32
+	slots []uint64
 	n     int
 	_     [24]byte
 }
 
-func (t *rootTable) keyOf(v uint32) uint64 {
-	if v&lvlFlag != 0 {
-		return t.lvl.at(v &^ lvlFlag).root
+// home is the first slot to probe for hash (or committed slot value) h in
+// a table of size slots.
+func home(h uint64, size int) int {
+	return int((h & hashBits >> 32) * uint64(size) >> tagBits)
+}
+
+// slotOf is the slot value of a state of an earlier level with hash h and
+// the given id.
+func (t *rootTable) slotOf(h uint64, id uint32) uint64 {
+	if t.keys == nil {
+		return usedBit | h&hashBits
 	}
-	return t.keys.at(int(v - 1))
+	return usedBit | h&hashBits&^idBits | uint64(id)
 }
 
 // insert looks up k; a new key gets a level entry with minKey pk. It
-// returns the slot value and whether k was new; ok is false when the level
-// buffer is full.
+// returns the value for k (lvlFlag|entry for a state of this level, else
+// its id+1 with the graph recorded, else 1) and whether k was new; ok is
+// false when the level buffer is full.
 func (t *rootTable) insert(k, pk uint64) (v uint32, fresh, ok bool) {
 	h := mix64(k)
 	s := &t.sh[h>>(64-shardBits)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.n*4 >= len(s.slots)*3 {
+	if s.n*20 >= len(s.slots)*17 {
 		t.grow(s)
 	}
-	mask := uint64(len(s.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	size := len(s.slots)
+	want := usedBit | h&hashBits
+	mask := uint64(hashBits)
+	if t.keys != nil {
+		mask &^= idBits
+	}
+	for i := home(h, size); ; {
 		e := s.slots[i]
-		if e == 0 {
+		switch {
+		case e == 0:
 			li, ent, ok := t.lvl.add()
 			if !ok {
 				return 0, false, false
 			}
 			*ent = lvlEntry{root: k, minKey: pk}
-			s.slots[i] = lvlFlag | li
+			s.slots[i] = lvlSlot | uint64(li)
 			s.n++
 			return lvlFlag | li, true, true
-		}
-		if t.keyOf(e) == k {
-			if e&lvlFlag != 0 {
-				if ent := t.lvl.at(e &^ lvlFlag); pk < ent.minKey {
+		case e&lvlSlot != 0:
+			if ent := t.lvl.at(uint32(e)); ent.root == k {
+				if pk < ent.minKey {
 					ent.minKey = pk
 				}
+				return lvlFlag | uint32(e), false, true
 			}
-			return e, false, true
+		case (e^want)&(mask|usedBit) == 0:
+			if t.keys == nil {
+				return 1, false, true
+			}
+			if t.keys.at(int(e&idBits)) == k {
+				return uint32(e&idBits) + 1, false, true
+			}
+		}
+		if i++; i == size {
+			i = 0
 		}
 	}
 }
 
+// grow makes the shard's table a quarter bigger (at least 1024 slots).
 func (t *rootTable) grow(s *rootShard) {
-	s.slots = regrow(s.slots, 1<<10, func(e uint32) uint64 { return mix64(t.keyOf(e)) })
+	size := max(1<<10, len(s.slots)+len(s.slots)/4)
+	slots := make([]uint64, size)
+	for _, e := range s.slots {
+		if e == 0 {
+			continue
+		}
+		h := e
+		if e&lvlSlot != 0 {
+			h = mix64(t.lvl.at(uint32(e)).root)
+		}
+		i := home(h, size)
+		for slots[i] != 0 {
+			if i++; i == size {
+				i = 0
+			}
+		}
+		slots[i] = e
+	}
+	s.slots = slots
 }
 
-// commit replaces the slot value lvlFlag|li of key k by id+1. Only one
-// goroutine runs it, while no worker inserts.
+// commit replaces the slot value of level entry li, key k, by that of a
+// state of an earlier level with the given id. Only one goroutine runs
+// it, while no worker inserts.
 func (t *rootTable) commit(k uint64, li, id uint32) {
 	h := mix64(k)
 	s := &t.sh[h>>(64-shardBits)]
-	mask := uint64(len(s.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		if s.slots[i] == lvlFlag|li {
-			s.slots[i] = id + 1
+	size := len(s.slots)
+	for i := home(h, size); ; {
+		if s.slots[i] == lvlSlot|uint64(li) {
+			s.slots[i] = t.slotOf(h, id)
 			return
+		}
+		if i++; i == size {
+			i = 0
 		}
 	}
 }
@@ -490,7 +611,7 @@ func (t *rootTable) commit(k uint64, li, id uint32) {
 func (t *rootTable) memBytes() int64 {
 	var n int64
 	for i := range t.sh {
-		n += int64(len(t.sh[i].slots)) * 4
+		n += int64(len(t.sh[i].slots)) * 8
 	}
 	return n
 }

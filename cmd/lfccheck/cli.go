@@ -433,9 +433,12 @@ type checkResult struct {
 	StatesPerS    float64      `json:"states_per_s"`
 	PeakHeapBytes uint64       `json:"peak_heap_bytes"`
 	StoreBytes    int64        `json:"store_bytes"`
-	Fingerprint   bool         `json:"fingerprint"`
-	CollisionProb float64      `json:"collision_probability,omitempty"`
-	Reduction     bool         `json:"reduction"`
+	// DiskBytes is what the breadth-first search wrote to temporary files
+	// (the key and parent of every state, for traces; removed at the end).
+	DiskBytes     int64   `json:"disk_bytes,omitempty"`
+	Fingerprint   bool    `json:"fingerprint"`
+	CollisionProb float64 `json:"collision_probability,omitempty"`
+	Reduction     bool    `json:"reduction"`
 	// ReductionNote says which reduction ran and why it is sound, or why
 	// none ran.
 	ReductionNote string `json:"reduction_note"`
@@ -651,7 +654,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		Verdict: string(r.Verdict), Reason: r.Reason,
 		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth,
 		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
-		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes,
+		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes, DiskBytes: r.Stats.DiskBytes,
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
 		ReductionNote: reductionNote(ck), Symmetry: ck.Symmetry, SymmetryGroup: len(ck.Symmetries()) + 1,
 		SymmetryNote: symmetryNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
@@ -773,7 +776,11 @@ func printCheck(w io.Writer, c checked) {
 		if j.Workers > 1 {
 			workers = fmt.Sprintf("%d workers", j.Workers)
 		}
-		fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per)
+		disk := ""
+		if j.DiskBytes > 0 {
+			disk = fmt.Sprintf("; keys and parents for traces in a temporary file, %s", explore.FormatBytes(uint64(j.DiskBytes)))
+		}
+		fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)%s\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per, disk)
 	case "dfs":
 		shard := ""
 		if j.Shard != "" {

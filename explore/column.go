@@ -1,0 +1,111 @@
+package explore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+)
+
+// column is an append-only array of unsigned values of a fixed width (4
+// or 8 bytes) that the search writes once and reads back only to rebuild
+// a trace: the parent id and the key of every state. Its values are kept
+// in memory until the first 64 KiB are full; from then on it writes them
+// to a temporary file that is unlinked as soon as it is created (so
+// nothing is left behind, whatever happens to the process), and keeps
+// only the last, unwritten 64 KiB in memory. If no temporary file can
+// be made, or writing to it fails (a full disk), the values from then on
+// stay in memory.
+type column struct {
+	width   int
+	tried   bool     // a temporary file was asked for
+	f       *os.File // the file, open for reading
+	name    string   // the file's name if it could not be unlinked
+	failed  bool     // writing to f failed: no more writes
+	written int64    // bytes in the file (whole chunks)
+	chunks  [][]byte // in memory: full chunks after the file's
+	buf     []byte   // the values after the chunks
+	n       int
+}
+
+const colChunk = 1 << 16 // a multiple of every width
+
+func newColumn(width int) *column { return &column{width: width} }
+
+// add appends v (which must fit the width).
+func (c *column) add(v uint64) {
+	if c.buf == nil {
+		c.buf = make([]byte, 0, colChunk)
+	}
+	if c.width == 4 {
+		c.buf = binary.LittleEndian.AppendUint32(c.buf, uint32(v))
+	} else {
+		c.buf = binary.LittleEndian.AppendUint64(c.buf, v)
+	}
+	c.n++
+	if len(c.buf) == colChunk {
+		c.spill()
+	}
+}
+
+// spill moves the full buffer to the file (made on first use) or, if
+// there is none, to the in-memory chunks.
+func (c *column) spill() {
+	if !c.tried {
+		c.tried = true
+		if f, err := os.CreateTemp("", "lfccheck-search-*"); err == nil {
+			c.f = f
+			if os.Remove(f.Name()) != nil {
+				c.name = f.Name()
+			}
+		}
+	}
+	if c.f != nil && !c.failed && len(c.chunks) == 0 {
+		if _, err := c.f.Write(c.buf); err == nil {
+			c.written += int64(len(c.buf))
+			c.buf = c.buf[:0]
+			return
+		}
+		c.failed = true
+	}
+	c.chunks = append(c.chunks, c.buf)
+	c.buf = make([]byte, 0, colChunk)
+}
+
+// at returns value i.
+func (c *column) at(i int) (uint64, error) {
+	if i < 0 || i >= c.n {
+		return 0, fmt.Errorf("explore: column index %d out of range [0, %d)", i, c.n)
+	}
+	off := int64(i) * int64(c.width)
+	var b []byte
+	switch inMem := off - c.written; {
+	case inMem < 0:
+		b = make([]byte, c.width)
+		if _, err := c.f.ReadAt(b, off); err != nil {
+			return 0, fmt.Errorf("explore: reading the search's temporary file: %w", err)
+		}
+	case inMem < int64(len(c.chunks))*colChunk:
+		b = c.chunks[inMem/colChunk][inMem%colChunk:]
+	default:
+		b = c.buf[inMem-int64(len(c.chunks))*colChunk:]
+	}
+	if c.width == 4 {
+		return uint64(binary.LittleEndian.Uint32(b)), nil
+	}
+	return binary.LittleEndian.Uint64(b), nil
+}
+
+// memBytes is the memory the column holds; diskBytes what it wrote.
+func (c *column) memBytes() int64  { return int64(len(c.chunks))*colChunk + int64(cap(c.buf)) }
+func (c *column) diskBytes() int64 { return c.written }
+
+// close removes the file.
+func (c *column) close() {
+	if c.f != nil {
+		c.f.Close()
+		if c.name != "" {
+			os.Remove(c.name)
+		}
+		c.f = nil
+	}
+}
