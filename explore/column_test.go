@@ -10,11 +10,7 @@ import (
 // and its buffer alike, with or without a usable temporary directory.
 func TestColumnRoundTrip(t *testing.T) {
 	for _, tmp := range []string{"usable", "missing"} {
-		dir := t.TempDir()
-		if tmp == "missing" {
-			dir = filepath.Join(dir, "no-such-dir")
-		}
-		t.Setenv("TMPDIR", dir)
+		dir := setTempDir(t, tmp)
 		for _, width := range []int{4, 8} {
 			c := newColumn(width)
 			n := 3*colChunk/width + 17
@@ -50,6 +46,17 @@ func TestColumnRoundTrip(t *testing.T) {
 	}
 }
 
+// setTempDir points TMPDIR at a new directory ("usable") or at one that
+// does not exist ("missing"), and returns it.
+func setTempDir(t *testing.T, kind string) string {
+	dir := t.TempDir()
+	if kind == "missing" {
+		dir = filepath.Join(dir, "no-such-dir")
+	}
+	t.Setenv("TMPDIR", dir)
+	return dir
+}
+
 // cube is a toy model with (n+1)^3 states (x, y, z), actions x++, y++ and
 // z++, and a bad state at the far end: big enough that the search writes
 // its keys and parents to files, and the trace comes back from them.
@@ -77,11 +84,7 @@ func (c cube) Successors(s []byte, visit func(uint32, []byte, error) bool) error
 
 func TestTraceFromSpilledColumns(t *testing.T) {
 	for _, tmp := range []string{"usable", "missing"} {
-		dir := t.TempDir()
-		if tmp == "missing" {
-			dir = filepath.Join(dir, "no-such-dir")
-		}
-		t.Setenv("TMPDIR", dir)
+		dir := setTempDir(t, tmp)
 		for _, fp := range []bool{false, true} {
 			r, err := BFS(cube{n: 70}, Options{Fingerprint: fp, Workers: 2})
 			if err != nil {

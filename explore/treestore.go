@@ -431,32 +431,29 @@ func (l *levelBuf) add() (uint32, *lvlEntry, bool) {
 	if i >= lvlChunks<<lvlBits {
 		return 0, nil, false
 	}
-	c := l.chunks[i>>lvlBits].Load()
-	if c == nil {
-		l.mu.Lock()
-		if c = l.chunks[i>>lvlBits].Load(); c == nil {
-			c = new([1 << lvlBits]lvlEntry)
-			l.chunks[i>>lvlBits].Store(c)
-		}
-		l.mu.Unlock()
-	}
+	c := chunk(&l.chunks[i>>lvlBits], &l.mu)
 	return uint32(i), &c[i&(1<<lvlBits-1)], true
+}
+
+// chunk returns the chunk at p, made under mu if there is none yet.
+func chunk[T any](p *atomic.Pointer[[1 << lvlBits]T], mu *sync.Mutex) *[1 << lvlBits]T {
+	c := p.Load()
+	if c == nil {
+		mu.Lock()
+		if c = p.Load(); c == nil {
+			c = new([1 << lvlBits]T)
+			p.Store(c)
+		}
+		mu.Unlock()
+	}
+	return c
 }
 
 func (l *levelBuf) at(i uint32) *lvlEntry { return &l.chunks[i>>lvlBits].Load()[i&(1<<lvlBits-1)] }
 
 // enc returns where entry i's encoding reference goes (fingerprint mode).
 func (l *levelBuf) enc(i uint32) *uint64 {
-	c := l.encs[i>>lvlBits].Load()
-	if c == nil {
-		l.mu.Lock()
-		if c = l.encs[i>>lvlBits].Load(); c == nil {
-			c = new([1 << lvlBits]uint64)
-			l.encs[i>>lvlBits].Store(c)
-		}
-		l.mu.Unlock()
-	}
-	return &c[i&(1<<lvlBits-1)]
+	return &chunk(&l.encs[i>>lvlBits], &l.mu)[i&(1<<lvlBits-1)]
 }
 
 func (l *levelBuf) len() int { return int(min(l.n.Load(), lvlChunks<<lvlBits)) }
