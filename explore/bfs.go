@@ -86,8 +86,8 @@ type bfs struct {
 	lvl    levelBuf
 	keys   big[uint64] // key by state id, when the state graph is recorded
 	n      int         // states of the levels committed
-	// The key and the parent id of every state, by id (written once, read
-	// to rebuild traces; see column.go).
+	// The key (unless keys holds it) and the parent id of every state, by
+	// id (written once, read to rebuild traces; see column.go).
 	keyCol, parent *column
 	frontKeys      []uint64 // keys of ids [lo, hi)
 
@@ -212,7 +212,12 @@ func (b *bfs) MemBytes() int64 {
 func (b *bfs) DiskBytes() int64 { return b.keyCol.diskBytes() + b.parent.diskBytes() }
 
 // keyAt returns the key of state id.
-func (b *bfs) keyAt(id int) (uint64, error) { return b.keyCol.at(id) }
+func (b *bfs) keyAt(id int) (uint64, error) {
+	if b.roots.keys != nil {
+		return b.keys.at(id), nil
+	}
+	return b.keyCol.at(id)
+}
 
 func (b *bfs) run() (Result, error) {
 	s := b.search
@@ -656,8 +661,9 @@ func (b *bfs) commit(lo int) {
 		b.n++
 		if b.roots.keys != nil {
 			b.keys.add(e.root)
+		} else {
+			b.keyCol.add(e.root)
 		}
-		b.keyCol.add(e.root)
 		b.parent.add(e.minKey >> 32)
 		if !b.fp {
 			b.frontKeys = append(b.frontKeys, e.root)

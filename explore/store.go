@@ -154,15 +154,22 @@ func regrow(table []uint32, first int, hash func(e uint32) uint64) []uint32 {
 	if len(table) > 0 {
 		size = len(table) * 2
 	}
-	t := make([]uint32, size)
-	mask := uint64(size - 1)
+	return rehash(table, size, func(e uint32) int { return int(hash(e) & uint64(size-1)) })
+}
+
+// rehash returns a table of size slots holding the nonzero entries of
+// table, each placed by linear probing (wrapping around) from home(e).
+func rehash[T uint32 | uint64](table []T, size int, home func(e T) int) []T {
+	t := make([]T, size)
 	for _, e := range table {
 		if e == 0 {
 			continue
 		}
-		i := hash(e) & mask
+		i := home(e)
 		for t[i] != 0 {
-			i = (i + 1) & mask
+			if i++; i == size {
+				i = 0
+			}
 		}
 		t[i] = e
 	}

@@ -17,8 +17,9 @@ import (
 // subtrees, so a state costs a slot of the visited set (8 bytes, the
 // key's hash, see rootTable), plus the few pairs and leaves it does not
 // share; its key and its parent's id go to a temporary file, read back
-// only to rebuild a trace (column.go). The key identifies the state exactly: equal keys mean
-// equal encodings, and the encoding is rebuilt from the key.
+// only to rebuild a trace (column.go). The key identifies the state
+// exactly: equal keys mean equal encodings, and the encoding is rebuilt
+// from the key.
 //
 // In fingerprint mode the key is instead the state's 64-bit hash, and the
 // encodings of the states still to be expanded are kept beside it.
@@ -105,20 +106,7 @@ func home32(h uint64, size int) int { return int(uint64(uint32(h)) * uint64(size
 // between 53% and 80% full.
 func regrowByHalf(table []uint32, first int, hash func(e uint32) uint64) []uint32 {
 	size := max(first, len(table)+len(table)/2)
-	t := make([]uint32, size)
-	for _, e := range table {
-		if e == 0 {
-			continue
-		}
-		i := home32(hash(e), size)
-		for t[i] != 0 {
-			if i++; i == size {
-				i = 0
-			}
-		}
-		t[i] = e
-	}
-	return t
+	return rehash(table, size, func(e uint32) int { return home32(hash(e), size) })
 }
 
 // get returns the key of id.
@@ -567,24 +555,12 @@ func (t *rootTable) insert(k, pk uint64) (v uint32, fresh, ok bool) {
 // grow makes the shard's table a quarter bigger (at least 1024 slots).
 func (t *rootTable) grow(s *rootShard) {
 	size := max(1<<10, len(s.slots)+len(s.slots)/4)
-	slots := make([]uint64, size)
-	for _, e := range s.slots {
-		if e == 0 {
-			continue
-		}
-		h := e
+	s.slots = rehash(s.slots, size, func(e uint64) int {
 		if e&lvlSlot != 0 {
-			h = mix64(t.lvl.at(uint32(e)).root)
+			return home(mix64(t.lvl.at(uint32(e)).root), size)
 		}
-		i := home(h, size)
-		for slots[i] != 0 {
-			if i++; i == size {
-				i = 0
-			}
-		}
-		slots[i] = e
-	}
-	s.slots = slots
+		return home(e, size)
+	})
 }
 
 // commit replaces the slot value of level entry li, key k, by that of a
