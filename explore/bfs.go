@@ -495,7 +495,6 @@ func (w *worker) run() {
 			}
 			err := w.m.Successors(enc, w.visit)
 			t += int64(w.idx)
-			b.trans.Add(int64(w.idx))
 			if w.g != nil {
 				w.g.lab = append(w.g.lab, w.lb.Labels())
 			}
@@ -508,6 +507,7 @@ func (w *worker) run() {
 				b.violate(uint64(id)<<32|uint64(w.idx), err, 0, false)
 			}
 		}
+		b.trans.Add(t)
 		b.chunkTrans[c] = t
 		b.chunkDone[c] = id == hi
 		if w.ct != nil {
@@ -594,8 +594,7 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 		return false
 	}
 	if fresh {
-		n := b.levelNew.Add(1)
-		if max := b.opt.MaxStates; max > 0 && int64(b.n)+n > max {
+		if max := b.opt.MaxStates; max > 0 && int64(b.n)+b.levelNew.Add(1) > max {
 			b.stop(fmt.Sprintf("state limit %d reached with more states to store", max))
 			return false
 		}
