@@ -306,6 +306,58 @@ func (s *System) decode(b []byte, w *World, spans []int, withSpans bool) ([]int,
 	return spans, d.err
 }
 
+// DecodeRenamed overwrites w with the state encoded in b in the relative
+// form a symmetry reduction may store (see properties.Checker): b is P
+// segments, each written as node 0's segment of some renaming of the
+// state. Segment j is decoded into node 0 of scratch, with node 0's
+// outgoing links, and renamed by perm(j), which maps node 0 to node j (nil
+// for j = 0, the identity: segment 0 is decoded in place). It appends to spans, for each segment, the
+// start and end offset in b of its node's own encoding (as DecodeSpans).
+// The machine must be Symmetric and its nodes Renamable.
+func (s *System) DecodeRenamed(b []byte, w, scratch *World, spans []int, perm func(j int) *Perm) ([]int, error) {
+	P := s.P
+	if w.Sys != s || len(w.Nodes) != P {
+		*w = *s.Initial()
+	}
+	if scratch.Sys != s || len(scratch.Nodes) != P {
+		*scratch = *s.Initial()
+	}
+	sym := s.M.(Symmetric)
+	d := Decoder{b: b}
+	for j := 0; j < P && d.err == nil; j++ {
+		p := perm(j)
+		into := scratch
+		if p == nil {
+			into = w // the identity: decoded in place
+		}
+		spans = append(spans, len(b)-len(d.b))
+		into.Nodes[0].Decode(&d)
+		spans = append(spans, len(b)-len(d.b))
+		for k := 1; k < P; k++ {
+			into.Links[k] = d.Packets(into.Links[k])
+		}
+		if p == nil {
+			if j != 0 {
+				d.err = fmt.Errorf("model: DecodeRenamed: no renaming for node %d", j)
+			}
+			continue
+		}
+		w.Nodes[j].(Renamable).RenameFrom(scratch.Nodes[0], p)
+		for k := 1; k < P; k++ {
+			dst := &w.Links[j*P+int(p.Node[k])]
+			*dst = (*dst)[:0]
+			for _, pkt := range scratch.Links[k] {
+				*dst = append(*dst, sym.RenamePacket(pkt, p))
+			}
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errCorrupt
+	}
+	w.clearChanges()
+	return spans, d.err
+}
+
 // CopyFrom makes w a deep copy of src, reusing w's storage.
 func (w *World) CopyFrom(src *World) {
 	if w.Sys != src.Sys || len(w.Nodes) != len(src.Nodes) {

@@ -30,6 +30,13 @@ type Checker struct {
 	// (Build turns it on when SymmetryOff returns ""; a caller that
 	// changes LivenessGraph must ask SymmetryOff again).
 	Symmetry bool
+	// Relative makes the symmetry reduction store states in the relative
+	// form (see relRep) where the system's symmetries act regularly on
+	// the nodes (for each node exactly one maps it to node 0, as the
+	// rotations of every node do); elsewhere it has no effect. Build
+	// sets it; turning it off gives the same orbits with the absolute
+	// form, for comparison.
+	Relative bool
 
 	reached   []atomic.Bool  // per property: a Sometimes goal was reached
 	statVals  []atomic.Int64 // per Def.Stats entry: its sum or maximum so far
@@ -39,6 +46,10 @@ type Checker struct {
 
 	sym        []model.Perm // the system's symmetries (without the identity)
 	symInv     []model.Perm // their inverses
+	toZero     []int        // with a regular group: per node i, the index in sym of the symmetry mapping i to node 0 (-1 for node 0), else nil
+	tmp        model.World  // scratch for decoding the relative form
+	segs       []byte       // relRep: each node's relative segment
+	segAt      []int        // their start and end offsets in segs
 	cur, next  model.World
 	ren        model.World // scratch for renamings
 	pkts       []model.Packet
@@ -108,7 +119,9 @@ func Build(cfg model.Config) (*Checker, error) {
 			c.symInv = append(c.symInv, *c.sym[i].Inverse())
 		}
 	}
+	c.toZero = regularToZero(sys.P, c.sym)
 	c.Symmetry = c.SymmetryOff() == ""
+	c.Relative = true
 	return c, nil
 }
 
@@ -126,7 +139,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, deferState: c.deferState, sym: c.sym, symInv: c.symInv, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
 }
 
 // NewWorker implements explore.Forker: a fork for another goroutine, with
@@ -479,7 +492,11 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 	var err error
 	// The state's node spans let canonical reuse the bytes of what a
 	// successor shares with it.
-	c.pAt, err = c.Sys.DecodeSpans(state, &c.cur, c.pAt[:0])
+	if c.relative() {
+		c.pAt, err = c.Sys.DecodeRenamed(state, &c.cur, &c.tmp, c.pAt[:0], c.fromZero)
+	} else {
+		c.pAt, err = c.Sys.DecodeSpans(state, &c.cur, c.pAt[:0])
+	}
 	if err != nil {
 		return err
 	}
@@ -588,6 +605,9 @@ func (c *Checker) canonical(w *model.World, buf []byte) []byte {
 // returns the index in c.sym of the renaming that gives it, -1 for w
 // itself.
 func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
+	if c.relative() {
+		return c.relRep(w, buf)
+	}
 	start := len(buf)
 	c.ends = c.ends[:0]
 	P := c.Sys.P
@@ -625,6 +645,118 @@ func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 	return buf, best
 }
 
+// regularToZero returns, when the identity and syms act regularly on P
+// nodes (each node is mapped to node 0 by exactly one of them), the index
+// in syms of the one mapping node i to 0, per node (-1 for node 0);
+// otherwise nil.
+func regularToZero(P int, syms []model.Perm) []int {
+	if P < 2 || len(syms)+1 != P {
+		return nil
+	}
+	to := make([]int, P)
+	for i := range to {
+		to[i] = -1
+	}
+	for k, p := range syms {
+		for i, n := range p.Node {
+			if n != 0 {
+				continue
+			}
+			if i == 0 || to[i] >= 0 {
+				return nil // not regular: a renaming fixes node 0, or two map i to 0
+			}
+			to[i] = k
+		}
+	}
+	for i := 1; i < P; i++ {
+		if to[i] < 0 {
+			return nil
+		}
+	}
+	return to
+}
+
+// relative reports whether states are stored in the relative form.
+func (c *Checker) relative() bool { return c.Symmetry && c.Relative && c.toZero != nil }
+
+// RelativeForm reports whether the search stores states in the relative
+// form (see relRep): the symmetry reduction is on, Relative is set, and
+// the system's symmetries act regularly on its nodes.
+func (c *Checker) RelativeForm() bool { return c.relative() }
+
+// fromZero is the renaming that maps node 0 to node j (nil for j = 0):
+// the inverse of the one that maps j to 0.
+func (c *Checker) fromZero(j int) *model.Perm {
+	if j == 0 {
+		return nil
+	}
+	return &c.symInv[c.toZero[j]]
+}
+
+// relRep is orbitRep in the relative form, used where the symmetries act
+// regularly on the nodes (toZero). Node i's relative segment R_i is its
+// segment (the node, then its outgoing links) renamed by g_i, the
+// symmetry that maps i to node 0, and written as node 0's. For a
+// symmetry h, R_{h(i)} of h(w) is R_i of w (g_{h(i)}h maps i to 0, so it
+// is g_i), so renaming a state only moves its relative segments: h(w)
+// has R_i(w) at position h(i). The canonical form is the smallest of
+// these arrangements, segment by segment (bytes.Compare on each); it
+// determines the state up to renaming, since segment j of the state it
+// stands for is its j-th relative segment renamed back from node 0 to
+// node j (model.System.DecodeRenamed). Each renaming is compared without
+// renaming anything: a successor renames only the nodes its steps
+// changed (once each, to node 0), and takes the relative segments of the
+// rest from the expanded state's encoding, where they are the segments at
+// their nodes' positions.
+func (c *Checker) relRep(w *model.World, buf []byte) ([]byte, int) {
+	P := c.Sys.P
+	if c.ren.Sys != w.Sys {
+		c.ren = *w.Sys.Initial()
+	}
+	c.segs, c.segAt = c.segs[:0], c.segAt[:0]
+	for i := 0; i < P; i++ {
+		st := len(c.segs)
+		switch {
+		case c.cacheOn && c.segSame[i] == 1:
+			c.segs = append(c.segs, c.pEnc[c.pAt[2*i]:c.segEnd(i)]...)
+		case i == 0 && c.cacheOn && c.same[0] == 1:
+			c.segs = w.AppendOutLinks(append(c.segs, c.pEnc[c.pAt[0]:c.pAt[1]]...), 0)
+		case i == 0:
+			c.segs = w.EncodeSegment(c.segs, 0)
+		default:
+			c.segs = c.renamedSegment(w, i, 0, c.toZero[i], c.segs)
+		}
+		c.segAt = append(c.segAt, st, len(c.segs))
+	}
+	// seg is the segment at position j when renaming h (an index in sym,
+	// -1 for the identity) is applied: node i goes to h(i), so position j
+	// holds R of h's preimage of j.
+	seg := func(h, j int) []byte {
+		if h >= 0 {
+			j = int(c.symInv[h].Node[j])
+		}
+		return c.segs[c.segAt[2*j]:c.segAt[2*j+1]]
+	}
+	best := -1
+	for h := range c.sym {
+		for j := 0; j < P; j++ {
+			if r := bytes.Compare(seg(h, j), seg(best, j)); r != 0 {
+				if r < 0 {
+					best = h
+				}
+				break
+			}
+		}
+	}
+	start := len(buf)
+	c.ends = c.ends[:0]
+	for j := 0; j < P; j++ {
+		buf = append(buf, seg(best, j)...)
+		c.ends = append(c.ends, len(buf)-start)
+	}
+	return buf, best
+}
+
 // segEnd is the end offset of segment i in the encoding of the state being
 // expanded.
 func (c *Checker) segEnd(i int) int {
@@ -632,6 +764,17 @@ func (c *Checker) segEnd(i int) int {
 		return c.pAt[2*i+2]
 	}
 	return len(c.pEnc)
+}
+
+// Decode overwrites w with the state whose canonical encoding (from
+// Canonical, or a successor's from Successors) is b: with the relative
+// form (see relRep), the orbit representative it stands for.
+func (c *Checker) Decode(b []byte, w *model.World) error {
+	if c.relative() {
+		_, err := c.Sys.DecodeRenamed(b, w, &c.tmp, nil, c.fromZero)
+		return err
+	}
+	return c.Sys.Decode(b, w)
 }
 
 // Canonical appends to buf the encoding of w's orbit representative (see

@@ -14,16 +14,18 @@ import (
 )
 
 // symmetryVerdicts checks cfg with the symmetry reduction on (and two
-// workers) and off (and one worker) and
-// fails t unless the verdicts, the violated property and the unreached
-// goals agree, the counterexamples replay from the real initial state to
-// the same violation, and a symmetric pass stores fewer states. It
-// reports whether the configuration had a symmetry to compare.
+// workers) and off (and one worker), and on with the absolute canonical
+// form where Build chose the relative one, and fails t unless the
+// verdicts, the violated property and the unreached goals agree, the
+// counterexamples replay from the real initial state to the same
+// violation, a symmetric pass stores fewer states, and both canonical
+// forms store the same number of orbits. It reports whether the
+// configuration had a symmetry to compare.
 func symmetryVerdicts(t *testing.T, cfg model.Config, limit int64) bool {
 	t.Helper()
-	var got [2]string
-	var states [2]int64
-	for i, sym := range []bool{true, false} {
+	var got [3]string
+	var states [3]int64
+	for i, sym := range []bool{true, false, true} {
 		ck, err := properties.Build(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -32,6 +34,12 @@ func symmetryVerdicts(t *testing.T, cfg model.Config, limit int64) bool {
 			return false
 		}
 		ck.Symmetry = sym
+		if i == 2 {
+			if !ck.Relative || !ck.RelativeForm() {
+				break
+			}
+			ck.Relative = false
+		}
 		// Without -short the reduced search runs on two workers, the full
 		// one on one: the parallel search is compared with the sequential
 		// one too.
@@ -60,6 +68,9 @@ func symmetryVerdicts(t *testing.T, cfg model.Config, limit int64) bool {
 	}
 	if got[0] != got[1] {
 		t.Fatalf("verdicts differ: with symmetry %q, without %q", got[0], got[1])
+	}
+	if got[2] != "" && (got[2] != got[0] || got[0] == "pass" && states[2] != states[0]) {
+		t.Fatalf("the canonical forms differ: relative %q, %d states; absolute %q, %d states", got[0], states[0], got[2], states[2])
 	}
 	if got[0] == "pass" && states[0] >= states[1] {
 		t.Errorf("the symmetric search stored %d states, the full one %d", states[0], states[1])
@@ -160,36 +171,66 @@ func must(d *model.Def, err error) *model.Def {
 	return d
 }
 
-// The checker's piecewise canonical form is the smallest encoding among a
-// state and its renamings, computed naively, on the states of random runs.
-func TestCanonicalIsSmallestRenaming(t *testing.T) {
+// The checker's canonical forms, on the states of random runs: every
+// renaming of a state has the state's canonical form, and the canonical
+// form decodes to a renaming of the state (so two states share it exactly
+// when they are renamings of each other). Both forms are checked: the
+// relative one (Build's default where every node has one renaming to node
+// 0) and the absolute one, which is also the smallest encoding among the
+// state's renamings, computed naively.
+func TestCanonicalForms(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
-	for _, cfg := range []model.Config{mcast.Config("binary", 4, 1, 2), mcast.Config("chain", 4, 2, 1), ucast.Config(3, 1, 2), mcast.OverlapConfig(3)} {
-		ck, err := properties.Build(cfg)
-		if err != nil || !ck.Symmetry {
-			t.Fatalf("%v: symmetry %v", err, ck != nil && ck.Symmetry)
-		}
-		for run := 0; run < 30; run++ {
-			w := ck.Sys.Initial()
-			var out model.Outbox
-			for step := 0; ; step++ {
-				naive := w.Encode(nil)
-				var ren model.World
-				for _, p := range ck.Symmetries() {
-					ren.RenameFrom(w, &p)
-					if e := ren.Encode(nil); string(e) < string(naive) {
-						naive = e
+	for _, cfg := range []model.Config{mcast.Config("binary", 4, 1, 2), mcast.Config("chain", 4, 2, 1), ucast.Config(3, 1, 2), mcast.OverlapConfig(3), mcast.Config("binomial", 5, 1, 1)} {
+		for _, rel := range []bool{true, false} {
+			ck, err := properties.Build(cfg)
+			if err != nil || !ck.Symmetry {
+				t.Fatalf("%v: symmetry %v", err, ck != nil && ck.Symmetry)
+			}
+			ck.Relative = rel
+			for run := 0; run < 30; run++ {
+				w := ck.Sys.Initial()
+				var out model.Outbox
+				for step := 0; ; step++ {
+					where := fmt.Sprintf("%s relative=%v run %d step %d", cfg.Params.Describe(), rel, run, step)
+					canon := ck.Canonical(w, nil)
+					naive := w.Encode(nil)
+					renamings := [][]byte{naive}
+					var ren model.World
+					for _, p := range ck.Symmetries() {
+						ren.RenameFrom(w, &p)
+						e := ren.Encode(nil)
+						renamings = append(renamings, e)
+						if string(e) < string(naive) {
+							naive = e
+						}
+						if got := ck.Canonical(&ren, nil); string(got) != string(canon) {
+							t.Fatalf("%s: the renaming %s has another canonical form", where, p.String())
+						}
 					}
-				}
-				if got := ck.Canonical(w, nil); string(got) != string(naive) {
-					t.Fatalf("%s run %d step %d: canonical form is not the smallest renaming", cfg.Params.Describe(), run, step)
-				}
-				acts := w.Enabled(nil)
-				if len(acts) == 0 {
-					break
-				}
-				if err := w.Apply(acts[rng.Intn(len(acts))], &out); err != nil {
-					t.Fatal(err)
+					if !rel && string(canon) != string(naive) {
+						t.Fatalf("%s: the absolute canonical form is not the smallest renaming", where)
+					}
+					var dec model.World
+					if ck.Decode(canon[:len(canon)-1], &dec) == nil || ck.Decode(append(canon[:len(canon):len(canon)], 0), &dec) == nil {
+						t.Fatalf("%s: a truncated or extended canonical form decodes", where)
+					}
+					if err := ck.Decode(canon, &dec); err != nil {
+						t.Fatalf("%s: %v", where, err)
+					}
+					found := false
+					for _, e := range renamings {
+						found = found || string(dec.Encode(nil)) == string(e)
+					}
+					if !found {
+						t.Fatalf("%s: the canonical form decodes to a state that is no renaming of the state", where)
+					}
+					acts := w.Enabled(nil)
+					if len(acts) == 0 {
+						break
+					}
+					if err := w.Apply(acts[rng.Intn(len(acts))], &out); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 		}
