@@ -373,21 +373,10 @@ wait:
 		}
 	}
 	if b.halt.Load() {
-		s.transitions = b.trans.Load()
-		b.pending = b.lvl.len()
-		if max := s.opt.MaxStates; max > 0 && b.n+b.pending > int(max) {
-			b.pending = int(max) - b.n
-		}
-		b.fold(b.chunkCounts)
-		b.setCounts()
-		return s.finish(Incomplete, b.reason), true, nil
+		return b.incomplete(b.reason)
 	}
 	if b.n+b.lvl.len() >= 1<<32-1 {
-		s.transitions = b.trans.Load()
-		b.pending = b.lvl.len()
-		b.fold(b.chunkCounts)
-		b.setCounts()
-		return s.finish(Incomplete, "the store's capacity (2^32 states) is exhausted"), true, nil
+		return b.incomplete("the store's capacity (2^32 states) is exhausted")
 	}
 	b.commit(b.lo)
 	b.fold(b.chunkCounts)
@@ -398,6 +387,20 @@ wait:
 		}
 	}
 	return Result{}, false, nil
+}
+
+// incomplete ends the search, stopped in the level, as incomplete: the
+// level's new states count as stored (no more than a state limit allows).
+func (b *bfs) incomplete(reason string) (Result, bool, error) {
+	s := b.search
+	s.transitions = b.trans.Load()
+	b.pending = b.lvl.len()
+	if max := s.opt.MaxStates; max > 0 && b.n+b.pending > int(max) {
+		b.pending = int(max) - b.n
+	}
+	b.fold(b.chunkCounts)
+	b.setCounts()
+	return s.finish(Incomplete, reason), true, nil
 }
 
 // fold adds the counts of chunks to b.counts (sums, or maxima).

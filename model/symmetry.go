@@ -100,10 +100,15 @@ func (w *World) RenameFrom(src *World, p *Perm) {
 				continue
 			}
 			dst := &w.Links[int(p.Node[i])*P+int(p.Node[j])]
-			*dst = (*dst)[:0]
-			for _, pkt := range src.Links[i*P+j] {
-				*dst = append(*dst, sym.RenamePacket(pkt, p))
-			}
+			*dst = RenamePackets(sym, (*dst)[:0], src.Links[i*P+j], p)
 		}
 	}
+}
+
+// RenamePackets appends to dst the packets of src renamed by p, in order.
+func RenamePackets(sym Symmetric, dst, src []Packet, p *Perm) []Packet {
+	for _, pkt := range src {
+		dst = append(dst, sym.RenamePacket(pkt, p))
+	}
+	return dst
 }

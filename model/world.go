@@ -345,10 +345,7 @@ func (s *System) DecodeRenamed(b []byte, w, scratch *World, spans []int, perm fu
 		w.Nodes[j].(Renamable).RenameFrom(scratch.Nodes[0], p)
 		for k := 1; k < P; k++ {
 			dst := &w.Links[j*P+int(p.Node[k])]
-			*dst = (*dst)[:0]
-			for _, pkt := range scratch.Links[k] {
-				*dst = append(*dst, sym.RenamePacket(pkt, p))
-			}
+			*dst = RenamePackets(sym, (*dst)[:0], scratch.Links[k], p)
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {

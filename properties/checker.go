@@ -846,11 +846,7 @@ func (c *Checker) renamedIfSmaller(w *model.World, k int, buf []byte) ([]byte, b
 				continue
 			}
 			off := len(buf)
-			src := w.Links[int(inv.Node[i])*P+int(inv.Node[j])]
-			c.pkts = c.pkts[:0]
-			for _, pkt := range src {
-				c.pkts = append(c.pkts, sym.RenamePacket(pkt, p))
-			}
+			c.pkts = model.RenamePackets(sym, c.pkts[:0], w.Links[int(inv.Node[i])*P+int(inv.Node[j])], p)
 			buf = model.AppendPackets(buf, c.pkts)
 			if !cmp(off) {
 				return buf[:n], false
@@ -922,10 +918,7 @@ func (c *Checker) renamedSegment(w *model.World, src, i, k int, buf []byte) []by
 		if i == j {
 			continue
 		}
-		c.pkts = c.pkts[:0]
-		for _, pkt := range w.Links[src*P+int(inv.Node[j])] {
-			c.pkts = append(c.pkts, sym.RenamePacket(pkt, p))
-		}
+		c.pkts = model.RenamePackets(sym, c.pkts[:0], w.Links[src*P+int(inv.Node[j])], p)
 		buf = model.AppendPackets(buf, c.pkts)
 	}
 	return buf
