@@ -42,6 +42,12 @@ type Decoder struct {
 	err error
 }
 
+// NewDecoder returns a decoder that reads b.
+func NewDecoder(b []byte) *Decoder { return &Decoder{b: b} }
+
+// Len is the number of bytes not yet read.
+func (d *Decoder) Len() int { return len(d.b) }
+
 // Err is the first error met, if any.
 func (d *Decoder) Err() error { return d.err }
 

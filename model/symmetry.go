@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Perm is a renaming of node ids, with the renaming of whatever ids a
 // protocol derives from them (for example one spanning tree per member).
@@ -81,6 +84,33 @@ type Renamable interface {
 	RenameFrom(src Node, p *Perm)
 }
 
+// RenamingCoder is an optional fast path of Renamable nodes for a
+// symmetry reduction that stores states renamed: encoding and decoding a
+// renamed node without building it.
+type RenamingCoder interface {
+	// CodesRenamed reports whether the two methods below cover the whole
+	// state of self, this node as the world holds it (a protocol whose
+	// node type embeds another's inherits the embedded type's methods,
+	// which do not cover its own state).
+	CodesRenamed(self Node) bool
+	// EncodeRenamed appends what RenameFrom(the node, p) followed by
+	// Encode would give; inv is p's inverse.
+	EncodeRenamed(buf []byte, p, inv *Perm) []byte
+	// DecodeRenamed overwrites the node with the renaming by p of the
+	// state of node from read from d, where p maps from to the node's
+	// id: what Decode into node from followed by RenameFrom would give.
+	DecodeRenamed(d *Decoder, from NodeID, p *Perm)
+}
+
+// CodesRenamed returns n as a RenamingCoder if it is one that covers its
+// whole state (see RenamingCoder), else nil.
+func CodesRenamed(n Node) RenamingCoder {
+	if rc, ok := n.(RenamingCoder); ok && rc.CodesRenamed(n) {
+		return rc
+	}
+	return nil
+}
+
 // RenameFrom makes w the state src with every id renamed by p: node i of
 // src becomes node p.Node[i] of w, link i->j becomes link
 // p.Node[i]->p.Node[j]. The machine must be Symmetric and its nodes
@@ -111,4 +141,14 @@ func RenamePackets(sym Symmetric, dst, src []Packet, p *Perm) []Packet {
 		dst = append(dst, sym.RenamePacket(pkt, p))
 	}
 	return dst
+}
+
+// AppendRenamedPackets appends the length-prefixed list of the packets of
+// ps renamed by p (as AppendPackets of RenamePackets).
+func AppendRenamedPackets(sym Symmetric, buf []byte, ps []Packet, p *Perm) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(ps)))
+	for _, pkt := range ps {
+		buf = AppendPacket(buf, sym.RenamePacket(pkt, p))
+	}
+	return buf
 }

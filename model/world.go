@@ -326,6 +326,20 @@ func (s *System) DecodeRenamed(b []byte, w, scratch *World, spans []int, perm fu
 	d := Decoder{b: b}
 	for j := 0; j < P && d.err == nil; j++ {
 		p := perm(j)
+		if rc := CodesRenamed(w.Nodes[j]); p != nil && rc != nil {
+			// Renamed while decoded, straight into node j.
+			spans = append(spans, len(b)-len(d.b))
+			rc.DecodeRenamed(&d, 0, p)
+			spans = append(spans, len(b)-len(d.b))
+			for k := 1; k < P; k++ {
+				dst := &w.Links[j*P+int(p.Node[k])]
+				*dst = d.Packets(*dst)
+				for i, pkt := range *dst {
+					(*dst)[i] = sym.RenamePacket(pkt, p)
+				}
+			}
+			continue
+		}
 		into := scratch
 		if p == nil {
 			into = w // the identity: decoded in place

@@ -52,7 +52,6 @@ type Checker struct {
 	segAt      []int        // their start and end offsets in segs
 	cur, next  model.World
 	ren        model.World // scratch for renamings
-	pkts       []model.Packet
 	acts       []model.Action
 	out        model.Outbox
 	buf        []byte
@@ -846,8 +845,7 @@ func (c *Checker) renamedIfSmaller(w *model.World, k int, buf []byte) ([]byte, b
 				continue
 			}
 			off := len(buf)
-			c.pkts = model.RenamePackets(sym, c.pkts[:0], w.Links[int(inv.Node[i])*P+int(inv.Node[j])], p)
-			buf = model.AppendPackets(buf, c.pkts)
+			buf = model.AppendRenamedPackets(sym, buf, w.Links[int(inv.Node[i])*P+int(inv.Node[j])], p)
 			if !cmp(off) {
 				return buf[:n], false
 			}
@@ -879,9 +877,13 @@ func (c *Checker) renamedNode(w *model.World, j, i, k int, buf []byte) []byte {
 		}
 	}
 	st := len(buf)
-	node := c.ren.Nodes[i]
-	node.(model.Renamable).RenameFrom(w.Nodes[j], &c.sym[k])
-	buf = node.Encode(buf)
+	if rc := model.CodesRenamed(w.Nodes[j]); rc != nil {
+		buf = rc.EncodeRenamed(buf, &c.sym[k], &c.symInv[k])
+	} else {
+		node := c.ren.Nodes[i]
+		node.(model.Renamable).RenameFrom(w.Nodes[j], &c.sym[k])
+		buf = node.Encode(buf)
+	}
 	if slot >= 0 {
 		c.rAt[2*slot] = len(c.rEnc)
 		c.rEnc = append(c.rEnc, buf[st:]...)
@@ -918,8 +920,7 @@ func (c *Checker) renamedSegment(w *model.World, src, i, k int, buf []byte) []by
 		if i == j {
 			continue
 		}
-		c.pkts = model.RenamePackets(sym, c.pkts[:0], w.Links[src*P+int(inv.Node[j])], p)
-		buf = model.AppendPackets(buf, c.pkts)
+		buf = model.AppendRenamedPackets(sym, buf, w.Links[src*P+int(inv.Node[j])], p)
 	}
 	return buf
 }

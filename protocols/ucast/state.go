@@ -95,41 +95,80 @@ type Node struct {
 var _ model.Node = (*Node)(nil)
 
 // Encode appends the node's canonical encoding.
-func (n *Node) Encode(buf []byte) []byte {
-	for p := range n.PCB {
-		if p == int(n.ID) {
+func (n *Node) Encode(buf []byte) []byte { return n.encode(buf, nil, nil) }
+
+// Decode reads the encoding written by Encode.
+func (n *Node) Decode(d *model.Decoder) { n.decode(d, n.ID, nil) }
+
+// renamed is pkt renamed by p (pkt itself for p nil, the identity).
+func (m *Machine) renamed(pkt model.Packet, p *model.Perm) model.Packet {
+	if p == nil {
+		return pkt
+	}
+	return m.RenamePacket(pkt, p)
+}
+
+// renamedID is node id renamed by p (nil: the identity).
+func renamedID(id model.NodeID, p *model.Perm) model.NodeID {
+	if p == nil {
+		return id
+	}
+	return p.Node[id]
+}
+
+// appendRenamed appends a length-prefixed packet list, each renamed by p.
+func (m *Machine) appendRenamed(buf []byte, ps []model.Packet, p *model.Perm) []byte {
+	if p == nil {
+		return model.AppendPackets(buf, ps)
+	}
+	return model.AppendRenamedPackets(m, buf, ps, p)
+}
+
+// encode appends the encoding of n renamed by p (inv its inverse; both
+// nil for n's own encoding): what RenameFrom(n, p) followed by Encode
+// gives, without building the renamed node.
+func (n *Node) encode(buf []byte, p, inv *model.Perm) []byte {
+	m := n.M
+	id := renamedID(n.ID, p)
+	for r := range n.PCB {
+		if r == int(id) {
 			continue
 		}
-		pcb := &n.PCB[p]
+		pcb := &n.PCB[renamedID(model.NodeID(r), inv)]
 		buf = append(buf, byte(pcb.SendCredits), byte(pcb.FreeCredits))
 		buf = binary.AppendUvarint(buf, uint64(len(pcb.Blocked)))
 		for _, d := range pcb.Blocked {
-			buf = model.AppendBool(append(buf, byte(d.Dest)), d.Fwd)
-			buf = model.AppendPacket(buf, d.Pkt)
+			buf = model.AppendBool(append(buf, byte(renamedID(d.Dest, p))), d.Fwd)
+			buf = model.AppendPacket(buf, m.renamed(d.Pkt, p))
 		}
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(n.Recv)))
 	for _, r := range n.Recv {
-		buf = append(model.AppendBool(append(buf, byte(r.From)), r.Copied), r.Pending)
-		if n.M.Channels {
-			buf = append(buf, r.Chan)
+		buf = append(model.AppendBool(append(buf, byte(renamedID(r.From, p))), r.Copied), r.Pending)
+		if m.Channels {
+			c := r.Chan
+			if c != 0 {
+				c = uint8(renamedID(model.NodeID(c-1), p)) + 1
+			}
+			buf = append(buf, c)
 		}
-		buf = model.AppendPacket(buf, r.Pkt)
+		buf = model.AppendPacket(buf, m.renamed(r.Pkt, p))
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(n.Send)))
 	for _, s := range n.Send {
-		buf = model.AppendPacket(append(buf, s.Refs), s.Pkt)
+		buf = model.AppendPacket(append(buf, s.Refs), m.renamed(s.Pkt, p))
 	}
 	buf = binary.AppendUvarint(buf, uint64(n.Next))
-	buf = model.AppendPackets(buf, n.Queue)
-	if n.M.KeepsPackets {
-		buf = model.AppendPackets(buf, n.Held)
+	buf = m.appendRenamed(buf, n.Queue, p)
+	if m.KeepsPackets {
+		buf = m.appendRenamed(buf, n.Held, p)
 	}
-	for _, l := range n.Log {
+	for st := range n.Log {
+		l := &n.Log[m.streamOf(st, inv)]
 		buf = binary.AppendUvarint(buf, uint64(l.Last))
 		buf = binary.AppendUvarint(buf, l.Mask)
 	}
-	if n.M.FetchAdd {
+	if m.FetchAdd {
 		buf = model.AppendBool(binary.AppendUvarint(buf, uint64(n.FA.Var)), n.FA.Outstanding)
 		buf = binary.AppendUvarint(buf, uint64(len(n.FA.Got)))
 		for _, v := range n.FA.Got {
@@ -139,47 +178,54 @@ func (n *Node) Encode(buf []byte) []byte {
 	return buf
 }
 
-// Decode reads the encoding written by Encode.
-func (n *Node) Decode(d *model.Decoder) {
-	for p := range n.PCB {
-		if p == int(n.ID) {
+// decode overwrites n with the state read from d, an encoding of node
+// from, renamed by p (which maps from to n.ID; nil, with from = n.ID, for
+// n's own encoding): what Decode into a node from followed by
+// RenameFrom(that node, p) gives, without building that node.
+func (n *Node) decode(d *model.Decoder, from model.NodeID, p *model.Perm) {
+	m := n.M
+	for q := range n.PCB {
+		if q == int(from) {
 			continue
 		}
-		pcb := &n.PCB[p]
+		pcb := &n.PCB[renamedID(model.NodeID(q), p)]
 		pcb.SendCredits = int(int8(d.Byte()))
 		pcb.FreeCredits = int(int8(d.Byte()))
 		pcb.Blocked = pcb.Blocked[:0]
 		for k := d.Count(); k > 0 && d.Err() == nil; k-- {
-			dest := model.NodeID(d.Byte())
+			dest := renamedID(model.NodeID(d.Byte()), p)
 			fwd := d.Bool()
-			pcb.Blocked = append(pcb.Blocked, Desc{Dest: dest, Fwd: fwd, Pkt: d.Packet()})
+			pcb.Blocked = append(pcb.Blocked, Desc{Dest: dest, Fwd: fwd, Pkt: m.renamed(d.Packet(), p)})
 		}
 	}
 	n.Recv = n.Recv[:0]
 	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
-		r := RecvBuf{From: model.NodeID(d.Byte()), Copied: d.Bool(), Pending: d.Byte()}
-		if n.M.Channels {
-			r.Chan = d.Byte()
+		r := RecvBuf{From: renamedID(model.NodeID(d.Byte()), p), Copied: d.Bool(), Pending: d.Byte()}
+		if m.Channels {
+			if r.Chan = d.Byte(); r.Chan != 0 {
+				r.Chan = uint8(renamedID(model.NodeID(r.Chan-1), p)) + 1
+			}
 		}
-		r.Pkt = d.Packet()
+		r.Pkt = m.renamed(d.Packet(), p)
 		n.Recv = append(n.Recv, r)
 	}
 	n.Send = n.Send[:0]
 	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
 		sb := SendBuf{Refs: d.Byte()}
-		sb.Pkt = d.Packet()
+		sb.Pkt = m.renamed(d.Packet(), p)
 		n.Send = append(n.Send, sb)
 	}
 	n.Next = int(d.Uvarint())
-	n.Queue = d.Packets(n.Queue)
-	if n.M.KeepsPackets {
-		n.Held = d.Packets(n.Held)
+	n.Queue = m.renameAll(d.Packets(n.Queue), p)
+	if m.KeepsPackets {
+		n.Held = m.renameAll(d.Packets(n.Held), p)
 	}
-	for i := range n.Log {
-		n.Log[i].Last = uint16(d.Uvarint())
-		n.Log[i].Mask = d.Uvarint()
+	for st := range n.Log {
+		l := &n.Log[m.streamOf(st, p)]
+		l.Last = uint16(d.Uvarint())
+		l.Mask = d.Uvarint()
 	}
-	if n.M.FetchAdd {
+	if m.FetchAdd {
 		n.FA.Var = uint32(d.Uvarint())
 		n.FA.Outstanding = d.Bool()
 		n.FA.Got = n.FA.Got[:0]
@@ -187,6 +233,16 @@ func (n *Node) Decode(d *model.Decoder) {
 			n.FA.Got = append(n.FA.Got, uint32(d.Uvarint()))
 		}
 	}
+}
+
+// renameAll renames the packets of ps by p in place.
+func (m *Machine) renameAll(ps []model.Packet, p *model.Perm) []model.Packet {
+	if p != nil {
+		for i := range ps {
+			ps[i] = m.RenamePacket(ps[i], p)
+		}
+	}
+	return ps
 }
 
 // CopyFrom makes n a deep copy of src, a *Node.

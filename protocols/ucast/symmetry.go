@@ -117,3 +117,27 @@ func (n *Node) RenameFrom(src model.Node, p *model.Perm) {
 		n.Log[m.renameStream(st, p)] = l
 	}
 }
+
+// streamOf is stream s renamed by p (s itself for p nil).
+func (m *Machine) streamOf(s int, p *model.Perm) int {
+	if p == nil {
+		return s
+	}
+	return m.renameStream(s, p)
+}
+
+// CodesRenamed implements model.RenamingCoder: only for a node that is
+// itself a *Node, since protocols that embed Node add state these
+// methods do not cover.
+func (n *Node) CodesRenamed(self model.Node) bool {
+	_, ok := self.(*Node)
+	return ok && n.M.AllowSymmetry
+}
+
+// EncodeRenamed implements model.RenamingCoder.
+func (n *Node) EncodeRenamed(buf []byte, p, inv *model.Perm) []byte { return n.encode(buf, p, inv) }
+
+// DecodeRenamed implements model.RenamingCoder.
+func (n *Node) DecodeRenamed(d *model.Decoder, from model.NodeID, p *model.Perm) {
+	n.decode(d, from, p)
+}
