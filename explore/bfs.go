@@ -154,6 +154,9 @@ type worker struct {
 	idx   uint32
 	g     *graphChunk
 	visit func(code uint32, succ []byte, err error) bool
+	// A worker writes pid and idx at every successor: keep the next
+	// allocation (another worker) off their cache line.
+	_ [64]byte
 }
 
 func newBFS(m Model, opt Options) *bfs {

@@ -53,7 +53,7 @@ type pairShard struct {
 	mu    sync.Mutex
 	slots []uint32 // index+1; 0 is empty
 	keys  []uint64 // by index
-	_     [8]byte
+	_     [72]byte // 128 bytes a shard: two shards' fields never share a cache line, however the array is aligned
 }
 
 // intern returns the id of k, adding it if new; ok is false when the
@@ -140,6 +140,7 @@ type leafShard struct {
 	hashes []uint64
 	refs   []uint64
 	ar     arena
+	_      [72]byte // 192 bytes: a cache line at least between two shards' fields
 }
 
 func (t *leafTable) intern(b []byte) (id uint32, ok bool) {
@@ -405,7 +406,12 @@ const (
 // levelBuf holds the entries of one level; workers add to it
 // concurrently.
 type levelBuf struct {
+	// n is written at every fresh state by every worker; the chunk
+	// pointers are read at every probe of a level entry, so they keep
+	// off n's cache line.
+	_      [64]byte
 	n      atomic.Int64
+	_      [56]byte
 	mu     sync.Mutex
 	chunks [lvlChunks]atomic.Pointer[[1 << lvlBits]lvlEntry]
 	// fingerprint mode: by entry, the arena reference of the encoding
@@ -483,7 +489,7 @@ type rootShard struct {
 	mu    sync.Mutex
 	slots []uint64
 	n     int
-	_     [24]byte
+	_     [88]byte // 128 bytes, as pairShard
 }
 
 // home is the first slot to probe for hash (or committed slot value) h in

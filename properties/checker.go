@@ -78,6 +78,10 @@ type Checker struct {
 	segSame []int8
 	sEnc    []byte
 	sAt     []int
+
+	// Workers write the fields above at every successor: keep the next
+	// allocation (another worker's checker) off their cache line.
+	_ [64]byte
 }
 
 // Build resolves cfg against its registered protocol and builds the
@@ -110,7 +114,7 @@ func Build(cfg model.Config) (*Checker, error) {
 	}
 	c := &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live}
 	c.Def = def
-	c.statVals = make([]atomic.Int64, len(def.Stats))
+	c.statVals = newStatVals(len(def.Stats))
 	c.Reduce = c.CanReduce()
 	if s, ok := m.(model.Symmetric); ok {
 		c.sym = s.Symmetries()
@@ -122,6 +126,15 @@ func Build(cfg model.Config) (*Checker, error) {
 	c.Symmetry = c.SymmetryOff() == ""
 	c.Relative = true
 	return c, nil
+}
+
+// newStatVals returns n zero statistics on cache lines of their own:
+// every worker adds to its own at each transition, and two workers'
+// small slices allocated side by side would otherwise share a line that
+// both cores keep taking from each other.
+func newStatVals(n int) []atomic.Int64 {
+	const pad = 8 // 64 bytes of int64s
+	return make([]atomic.Int64, pad+n+pad)[pad : pad+n : pad+n]
 }
 
 // NewChecker builds a checker with no reduction. It panics when a
@@ -145,7 +158,7 @@ func (c *Checker) Fork() *Checker {
 // statistics of its own (the explorer collects them, see explore.Counter).
 func (c *Checker) NewWorker() explore.Model {
 	f := c.Fork()
-	f.statVals = make([]atomic.Int64, len(c.statVals))
+	f.statVals = newStatVals(len(c.statVals))
 	return f
 }
 
@@ -154,7 +167,7 @@ func (c *Checker) NewWorker() explore.Model {
 // trace) without counting them twice.
 func (c *Checker) NewReplayer() explore.Model {
 	f := c.Fork()
-	f.statVals = make([]atomic.Int64, len(c.statVals))
+	f.statVals = newStatVals(len(c.statVals))
 	f.reached = make([]atomic.Bool, len(c.reached))
 	return f
 }
