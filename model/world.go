@@ -96,6 +96,7 @@ type World struct {
 	// changedAll when the list grew too long to be worth keeping.
 	changed    []int
 	changedAll bool
+	dec        Decoder // Decode's, which would escape to the heap at every call as a local
 }
 
 // maxChanged bounds World.changed: a world that took more steps than
@@ -284,12 +285,13 @@ func (s *System) decode(b []byte, w *World, spans []int, withSpans bool) ([]int,
 	if w.Sys != s || len(w.Nodes) != P {
 		*w = *s.Initial()
 	}
-	d := Decoder{b: b}
+	d := &w.dec
+	*d = Decoder{b: b}
 	for i, n := range w.Nodes {
 		if withSpans {
 			spans = append(spans, len(b)-len(d.b))
 		}
-		n.Decode(&d)
+		n.Decode(d)
 		if withSpans {
 			spans = append(spans, len(b)-len(d.b))
 		}
@@ -323,13 +325,14 @@ func (s *System) DecodeRenamed(b []byte, w, scratch *World, spans []int, perm fu
 		*scratch = *s.Initial()
 	}
 	sym := s.M.(Symmetric)
-	d := Decoder{b: b}
+	d := &w.dec
+	*d = Decoder{b: b}
 	for j := 0; j < P && d.err == nil; j++ {
 		p := perm(j)
 		if rc := CodesRenamed(w.Nodes[j]); p != nil && rc != nil {
 			// Renamed while decoded, straight into node j.
 			spans = append(spans, len(b)-len(d.b))
-			rc.DecodeRenamed(&d, 0, p)
+			rc.DecodeRenamed(d, 0, p)
 			spans = append(spans, len(b)-len(d.b))
 			for k := 1; k < P; k++ {
 				dst := &w.Links[j*P+int(p.Node[k])]
@@ -345,7 +348,7 @@ func (s *System) DecodeRenamed(b []byte, w, scratch *World, spans []int, perm fu
 			into = w // the identity: decoded in place
 		}
 		spans = append(spans, len(b)-len(d.b))
-		into.Nodes[0].Decode(&d)
+		into.Nodes[0].Decode(d)
 		spans = append(spans, len(b)-len(d.b))
 		for k := 1; k < P; k++ {
 			into.Links[k] = d.Packets(into.Links[k])
