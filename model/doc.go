@@ -69,5 +69,8 @@
 // packets of its outgoing links (one segment per node). Two worlds are the
 // same state exactly when their encodings are equal, in every run and
 // process, so fingerprints and state counts reproduce. Node renaming for
-// symmetry reduction is the optional interface Renamable (symmetry.go).
+// symmetry reduction is the optional interface Renamable (symmetry.go);
+// nodes that also implement RenamingCoder encode and decode renamed
+// states directly, without renaming a copy first (a search in the
+// relative form renames every node it encodes or decodes).
 package model
