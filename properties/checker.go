@@ -731,8 +731,15 @@ func (c *Checker) relRep(w *model.World, buf []byte) ([]byte, int) {
 		switch {
 		case c.cacheOn && c.segSame[i] == 1:
 			c.segs = append(c.segs, c.pEnc[c.pAt[2*i]:c.segEnd(i)]...)
-		case i == 0 && c.cacheOn && c.same[0] == 1:
-			c.segs = w.AppendOutLinks(append(c.segs, c.pEnc[c.pAt[0]:c.pAt[1]]...), 0)
+		case c.cacheOn && c.same[i] == 1:
+			// The node is as in the expanded state, whose encoding
+			// holds its relative form: only its links are renamed.
+			c.segs = append(c.segs, c.pEnc[c.pAt[2*i]:c.pAt[2*i+1]]...)
+			if i == 0 {
+				c.segs = w.AppendOutLinks(c.segs, 0)
+			} else {
+				c.segs = c.renamedLinks(w, i, 0, c.toZero[i], c.segs)
+			}
 		case i == 0:
 			c.segs = w.EncodeSegment(c.segs, 0)
 		default:
@@ -925,10 +932,16 @@ func (c *Checker) cacheNodes(state []byte) {
 // puts it at position i: the renamed node, then its links in the order of
 // the renamed destinations.
 func (c *Checker) renamedSegment(w *model.World, src, i, k int, buf []byte) []byte {
+	return c.renamedLinks(w, src, i, k, c.renamedNode(w, src, i, k, buf))
+}
+
+// renamedLinks appends the outgoing links of node src of w renamed by
+// symmetry k, which puts src at position i, in the order of the renamed
+// destinations.
+func (c *Checker) renamedLinks(w *model.World, src, i, k int, buf []byte) []byte {
 	P := c.Sys.P
 	p, inv := &c.sym[k], &c.symInv[k]
 	sym := c.Sys.M.(model.Symmetric)
-	buf = c.renamedNode(w, src, i, k, buf)
 	for j := 0; j < P; j++ {
 		if i == j {
 			continue
