@@ -146,6 +146,7 @@ type worker struct {
 	ct    Counter    // nil unless the model counts something
 	ref   treeRef    // the state being expanded (exact store)
 	cache *treeCache // recently interned leaves and pairs (exact store)
+	succs *succCache // recently met states of the level being built (see useSuccCache)
 	ends  []int
 	ids   []uint32
 	ar    [2]arena // fingerprint mode: encodings of the current and next level
@@ -312,6 +313,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 	b.lvl.n.Store(0)
 	b.levelNew.Store(0)
 	b.transBase = b.trans.Load()
+	b.useSuccCache(ws)
 	b.checkLimits()
 	var wg sync.WaitGroup
 	done := make(chan struct{})
@@ -572,32 +574,24 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 	if b.halt.Load() || pk > b.vkey.Load() {
 		return false
 	}
-	var k uint64
-	if b.fp {
-		k = Hash(succ)
-	} else {
-		if w.sg != nil {
-			w.ends = w.sg.Segments(w.ends[:0])
-		} else {
-			w.ends = append(w.ends[:0], len(succ))
+	var sh uint64 // succ's hash, with the successor cache
+	if w.succs != nil {
+		sh = Hash(succ)
+		if w.succs.find(sh, succ) {
+			return true // stored, and nothing to update (see succCache)
 		}
-		if len(w.ends) != b.tr.k || w.ends[len(w.ends)-1] != len(succ) {
-			b.internal(fmt.Errorf("explore: a successor has %d segments, the initial state %d", len(w.ends), b.tr.k))
-			return false
-		}
-		var ok bool
-		if w.cache == nil {
-			w.cache = new(treeCache)
-		}
-		if k, w.ids, ok = b.tr.key(succ, w.ends, w.ids, &w.ref, w.cache); !ok {
-			b.stop("the store's capacity (2^26 entries per shard) is exhausted")
-			return false
-		}
+	}
+	k, ok := w.key(succ)
+	if !ok {
+		return false
 	}
 	v, fresh, ok := b.roots.insert(k, pk)
 	if !ok {
 		b.stop("the store's capacity (2^31 states per level) is exhausted")
 		return false
+	}
+	if w.succs != nil {
+		w.succs.add(sh, succ)
 	}
 	if fresh {
 		if max := b.opt.MaxStates; max > 0 && int64(b.n)+b.levelNew.Add(1) > max {
@@ -623,6 +617,56 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 		w.g.code = append(w.g.code, code)
 	}
 	return true
+}
+
+// key returns the visited set's key of succ: its hash in fingerprint
+// mode, else its root key in the tree store (ok is false when the store
+// is full or the model's segments are wrong; the search then stops).
+func (w *worker) key(succ []byte) (k uint64, ok bool) {
+	b := w.b
+	if b.fp {
+		return Hash(succ), true
+	}
+	if w.sg != nil {
+		w.ends = w.sg.Segments(w.ends[:0])
+	} else {
+		w.ends = append(w.ends[:0], len(succ))
+	}
+	if len(w.ends) != b.tr.k || w.ends[len(w.ends)-1] != len(succ) {
+		b.internal(fmt.Errorf("explore: a successor has %d segments, the initial state %d", len(w.ends), b.tr.k))
+		return 0, false
+	}
+	if w.cache == nil {
+		w.cache = new(treeCache)
+	}
+	if k, w.ids, ok = b.tr.key(succ, w.ends, w.ids, &w.ref, w.cache); !ok {
+		b.stop("the store's capacity (2^26 entries per shard) is exhausted")
+	}
+	return k, ok
+}
+
+// succCacheFrom is the size of a level (states to expand) from which the
+// workers use a successor cache (succCache): smaller searches do without
+// its few megabytes. (A variable for tests, which set it to 0 or off.)
+var (
+	succCacheFrom      = 1 << 12
+	succCacheBits uint = 14      // 2^14 entries
+	succCacheRing      = 4 << 20 // bytes of encodings
+)
+
+// useSuccCache gives the workers their successor caches when the level
+// about to be expanded is big enough, in the exact store without the
+// state graph (whose values need the ids of states of earlier levels,
+// which the cache does not hold).
+func (b *bfs) useSuccCache(ws []*worker) {
+	if b.fp || b.search.g != nil || b.roots.keys != nil || b.hi-b.lo < succCacheFrom {
+		return
+	}
+	for _, w := range ws {
+		if w.succs == nil {
+			w.succs = newSuccCache(succCacheBits, succCacheRing)
+		}
+	}
 }
 
 // workerArena returns the arena holding the current level's encodings of

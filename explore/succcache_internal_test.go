@@ -1,0 +1,46 @@
+package explore
+
+import "testing"
+
+// TestSuccCacheFind checks the successor cache's lookups: a cached
+// encoding is found; another encoding under the same hash, or the same
+// under another hash, is not; an encoding whose bytes were overwritten is
+// not, even where the ring holds equal bytes again (written as parts of
+// other encodings); encodings never wrap round the ring's end.
+func TestSuccCacheFind(t *testing.T) {
+	c := newSuccCache(2, 512) // encodings of up to 8 bytes
+	a := []byte("abcdefgh")
+	c.add(1, a)
+	if !c.find(1, a) || c.find(1, []byte("abcdefgX")) || c.find(5, a) || c.find(1, a[:7]) {
+		t.Fatal("lookups of the first encoding")
+	}
+	// 504 more bytes fill the ring; the next 8 overwrite a's, in two
+	// halves of other encodings (hashes in another slot).
+	for i := 0; i < 63; i++ {
+		c.add(2, []byte("........"))
+	}
+	if !c.find(1, a) {
+		t.Fatal("a was dropped before its bytes were overwritten")
+	}
+	c.add(2, []byte("abcd"))
+	c.add(2, []byte("efgh"))
+	if string(c.ring[:8]) != "abcdefgh" {
+		t.Fatalf("ring starts %q", c.ring[:8])
+	}
+	if c.find(1, a) {
+		t.Fatal("a found after its bytes were overwritten")
+	}
+	// An encoding that does not fit before the end starts at 0 again.
+	c = newSuccCache(2, 512)
+	for i := 0; i < 85; i++ {
+		c.add(2, []byte("......")) // 510 bytes
+	}
+	c.add(3, a)
+	if !c.find(3, a) || string(c.ring[:8]) != "abcdefgh" {
+		t.Fatal("an encoding at the ring's end")
+	}
+	c.add(3, make([]byte, 9))
+	if c.find(3, make([]byte, 9)) || !c.find(3, a) {
+		t.Fatal("an encoding over a 64th of the ring is not cached")
+	}
+}
