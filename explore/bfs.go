@@ -146,7 +146,7 @@ type worker struct {
 	ct    Counter    // nil unless the model counts something
 	ref   treeRef    // the state being expanded (exact store)
 	cache *treeCache // recently interned leaves and pairs (exact store)
-	succs *succCache // recently met states of the level being built (see useSuccCache)
+	succs *succCache // stored states met lately (see useSuccCache)
 	ends  []int
 	ids   []uint32
 	ar    [2]arena // fingerprint mode: encodings of the current and next level
