@@ -657,9 +657,15 @@ var (
 // useSuccCache gives the workers their successor caches when the level
 // about to be expanded is big enough, in the exact store without the
 // state graph (whose values need the ids of states of earlier levels,
-// which the cache does not hold).
+// which the cache does not hold), and when the caches take at most an
+// eighth of the memory budget and fit in what is left of it (they are
+// allocated at once, between two samples of the heap).
 func (b *bfs) useSuccCache(ws []*worker) {
-	if b.fp || b.search.g != nil || b.roots.keys != nil || b.hi-b.lo < succCacheFrom {
+	if b.fp || b.search.g != nil || b.roots.keys != nil || b.hi-b.lo < succCacheFrom || ws[0].succs != nil {
+		return
+	}
+	need := uint64(len(ws)) * (uint64(succCacheRing) + uint64(24)<<succCacheBits)
+	if max := b.opt.MaxMemory; max > 0 && (need > max/8 || b.sampleMemory(true)+need >= max) {
 		return
 	}
 	for _, w := range ws {
