@@ -224,12 +224,8 @@ func TestCanonicalForms(t *testing.T) {
 					if !found {
 						t.Fatalf("%s: the canonical form decodes to a state that is no renaming of the state", where)
 					}
-					acts := w.Enabled(nil)
-					if len(acts) == 0 {
+					if !randomStep(t, w, rng, &out) {
 						break
-					}
-					if err := w.Apply(acts[rng.Intn(len(acts))], &out); err != nil {
-						t.Fatal(err)
 					}
 				}
 			}
@@ -297,12 +293,8 @@ func TestRenamedCodec(t *testing.T) {
 						}
 					}
 				}
-				acts := w.Enabled(nil)
-				if len(acts) == 0 {
+				if !randomStep(t, w, rng, &out) {
 					break
-				}
-				if err := w.Apply(acts[rng.Intn(len(acts))], &out); err != nil {
-					t.Fatal(err)
 				}
 			}
 		}
@@ -310,4 +302,18 @@ func TestRenamedCodec(t *testing.T) {
 	if fast == 0 {
 		t.Fatal("no node took the fast path")
 	}
+}
+
+// randomStep applies one of w's enabled actions, chosen by rng, and
+// reports whether there was any.
+func randomStep(t *testing.T, w *model.World, rng *rand.Rand, out *model.Outbox) bool {
+	t.Helper()
+	acts := w.Enabled(nil)
+	if len(acts) == 0 {
+		return false
+	}
+	if err := w.Apply(acts[rng.Intn(len(acts))], out); err != nil {
+		t.Fatal(err)
+	}
+	return true
 }
