@@ -664,7 +664,7 @@ func (b *bfs) useSuccCache(ws []*worker) {
 	if b.fp || b.search.g != nil || b.roots.keys != nil || b.hi-b.lo < succCacheFrom || ws[0].succs != nil {
 		return
 	}
-	need := uint64(len(ws)) * (uint64(succCacheRing) + uint64(24)<<succCacheBits)
+	need := uint64(len(ws)) * succCacheSize(succCacheBits, succCacheRing)
 	if max := b.opt.MaxMemory; max > 0 && (need > max/8 || b.sampleMemory(true)+need >= max) {
 		return
 	}

@@ -1,6 +1,9 @@
 package explore
 
-import "bytes"
+import (
+	"bytes"
+	"unsafe"
+)
 
 // succCache is a worker's cache of the states it met lately (exact
 // store, without the state graph), by their encodings. Every state in it
@@ -25,6 +28,12 @@ type succEnt struct {
 	h  uint64 // Hash of the encoding
 	at uint64 // absolute position of the encoding in the ring
 	n  int    // length of the encoding (0: empty)
+}
+
+// succCacheSize is the memory of a cache of 2^bits entries and ring
+// bytes.
+func succCacheSize(bits uint, ring int) uint64 {
+	return uint64(ring) + uint64(unsafe.Sizeof(succEnt{}))<<bits
 }
 
 // newSuccCache returns a cache of 2^bits entries whose encodings share

@@ -135,7 +135,8 @@ func (w *World) RenameFrom(src *World, p *Perm) {
 	}
 }
 
-// RenamePackets appends to dst the packets of src renamed by p, in order.
+// RenamePackets appends to dst the packets of src renamed by p, in order;
+// dst may be src[:0] (renaming in place).
 func RenamePackets(sym Symmetric, dst, src []Packet, p *Perm) []Packet {
 	for _, pkt := range src {
 		dst = append(dst, sym.RenamePacket(pkt, p))

@@ -337,9 +337,7 @@ func (s *System) DecodeRenamed(b []byte, w, scratch *World, spans []int, perm fu
 			for k := 1; k < P; k++ {
 				dst := &w.Links[j*P+int(p.Node[k])]
 				*dst = d.Packets(*dst)
-				for i, pkt := range *dst {
-					(*dst)[i] = sym.RenamePacket(pkt, p)
-				}
+				*dst = RenamePackets(sym, (*dst)[:0], *dst, p) // in place
 			}
 			continue
 		}

@@ -237,12 +237,10 @@ func (n *Node) decode(d *model.Decoder, from model.NodeID, p *model.Perm) {
 
 // renameAll renames the packets of ps by p in place.
 func (m *Machine) renameAll(ps []model.Packet, p *model.Perm) []model.Packet {
-	if p != nil {
-		for i := range ps {
-			ps[i] = m.RenamePacket(ps[i], p)
-		}
+	if p == nil {
+		return ps
 	}
-	return ps
+	return model.RenamePackets(m, ps[:0], ps, p)
 }
 
 // CopyFrom makes n a deep copy of src, a *Node.
