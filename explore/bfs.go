@@ -118,6 +118,17 @@ type bfs struct {
 	levelNew  atomic.Int64 // fresh states of the level, for the state limit
 	pending   int          // states of the level counted as stored at the end
 	transBase int64        // transitions before the level
+
+	// Sleep sets (see Sleeper): in use, the sleep sets of ids [lo, hi),
+	// the transitions left out, a transition into an expanded state
+	// seen, and why sleep sets are off.
+	sleep      bool
+	frontSleep []uint64
+	skipped    atomic.Int64
+	chunkSkip  []int64 // per chunk: the transitions left out
+	skipBase   int64   // left out before the level
+	notLayered atomic.Bool
+	sleepNote  string
 }
 
 type encRef struct {
@@ -143,6 +154,7 @@ type worker struct {
 	sg    Segmenter
 	lb    Labeler
 	fc    FreshChecker
+	sl    Sleeper    // when sleep sets are in use
 	ct    Counter    // nil unless the model counts something
 	ref   treeRef    // the state being expanded (exact store)
 	cache *treeCache // recently interned leaves and pairs (exact store)
@@ -153,6 +165,7 @@ type worker struct {
 	cur   int      // which of ar holds the current level
 	pid   uint32
 	idx   uint32
+	skip  int64 // transitions left out by sleep sets in the chunk
 	g     *graphChunk
 	visit func(code uint32, succ []byte, err error) bool
 	// A worker writes pid and idx at every successor: keep the next
@@ -224,7 +237,41 @@ func (b *bfs) keyAt(id int) (uint64, error) {
 }
 
 func (b *bfs) run() (Result, error) {
+	r, err := b.search1()
+	r.Sleep = SleepInfo{On: b.sleep, Skipped: b.skipped.Load(), Note: b.sleepNote}
+	return r, err
+}
+
+// useSleep decides whether the search uses sleep sets.
+func (b *bfs) useSleep() {
+	switch {
+	case b.opt.NoSleep:
+		b.sleepNote = "turned off"
+	case b.search.g != nil:
+		b.sleepNote = "the state graph is recorded (liveness)"
+	default:
+		for _, m := range b.models {
+			sl, ok := m.(Sleeper)
+			if !ok {
+				b.sleepNote = "the model has none"
+				return
+			}
+			if why := sl.SleepOff(); why != "" {
+				b.sleepNote = why
+				return
+			}
+		}
+		if _, ok := b.replay.(Sleeper); !ok {
+			b.sleepNote = "the model has none"
+			return
+		}
+		b.sleep = true
+	}
+}
+
+func (b *bfs) search1() (Result, error) {
 	s := b.search
+	b.useSleep()
 	defer b.keyCol.close()
 	defer b.parent.close()
 	b.ws = make([]*worker, len(b.models))
@@ -238,6 +285,9 @@ func (b *bfs) run() (Result, error) {
 		}
 		if ct, ok := m.(Counter); ok && m != s.m && len(ct.CountMax()) > 0 {
 			w.ct = ct
+		}
+		if b.sleep {
+			w.sl = m.(Sleeper)
 		}
 		w.visit = w.onSucc
 		b.ws[i] = w
@@ -261,7 +311,7 @@ func (b *bfs) run() (Result, error) {
 			return Result{}, errors.New("explore: the initial state cannot be stored")
 		}
 	}
-	if _, _, ok := b.roots.insert(k, 0); !ok {
+	if _, _, ok := b.roots.insert(k, 0, 0); !ok {
 		return Result{}, errors.New("explore: the initial state cannot be stored")
 	}
 	if b.fp {
@@ -303,6 +353,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 	nch := (b.hi - b.lo + chunkStates - 1) / chunkStates
 	b.nextChunk.Store(0)
 	b.chunkTrans = make([]int64, nch)
+	b.chunkSkip = make([]int64, nch)
 	b.chunkDone = make([]bool, nch)
 	b.chunkCounts = make([][]int64, nch)
 	if s.g != nil {
@@ -313,6 +364,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 	b.lvl.n.Store(0)
 	b.levelNew.Store(0)
 	b.transBase = b.trans.Load()
+	b.skipBase = b.skipped.Load()
 	b.useSuccCache(ws)
 	b.checkLimits()
 	var wg sync.WaitGroup
@@ -349,6 +401,9 @@ wait:
 	}
 	if b.ierr != nil {
 		return Result{}, true, b.ierr
+	}
+	if b.notLayered.Load() {
+		return Result{}, true, errNotLayered
 	}
 	if b.verr != nil || len(b.bads) > 0 {
 		// The violation is the one first in sequential order: the direct
@@ -490,19 +545,25 @@ func (w *worker) run() {
 			w.g = &graphChunk{}
 			b.chunkGraph[c] = w.g
 		}
-		var t int64
+		var t, skip int64
 		if w.ct != nil {
 			w.ct.ResetCounts()
 		}
 		id := lo
 		for ; id < hi && !b.halt.Load() && uint64(id)<<32 < b.vkey.Load(); id++ {
 			enc := w.state(id)
-			w.pid, w.idx = uint32(id), 0
+			w.pid, w.idx, w.skip = uint32(id), 0, 0
 			if w.g != nil {
 				w.g.off = append(w.g.off, int32(len(w.g.to)))
 			}
-			err := w.m.Successors(enc, w.visit)
-			t += int64(w.idx)
+			var err error
+			if w.sl != nil {
+				err = w.sl.SuccessorsAsleep(enc, b.frontSleep[id-b.lo], w.visit)
+			} else {
+				err = w.m.Successors(enc, w.visit)
+			}
+			t += int64(w.idx) - w.skip
+			skip += w.skip
 			if w.g != nil {
 				w.g.lab = append(w.g.lab, w.lb.Labels())
 			}
@@ -516,6 +577,8 @@ func (w *worker) run() {
 			}
 		}
 		b.trans.Add(t)
+		b.skipped.Add(skip)
+		b.chunkSkip[c] = skip
 		b.chunkTrans[c] = t
 		b.chunkDone[c] = id == hi
 		if w.ct != nil {
@@ -574,24 +637,43 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 	if b.halt.Load() || pk > b.vkey.Load() {
 		return false
 	}
+	var z uint64 // succ's sleep set
+	if w.sl != nil {
+		if succ == nil {
+			w.skip++ // asleep
+			return true
+		}
+		z = w.sl.SuccSleep()
+	}
 	var sh uint64 // succ's hash, with the successor cache
 	if w.succs != nil {
 		sh = Hash(succ)
-		if w.succs.find(sh, succ) {
-			return true // stored, and nothing to update (see succCache)
+		if e := w.succs.find(sh, succ); e != nil {
+			// Stored, and nothing to update (see succCache) but the
+			// sleep set of a state of the level being built.
+			if w.sl != nil {
+				if e.lvl != uint32(b.search.depth) {
+					return w.b.metExpanded()
+				}
+				atomic.AndUint64(&b.lvl.at(e.li).sleep, z)
+			}
+			return true
 		}
 	}
 	k, ok := w.key(succ)
 	if !ok {
 		return false
 	}
-	v, fresh, ok := b.roots.insert(k, pk)
+	v, fresh, ok := b.roots.insert(k, pk, z)
 	if !ok {
 		b.stop("the store's capacity (2^31 states per level) is exhausted")
 		return false
 	}
+	if w.sl != nil && v&lvlFlag == 0 {
+		return b.metExpanded()
+	}
 	if w.succs != nil {
-		w.succs.add(sh, succ)
+		w.succs.add(sh, succ, v&^lvlFlag, uint32(b.search.depth))
 	}
 	if fresh {
 		if max := b.opt.MaxStates; max > 0 && int64(b.n)+b.levelNew.Add(1) > max {
@@ -617,6 +699,15 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 		w.g.code = append(w.g.code, code)
 	}
 	return true
+}
+
+// metExpanded notes a transition into a state already expanded, which
+// sleep sets cannot handle (see Sleeper): the search stops, to be run
+// again without them.
+func (b *bfs) metExpanded() bool {
+	b.notLayered.Store(true)
+	b.halt.Store(true)
+	return false
 }
 
 // key returns the visited set's key of succ: its hash in fingerprint
@@ -710,6 +801,7 @@ func (b *bfs) commit(lo int) {
 	}
 	var front []encRef
 	b.frontKeys = b.frontKeys[:0]
+	b.frontSleep = b.frontSleep[:0]
 	for _, li := range order {
 		e := b.lvl.at(li)
 		id := uint32(b.n)
@@ -722,6 +814,9 @@ func (b *bfs) commit(lo int) {
 		b.parent.add(e.minKey >> 32)
 		if !b.fp {
 			b.frontKeys = append(b.frontKeys, e.root)
+		}
+		if b.sleep {
+			b.frontSleep = append(b.frontSleep, e.sleep)
 		}
 		e.id = id
 		b.roots.commit(e.root, li, id)
@@ -775,9 +870,10 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 	// up to it, counted again by expanding them (the violating transition
 	// included, as a sequential search counts it).
 	c := (vp - b.lo) / chunkStates
-	t := b.transBase
-	for _, n := range b.chunkTrans[:c] {
+	t, sk := b.transBase, b.skipBase
+	for i, n := range b.chunkTrans[:c] {
 		t += n
+		sk += b.chunkSkip[i]
 	}
 	b.fold(b.chunkCounts[:c])
 	m := b.replay
@@ -790,12 +886,8 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 	}
 	for id := b.lo + c*chunkStates; id <= vp; id++ {
 		i := uint32(0)
-		err := m.Successors(b.ws[0].state(id), func(code uint32, _ []byte, _ error) bool {
-			if id < vp {
-				t++
-				return true
-			}
-			if i == vi {
+		visit := func(code uint32, succ []byte, err error) bool {
+			if id == vp && i == vi {
 				if bad {
 					// Word the violation as in the state this transition
 					// reaches.
@@ -803,9 +895,20 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 				}
 				return false
 			}
+			if succ != nil || err != nil || !b.sleep {
+				t++
+			} else {
+				sk++ // left out by the sleep set
+			}
 			i++
 			return true
-		})
+		}
+		var err error
+		if b.sleep {
+			err = m.(Sleeper).SuccessorsAsleep(b.ws[0].state(id), b.frontSleep[id-b.lo], visit)
+		} else {
+			err = m.Successors(b.ws[0].state(id), visit)
+		}
 		var pe PropertyError
 		if err != nil && !errors.As(err, &pe) {
 			return Result{}, true, err
@@ -817,10 +920,10 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 	if rct != nil && b.ctMain != nil {
 		b.fold([][]int64{rct.Counts(nil)})
 	}
-	t += int64(vi)
 	if b.vhasCode {
 		t++
 	}
+	b.skipped.Store(sk)
 	tr, err := b.path(uint32(vp))
 	if err != nil {
 		return Result{}, true, err

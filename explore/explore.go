@@ -43,6 +43,44 @@ type Model interface {
 	Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error
 }
 
+// Sleeper is implemented by models that offer sleep sets to the
+// breadth-first search: a sleep set (a bit per action; which bit is the
+// model's business) names transitions of a state that need not be
+// explored because their successors are reached through other, explored
+// interleavings. The model must guarantee that sleep sets leave out
+// transitions only, never states, and that every violation of a
+// transition rule on a transition left out is found on one explored.
+//
+// The search gives the initial state an empty sleep set and every new
+// state the intersection of the sets its incoming transitions give it.
+// That is complete only when every transition into a state comes from
+// the level before it (a layered state graph, as when every step
+// advances some count by one): a transition into a state already
+// expanded could need transitions its sleep set left out. So the search
+// watches for such transitions and, on the first one, searches again
+// without sleep sets (Result.Sleep says so).
+type Sleeper interface {
+	// SleepOff says why sleep sets cannot be used with this model, or
+	// returns "".
+	SleepOff() string
+	// SuccessorsAsleep is Successors for a state with sleep set z: a
+	// transition in z is passed to visit with a nil successor and no
+	// error (so successors keep their indexes); for the others SuccSleep
+	// gives, during visit, the successor's sleep set.
+	SuccessorsAsleep(state []byte, z uint64, visit func(code uint32, succ []byte, err error) bool) error
+	SuccSleep() uint64
+}
+
+// SleepInfo says whether a breadth-first search used sleep sets.
+type SleepInfo struct {
+	On bool `json:"on"`
+	// Skipped is the number of transitions left out.
+	Skipped int64 `json:"skipped_transitions"`
+	// Note says why they were off, or why the search was run again
+	// without them.
+	Note string `json:"note,omitempty"`
+}
+
 // PropertyError is implemented by errors that report a property violation;
 // any other error from a Model is an internal failure.
 type PropertyError interface {
@@ -80,6 +118,8 @@ type Options struct {
 	// breadth-first search (0 or 1: one); it needs a model that implements
 	// Forker. Results do not depend on it.
 	Workers int
+	// NoSleep turns sleep sets off (see Sleeper).
+	NoSleep bool
 	// Live, when set, records the state graph during the search and,
 	// once the search has explored everything without a violation,
 	// checks the liveness properties it lists on the graph (see Live).
@@ -122,6 +162,8 @@ type Result struct {
 	Trace []uint32
 	Loop  int
 	Stats Stats
+	// Sleep says whether the breadth-first search used sleep sets.
+	Sleep SleepInfo
 }
 
 // BFS explores m breadth first until it finds a violation, exhausts the
@@ -142,8 +184,27 @@ func BFS(m Model, opt Options) (Result, error) {
 	if opt.Live != nil {
 		b.search.g = &graph{labeler: lb}
 	}
-	return b.run()
+	r, err := b.run()
+	if errors.Is(err, errNotLayered) {
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "progress: %s; searching again without sleep sets\n", notLayeredNote)
+		}
+		opt.NoSleep = true
+		b = newBFS(m, opt)
+		if opt.Live != nil {
+			b.search.g = &graph{labeler: lb}
+		}
+		r, err = b.run()
+		r.Sleep.Note = notLayeredNote + ": searched again without sleep sets"
+	}
+	return r, err
 }
+
+// errNotLayered ends a search with sleep sets that met a transition into
+// a state already expanded (see Sleeper).
+var errNotLayered = errors.New("explore: " + notLayeredNote)
+
+const notLayeredNote = "a transition reached a state of an earlier level (the state graph is not layered)"
 
 type search struct {
 	m     Model

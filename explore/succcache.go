@@ -25,9 +25,11 @@ type succCache struct {
 }
 
 type succEnt struct {
-	h  uint64 // Hash of the encoding
-	at uint64 // absolute position of the encoding in the ring
-	n  int    // length of the encoding (0: empty)
+	h   uint64 // Hash of the encoding
+	at  uint64 // absolute position of the encoding in the ring
+	n   int    // length of the encoding (0: empty)
+	li  uint32 // with sleep sets: its level entry, in the level built at depth lvl
+	lvl uint32
 }
 
 // succCacheSize is the memory of a cache of 2^bits entries and ring
@@ -42,19 +44,23 @@ func newSuccCache(bits uint, ring int) *succCache {
 	return &succCache{ents: make([]succEnt, 1<<bits), ring: make([]byte, ring)}
 }
 
-// find reports whether the encoding b, whose hash is h, is cached.
-func (c *succCache) find(h uint64, b []byte) bool {
+// find returns the entry of the encoding b, whose hash is h, if cached.
+func (c *succCache) find(h uint64, b []byte) *succEnt {
 	e := &c.ents[h&uint64(len(c.ents)-1)]
 	size := uint64(len(c.ring))
 	if e.h != h || e.n != len(b) || e.n == 0 || e.at+size < c.pos {
-		return false // another encoding, or its bytes were overwritten
+		return nil // another encoding, or its bytes were overwritten
 	}
 	at := int(e.at % size)
-	return bytes.Equal(c.ring[at:at+e.n], b)
+	if !bytes.Equal(c.ring[at:at+e.n], b) {
+		return nil
+	}
+	return e
 }
 
-// add caches the encoding b, whose hash is h, of a stored state.
-func (c *succCache) add(h uint64, b []byte) {
+// add caches the encoding b, whose hash is h, of a stored state (level
+// entry li of the level built at depth lvl, if one).
+func (c *succCache) add(h uint64, b []byte, li, lvl uint32) {
 	size := uint64(len(c.ring))
 	if len(b) == 0 || uint64(len(b)) > size/64 {
 		return
@@ -65,6 +71,6 @@ func (c *succCache) add(h uint64, b []byte) {
 		off = 0
 	}
 	copy(c.ring[off:], b)
-	c.ents[h&uint64(len(c.ents)-1)] = succEnt{h: h, at: c.pos, n: len(b)}
+	c.ents[h&uint64(len(c.ents)-1)] = succEnt{h: h, at: c.pos, n: len(b), li: li, lvl: lvl}
 	c.pos += uint64(len(b))
 }

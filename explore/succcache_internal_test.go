@@ -10,37 +10,37 @@ import "testing"
 func TestSuccCacheFind(t *testing.T) {
 	c := newSuccCache(2, 512) // encodings of up to 8 bytes
 	a := []byte("abcdefgh")
-	c.add(1, a)
-	if !c.find(1, a) || c.find(1, []byte("abcdefgX")) || c.find(5, a) || c.find(1, a[:7]) {
+	c.add(1, a, 0, 0)
+	if c.find(1, a) == nil || c.find(1, []byte("abcdefgX")) != nil || c.find(5, a) != nil || c.find(1, a[:7]) != nil {
 		t.Fatal("lookups of the first encoding")
 	}
 	// 504 more bytes fill the ring; the next 8 overwrite a's, in two
 	// halves of other encodings (hashes in another slot).
 	for i := 0; i < 63; i++ {
-		c.add(2, []byte("........"))
+		c.add(2, []byte("........"), 0, 0)
 	}
-	if !c.find(1, a) {
+	if c.find(1, a) == nil {
 		t.Fatal("a was dropped before its bytes were overwritten")
 	}
-	c.add(2, []byte("abcd"))
-	c.add(2, []byte("efgh"))
+	c.add(2, []byte("abcd"), 0, 0)
+	c.add(2, []byte("efgh"), 0, 0)
 	if string(c.ring[:8]) != "abcdefgh" {
 		t.Fatalf("ring starts %q", c.ring[:8])
 	}
-	if c.find(1, a) {
+	if c.find(1, a) != nil {
 		t.Fatal("a found after its bytes were overwritten")
 	}
 	// An encoding that does not fit before the end starts at 0 again.
 	c = newSuccCache(2, 512)
 	for i := 0; i < 85; i++ {
-		c.add(2, []byte("......")) // 510 bytes
+		c.add(2, []byte("......"), 0, 0) // 510 bytes
 	}
-	c.add(3, a)
-	if !c.find(3, a) || string(c.ring[:8]) != "abcdefgh" {
+	c.add(3, a, 0, 0)
+	if c.find(3, a) == nil || string(c.ring[:8]) != "abcdefgh" {
 		t.Fatal("an encoding at the ring's end")
 	}
-	c.add(3, make([]byte, 9))
-	if c.find(3, make([]byte, 9)) || !c.find(3, a) {
+	c.add(3, make([]byte, 9), 0, 0)
+	if c.find(3, make([]byte, 9)) != nil || c.find(3, a) == nil {
 		t.Fatal("an encoding over a 64th of the ring is not cached")
 	}
 }

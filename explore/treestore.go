@@ -396,6 +396,7 @@ type lvlEntry struct {
 	minKey uint64 // parent id << 32 | successor index, smallest so far
 	id     uint32 // assigned at commit
 	encW   uint32 // fingerprint mode: the worker whose arena holds the encoding
+	sleep  uint64 // with sleep sets: the intersection of those its transitions gave it
 }
 
 const (
@@ -507,11 +508,12 @@ func (t *rootTable) slotOf(h uint64, id uint32) uint64 {
 	return usedBit | h&hashBits&^idBits | uint64(id)
 }
 
-// insert looks up k; a new key gets a level entry with minKey pk. It
+// insert looks up k; a new key gets a level entry with minKey pk and
+// sleep set z, and z is intersected with a level entry's. It
 // returns the value for k (lvlFlag|entry for a state of this level, else
 // its id+1 with the graph recorded, else 1) and whether k was new; ok is
 // false when the level buffer is full.
-func (t *rootTable) insert(k, pk uint64) (v uint32, fresh, ok bool) {
+func (t *rootTable) insert(k, pk, z uint64) (v uint32, fresh, ok bool) {
 	h := mix64(k)
 	s := &t.sh[h>>(64-shardBits)]
 	s.mu.Lock()
@@ -533,7 +535,7 @@ func (t *rootTable) insert(k, pk uint64) (v uint32, fresh, ok bool) {
 			if !ok {
 				return 0, false, false
 			}
-			*ent = lvlEntry{root: k, minKey: pk}
+			*ent = lvlEntry{root: k, minKey: pk, sleep: z}
 			s.slots[i] = lvlSlot | uint64(li)
 			s.n++
 			return lvlFlag | li, true, true
@@ -542,6 +544,7 @@ func (t *rootTable) insert(k, pk uint64) (v uint32, fresh, ok bool) {
 				if pk < ent.minKey {
 					ent.minKey = pk
 				}
+				atomic.AndUint64(&ent.sleep, z)
 				return lvlFlag | uint32(e), false, true
 			}
 		case (e^want)&(mask|usedBit) == 0:

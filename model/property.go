@@ -21,7 +21,11 @@ type Property struct {
 	// every violation that involves n. Tests compare the two.
 	Local func(w *World, n int) error
 	// Step must hold for every transition: w is the state after action a,
-	// out what the step did (its transmissions and host deliveries).
+	// out what the step did (its transmissions and host deliveries). It
+	// may read only a, out, the configuration and a's node in w (its
+	// links in w are others' business): sleep sets leave out transitions
+	// that some explored transition repeats with the same node state and
+	// outbox (see properties' sleep.go).
 	Step func(w *World, a Action, out *Outbox) error
 	// Final must hold in every reachable state with no enabled action.
 	Final func(w *World) error
@@ -121,7 +125,8 @@ func (e Explanation) Text() []string {
 
 // Stat is a statistic a protocol reports about a search: Step, summed over
 // every transition the search explores (one per expanded state and enabled
-// action; with symmetry, per stored orbit), or State, the largest value
+// action, less those sleep sets leave out; with symmetry, per stored
+// orbit; Step reads what Property.Step may), or State, the largest value
 // over the states it checks. Exactly one of them is set. Statistics
 // describe what the search saw; they decide nothing.
 type Stat struct {

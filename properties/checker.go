@@ -47,6 +47,8 @@ type Checker struct {
 	sym        []model.Perm // the system's symmetries (without the identity)
 	symInv     []model.Perm // their inverses
 	toZero     []int        // with a regular group: per node i, the index in sym of the symmetry mapping i to node 0 (-1 for node 0), else nil
+	slp        *sleepTab    // the actions' bits in sleep sets (nil: more than 64)
+	sleepOut   uint64       // SuccSleep
 	tmp        model.World  // scratch for decoding the relative form
 	segs       []byte       // relRep: each node's relative segment
 	segAt      []int        // their start and end offsets in segs
@@ -123,6 +125,7 @@ func Build(cfg model.Config) (*Checker, error) {
 		}
 	}
 	c.toZero = regularToZero(sys.P, c.sym)
+	c.slp = newSleepTab(sys, c.sym)
 	c.Symmetry = c.SymmetryOff() == ""
 	c.Relative = true
 	return c, nil
@@ -144,14 +147,14 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 	if err != nil {
 		panic("properties: " + err.Error())
 	}
-	return &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live}
+	return &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live, slp: newSleepTab(sys, nil)}
 }
 
 // Fork returns a checker sharing c's system, properties, settings and
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
 }
 
 // NewWorker implements explore.Forker: a fork for another goroutine, with
@@ -501,6 +504,12 @@ func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 // trace stands for. The initial state is expanded as before if an ample
 // action is enabled in it.
 func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error {
+	return c.successors(state, 0, false, visit)
+}
+
+// successors is Successors, with sleep set z when asleep (see
+// SuccessorsAsleep).
+func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(code uint32, succ []byte, err error) bool) error {
 	var err error
 	// The state's node spans let canonical reuse the bytes of what a
 	// successor shares with it.
@@ -526,6 +535,11 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 			if c.Sys.Kinds[a.Kind].Ample {
 				c.acts[0] = a
 				c.acts = c.acts[:1]
+				// An ample step is explored whatever the sleep set says
+				// (only the initial state can have one), and its
+				// successor sleeps on nothing.
+				asleep, z = false, 0
+				c.sleepOut = 0
 				break
 			}
 		}
@@ -533,7 +547,17 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 	// next starts as a copy of cur; after each successor only what its
 	// steps changed is copied back (model.World.Restore).
 	c.next.CopyFrom(&c.cur)
+	var before uint64 // asleep: the transitions explored so far
 	for i, a := range c.acts {
+		var bit uint64
+		if asleep {
+			if bit = c.slp.bit(a); z&bit != 0 {
+				if !visit(a.Code(), nil, nil) {
+					return nil
+				}
+				continue
+			}
+		}
 		if i > 0 {
 			c.next.Restore(&c.cur)
 		}
@@ -554,7 +578,12 @@ func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, 
 			}
 		}
 		c.noteChanged(&c.next)
-		c.buf = c.canonical(&c.next, c.buf[:0])
+		var h int
+		c.buf, h = c.orbitRep(&c.next, c.buf[:0])
+		if asleep {
+			c.sleepOut = c.slp.rename((z|before)&^c.slp.node[a.Node], h)
+			before |= bit
+		}
 		if !visit(a.Code(), c.buf, verr) {
 			return nil
 		}

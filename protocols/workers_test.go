@@ -12,7 +12,8 @@ import (
 // TestWorkersKeepResults checks every claim and broken-variant example of
 // every protocol with one worker and with three, in the exact and the
 // fingerprint store: the verdict, the violated property, the counts of
-// states and transitions, the counterexample, the protocol's statistics
+// states and transitions (explored and left out by sleep sets), the
+// counterexample, the protocol's statistics
 // and the unreached goals must be identical (the parallel search numbers
 // states in sequential breadth-first order, and counts up to a violation
 // in that order).
@@ -40,7 +41,7 @@ func TestWorkersKeepResults(t *testing.T) {
 				if r.Verdict == explore.Incomplete {
 					t.Skipf("%s", r.Reason)
 				}
-				got := fmt.Sprintf("%s %d states %d transitions depth %d trace %v loop %d", r.Verdict, r.Stats.States, r.Stats.Transitions, r.Stats.Depth, r.Trace, r.Loop)
+				got := fmt.Sprintf("%s %d states %d transitions depth %d trace %v loop %d sleep sets %+v", r.Verdict, r.Stats.States, r.Stats.Transitions, r.Stats.Depth, r.Trace, r.Loop, r.Sleep)
 				if r.Violation != nil {
 					got += " " + r.Violation.PropertyName()
 				}

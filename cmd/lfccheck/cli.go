@@ -279,6 +279,7 @@ type searchFlags struct {
 	fingerprint bool
 	noReduce    bool
 	symmetry    string
+	sleepSets   string
 	graph       bool
 	quiet       bool
 	progress    time.Duration
@@ -304,6 +305,7 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 	fs.BoolVar(&s.fingerprint, "fingerprint", false, "store 64-bit fingerprints instead of full states (less memory, tiny collision risk)")
 	fs.BoolVar(&s.noReduce, "no-reduce", false, "disable the partial-order reduction the protocol declares")
 	fs.StringVar(&s.symmetry, "symmetry", "on", "on: store one state per orbit of the node renamings that map the configuration onto itself (where it has any); off: every state")
+	fs.StringVar(&s.sleepSets, "sleep-sets", "on", "on: a breadth-first search leaves out transitions whose successors it reaches through another order of independent steps (every state is still visited); off: it explores every transition")
 	fs.BoolVar(&s.graph, "liveness-graph", false, "check liveness properties on the recorded state graph even where end states suffice (also verifies the protocol's acyclicity declaration; costs memory)")
 	fs.BoolVarP(&s.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.DurationVar(&s.progress, "progress-every", 3*time.Second, "how often a long search prints a progress line on stderr, e.g. 500ms, 1m")
@@ -321,11 +323,14 @@ func (s *searchFlags) options(e env) (explore.Options, error) {
 	if s.symmetry != "on" && s.symmetry != "off" {
 		return explore.Options{}, usagef("--symmetry must be on or off, got %q", s.symmetry)
 	}
+	if s.sleepSets != "on" && s.sleepSets != "off" {
+		return explore.Options{}, usagef("--sleep-sets must be on or off, got %q", s.sleepSets)
+	}
 	if s.workers < 1 || s.workers > 1024 {
 		return explore.Options{}, usagef("--workers must be between 1 and 1024, got %d", s.workers)
 	}
 	opt := explore.Options{MaxStates: s.maxStates, MaxDepth: s.maxDepth, Timeout: s.timeout,
-		Fingerprint: s.fingerprint, Stop: e.stop, Workers: s.workers}
+		Fingerprint: s.fingerprint, Stop: e.stop, Workers: s.workers, NoSleep: s.sleepSets == "off"}
 	opt.MaxMemory = explore.DefaultMemoryLimit()
 	if s.maxMemory != "" {
 		m, err := parseBytes(s.maxMemory)
@@ -445,10 +450,16 @@ type checkResult struct {
 	// Symmetry is set when the search stored one state per orbit of
 	// SymmetryGroup renamings (the identity included); SymmetryNote says
 	// which, or why it did not.
-	Symmetry      bool     `json:"symmetry"`
-	SymmetryGroup int      `json:"symmetry_group"`
-	SymmetryNote  string   `json:"symmetry_note"`
-	Properties    []string `json:"properties"`
+	Symmetry      bool   `json:"symmetry"`
+	SymmetryGroup int    `json:"symmetry_group"`
+	SymmetryNote  string `json:"symmetry_note"`
+	// SleepSets is set when a breadth-first search used sleep sets;
+	// SleepSetsSkipped is the number of transitions they left out, and
+	// SleepSetsNote says what they do, or why they were off.
+	SleepSets        bool     `json:"sleep_sets"`
+	SleepSetsSkipped int64    `json:"sleep_sets_skipped"`
+	SleepSetsNote    string   `json:"sleep_sets_note"`
+	Properties       []string `json:"properties"`
 	// Liveness lists the liveness properties among Properties; GraphBytes
 	// is what recording the state graph for them cost.
 	Liveness     []string `json:"liveness,omitempty"`
@@ -659,6 +670,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		ReductionNote: reductionNote(ck), Symmetry: ck.Symmetry, SymmetryGroup: len(ck.Symmetries()) + 1,
 		SymmetryNote: symmetryNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
 		Statistics: ck.Statistics(),
+		SleepSets:  r.Sleep.On, SleepSetsSkipped: r.Sleep.Skipped, SleepSetsNote: sleepNote(r.Sleep),
 	}}
 	if hs != nil {
 		c.json.Walks, c.json.WalksPerS, c.json.Coverage = hs.Walks, hs.WalksPer, hs.Coverage
@@ -695,6 +707,20 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		c.json.explField, c.json.explLines = o.Explanation.Field, o.Explanation.Lines
 	}
 	return c, nil
+}
+
+// sleepNote says what sleep sets did in a search, or why it used none.
+func sleepNote(s explore.SleepInfo) string {
+	if s.On {
+		return fmt.Sprintf("on: %d transitions left out (their successors are reached through another order of independent steps of different nodes; every state is still visited)", s.Skipped)
+	}
+	if s.Note == "" {
+		return "off: breadth-first search only"
+	}
+	if s.Note == "turned off" {
+		return "off (--sleep-sets=off)"
+	}
+	return "off: " + s.Note
 }
 
 // reductionNote says which reduction a check runs and why it is sound, or
@@ -796,6 +822,7 @@ func printCheck(w io.Writer, c checked) {
 	}
 	fmt.Fprintf(w, "reduction: %s\n", j.ReductionNote)
 	fmt.Fprintf(w, "symmetry: %s\n", j.SymmetryNote)
+	fmt.Fprintf(w, "sleep sets: %s\n", j.SleepSetsNote)
 	if j.LivenessNote != "" {
 		fmt.Fprintf(w, "liveness: %s\n", j.LivenessNote)
 	}

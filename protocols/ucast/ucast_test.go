@@ -33,7 +33,8 @@ func searchCk(t *testing.T, cfg model.Config, reduce, fp bool) (explore.Result, 
 	}
 	ck.Reduce = reduce
 	ck.Symmetry = false // the pins are of the ample-set reduction; symmetry has its own
-	r, err := explore.BFS(ck, explore.Options{Fingerprint: fp})
+	// Without the reduction, without sleep sets either: the full graph.
+	r, err := explore.BFS(ck, explore.Options{Fingerprint: fp, NoSleep: !reduce})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,158 @@
+package protocols_test
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/traces"
+)
+
+// sleepResult is what a search with or without sleep sets must agree on.
+type sleepResult struct {
+	verdict string
+	states  int64 // of a pass
+	depth   int   // of a pass; of a fail, the counterexample's length
+	trans   int64
+	skipped int64
+	on      bool
+	note    string
+}
+
+// sleepSearch checks cfg breadth first with sleep sets on or off (and the
+// symmetry reduction as Build sets it, or off); ok is false when the
+// search hit the state limit. A counterexample must replay and reproduce
+// its property.
+func sleepSearch(t *testing.T, cfg model.Config, sleep, symmetry bool, limit int64) (sleepResult, bool) {
+	t.Helper()
+	ck, err := protocols.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck.Symmetry = ck.Symmetry && symmetry
+	r, err := explore.BFS(ck, explore.Options{MaxStates: limit, NoSleep: !sleep, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict == explore.Incomplete {
+		return sleepResult{}, false
+	}
+	res := sleepResult{verdict: string(r.Verdict), trans: r.Stats.Transitions, skipped: r.Sleep.Skipped, on: r.Sleep.On, note: r.Sleep.Note}
+	switch {
+	case r.Verdict == explore.Pass:
+		res.states, res.depth = r.Stats.States, r.Stats.Depth
+	case r.Violation != nil:
+		res.verdict += " " + r.Violation.PropertyName()
+		res.depth = len(r.Trace)
+		if r.Loop == 0 {
+			o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
+			if err != nil || o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
+				t.Fatalf("sleep=%v: the counterexample does not reproduce %s: %v %v", sleep, r.Violation.PropertyName(), o.Violation, err)
+			}
+		}
+	}
+	if pass := ck.Unreached(); r.Verdict == explore.Pass && len(pass) > 0 {
+		res.verdict += " unreached " + pass[0].Property
+	}
+	return res, true
+}
+
+// compareSleep checks cfg with sleep sets on and off: a pass must visit
+// exactly the same states to the same depth (sleep sets leave out
+// transitions, never states), each expanded once, so that the transitions
+// explored and left out add up to the full search's, and a failure
+// must find the same property with a counterexample as short. It
+// reports whether sleep sets were used.
+func compareSleep(t *testing.T, cfg model.Config, symmetry bool, limit int64) bool {
+	t.Helper()
+	on, ok1 := sleepSearch(t, cfg, true, symmetry, limit)
+	off, ok2 := sleepSearch(t, cfg, false, symmetry, limit)
+	if !ok1 || !ok2 {
+		t.Skipf("over %d states", limit)
+	}
+	if on.verdict != off.verdict || on.states != off.states || on.depth != off.depth {
+		t.Fatalf("with sleep sets %s, %d states, depth %d; without %s, %d states, depth %d",
+			on.verdict, on.states, on.depth, off.verdict, off.states, off.depth)
+	}
+	if on.verdict == "pass" && on.trans+on.skipped != off.trans {
+		t.Errorf("sleep sets explored %d transitions and left out %d, the full search explored %d", on.trans, on.skipped, off.trans)
+	}
+	if !on.on && on.note == "" {
+		t.Errorf("sleep sets off with no reason given")
+	}
+	if !on.on {
+		t.Logf("sleep sets off: %s", on.note)
+	}
+	return on.on
+}
+
+// TestSleepSetsKeepStates compares searches with and without sleep sets
+// on every claim and broken-variant example of every protocol and on the
+// scenario files' configurations, with the symmetry reduction on (where
+// the configuration has one) and off.
+func TestSleepSetsKeepStates(t *testing.T) {
+	limit := int64(300_000)
+	if testing.Short() {
+		limit = 40_000
+	}
+	used := 0
+	eachClaim(t, 10, func(t *testing.T, cfg model.Config) {
+		for _, sym := range []bool{true, false} {
+			if compareSleep(t, cfg, sym, limit) {
+				used++
+			}
+		}
+	})
+	if used < 10 {
+		t.Errorf("sleep sets were used in only %d searches", used)
+	}
+	files, _ := filepath.Glob("../traces/testdata/*.scenario")
+	if len(files) < 10 {
+		t.Fatalf("found %d scenario files", len(files))
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc, err := traces.ParseScenario(path, string(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareSleep(t, sc.Config, true, limit)
+		})
+	}
+}
+
+// Random small MCAST configurations (tree families, credits, packets,
+// casts from some roots) keep their states with sleep sets.
+func TestSleepSetsOnRandomConfigurations(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	fams := []string{"binary", "binomial", "chain", "star", "kary:3"}
+	n := 24
+	if testing.Short() {
+		n = 8
+	}
+	for i := 0; i < n; i++ {
+		P := 3 + rng.Intn(2)
+		cfg := mcast.Config(fams[rng.Intn(len(fams))], P, 1+rng.Intn(2), 1)
+		p := cfg.Params.(*mcast.Params)
+		if rng.Intn(2) == 0 {
+			for r := 0; r < P; r++ {
+				if rng.Intn(3) > 0 {
+					p.Casts = append(p.Casts, model.Cast{Root: r, Count: 1 + rng.Intn(2)})
+				}
+			}
+		}
+		t.Run(fmt.Sprintf("%d %s", i, p.Describe()), func(t *testing.T) {
+			compareSleep(t, cfg, rng.Intn(2) == 0, 200_000)
+		})
+	}
+}
