@@ -367,37 +367,10 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 	b.skipBase = b.skipped.Load()
 	b.useSuccCache(ws)
 	b.checkLimits()
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	for _, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.run()
-		}()
-	}
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	every := s.opt.ProgressEvery
-	if every <= 0 {
-		every = 3 * time.Second
-	}
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-wait:
-	for {
-		select {
-		case <-done:
-			break wait
-		case <-tick.C:
-			b.checkLimits()
-			if s.opt.Progress != nil && time.Since(s.lastProg) >= every {
-				s.lastProg = time.Now()
-				b.progress()
-			}
-		}
+	if nch <= smallLevel {
+		ws[0].run()
+	} else {
+		b.runWorkers(ws)
 	}
 	if b.ierr != nil {
 		return Result{}, true, b.ierr
@@ -447,6 +420,49 @@ wait:
 		}
 	}
 	return Result{}, false, nil
+}
+
+// smallLevel is the number of chunks up to which a level is expanded by
+// one worker on the search's goroutine: starting the workers and a ticker
+// would cost more than sharing so little saves (the first and last levels
+// of a search are small). Limits are checked before such a level.
+const smallLevel = 2
+
+// runWorkers expands the level with every worker, checking the limits and
+// printing progress while they run.
+func (b *bfs) runWorkers(ws []*worker) {
+	s := b.search
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run()
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	every := s.opt.ProgressEvery
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			b.checkLimits()
+			if s.opt.Progress != nil && time.Since(s.lastProg) >= every {
+				s.lastProg = time.Now()
+				b.progress()
+			}
+		}
+	}
 }
 
 // incomplete ends the search, stopped in the level, as incomplete: the

@@ -47,9 +47,9 @@ type arena struct {
 func (a *arena) add(b []byte) uint64 {
 	need := binary.MaxVarintLen64 + len(b)
 	if len(a.chunks) == 0 || cap(a.chunks[len(a.chunks)-1])-len(a.chunks[len(a.chunks)-1]) < need {
-		// Chunks grow from 4 KiB to chunkSize, so that many small arenas
+		// Chunks grow from 512 bytes to chunkSize, so that many small arenas
 		// (the compact store's leaf shards) stay small.
-		size := 4096
+		size := 512
 		if len(a.chunks) > 0 {
 			size = min(2*cap(a.chunks[len(a.chunks)-1]), chunkSize)
 		}

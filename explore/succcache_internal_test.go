@@ -44,3 +44,35 @@ func TestSuccCacheFind(t *testing.T) {
 		t.Fatal("an encoding over a 64th of the ring is not cached")
 	}
 }
+
+// TestLevelPositions checks that the level buffer's chunks (growing, then
+// of a fixed size) number every entry once, in order, up to 2^31.
+func TestLevelPositions(t *testing.T) {
+	next := func(c int, off uint32) (int, uint32) {
+		if int(off)+1 < lvlSize(c) {
+			return c, off + 1
+		}
+		return c + 1, 0
+	}
+	c, off := lvlPos(0)
+	if c != 0 || off != 0 {
+		t.Fatalf("entry 0 at %d/%d", c, off)
+	}
+	check := func(i uint32) {
+		c2, off2 := lvlPos(i)
+		if wc, woff := next(c, off); c2 != wc || off2 != woff {
+			t.Fatalf("entry %d at %d/%d, want %d/%d", i, c2, off2, wc, woff)
+		}
+		c, off = c2, off2
+	}
+	for i := uint32(1); i < 1<<20; i++ {
+		check(i)
+	}
+	c, off = lvlPos(lvlMax - 1<<17)
+	for i := uint32(lvlMax - 1<<17 + 1); i < lvlMax; i++ {
+		check(i)
+	}
+	if c != lvlChunks-1 || int(off) >= lvlSize(c) {
+		t.Fatalf("the last entry is at %d/%d of %d chunks", c, off, lvlChunks)
+	}
+}

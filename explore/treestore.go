@@ -2,6 +2,7 @@ package explore
 
 import (
 	"bytes"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 )
@@ -64,7 +65,7 @@ func (t *pairTable) intern(k uint64) (id uint32, ok bool) {
 	s := &t.sh[si]
 	s.mu.Lock()
 	if len(s.keys)*5 >= len(s.slots)*4 {
-		s.slots = regrowByHalf(s.slots, 1<<10, func(e uint32) uint64 { return mix64(s.keys[e-1]) })
+		s.slots = regrowByHalf(s.slots, 1<<6, func(e uint32) uint64 { return mix64(s.keys[e-1]) })
 	}
 	size := len(s.slots)
 	for i := home32(h, size); ; {
@@ -77,7 +78,7 @@ func (t *pairTable) intern(k uint64) (id uint32, ok bool) {
 			if len(s.keys) == cap(s.keys) {
 				// A quarter more, not twice: the keys are most of the
 				// pair table.
-				s.keys = append(make([]uint64, 0, cap(s.keys)+cap(s.keys)/4+1<<8), s.keys...)
+				s.keys = append(make([]uint64, 0, cap(s.keys)+cap(s.keys)/4+1<<5), s.keys...)
 			}
 			s.keys = append(s.keys, k)
 			n := uint32(len(s.keys))
@@ -150,7 +151,7 @@ func (t *leafTable) intern(b []byte) (id uint32, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.refs)*5 >= len(s.slots)*4 {
-		s.slots = regrowByHalf(s.slots, 1<<8, func(e uint32) uint64 { return s.hashes[e-1] })
+		s.slots = regrowByHalf(s.slots, 1<<5, func(e uint32) uint64 { return s.hashes[e-1] })
 	}
 	size := len(s.slots)
 	for i := home32(h, size); ; {
@@ -399,10 +400,35 @@ type lvlEntry struct {
 	sleep  uint64 // with sleep sets: the intersection of those its transitions gave it
 }
 
+// The level buffer's chunks: the first lvlGeo hold 1K, 2K, ..., 32K
+// entries (so that a small search allocates little), the rest 64K each,
+// up to 2^31 entries.
 const (
 	lvlBits   = 16
-	lvlChunks = 1 << (31 - lvlBits)
+	lvlBase   = 10
+	lvlGeo    = lvlBits - lvlBase
+	lvlGeoEnd = 1<<lvlBits - 1<<lvlBase // entries in the first lvlGeo chunks
+	lvlMax    = 1 << 31
+	lvlChunks = lvlGeo + (lvlMax-lvlGeoEnd)>>lvlBits + 1
 )
+
+// lvlPos returns the chunk holding entry i and the entry's index in it.
+func lvlPos(i uint32) (c int, off uint32) {
+	if i < lvlGeoEnd {
+		c = bits.Len32(i>>lvlBase+1) - 1
+		return c, i - (1<<c-1)<<lvlBase
+	}
+	j := i - lvlGeoEnd
+	return lvlGeo + int(j>>lvlBits), j & (1<<lvlBits - 1)
+}
+
+// lvlSize is the number of entries of chunk c.
+func lvlSize(c int) int {
+	if c < lvlGeo {
+		return 1 << (lvlBase + c)
+	}
+	return 1 << lvlBits
+}
 
 // levelBuf holds the entries of one level; workers add to it
 // concurrently.
@@ -414,44 +440,49 @@ type levelBuf struct {
 	n      atomic.Int64
 	_      [56]byte
 	mu     sync.Mutex
-	chunks [lvlChunks]atomic.Pointer[[1 << lvlBits]lvlEntry]
+	chunks [lvlChunks]atomic.Pointer[[]lvlEntry]
 	// fingerprint mode: by entry, the arena reference of the encoding
 	// (kept apart so that entries of the exact store are smaller)
-	encs [lvlChunks]atomic.Pointer[[1 << lvlBits]uint64]
+	encs [lvlChunks]atomic.Pointer[[]uint64]
 }
 
 // add reserves an entry; ok is false past 2^31 entries.
 func (l *levelBuf) add() (uint32, *lvlEntry, bool) {
 	i := l.n.Add(1) - 1
-	if i >= lvlChunks<<lvlBits {
+	if i >= lvlMax {
 		return 0, nil, false
 	}
-	c := chunk(&l.chunks[i>>lvlBits], &l.mu)
-	return uint32(i), &c[i&(1<<lvlBits-1)], true
+	c, off := lvlPos(uint32(i))
+	return uint32(i), &chunk(&l.chunks[c], c, &l.mu)[off], true
 }
 
-// chunk returns the chunk at p, made under mu if there is none yet.
-func chunk[T any](p *atomic.Pointer[[1 << lvlBits]T], mu *sync.Mutex) *[1 << lvlBits]T {
-	c := p.Load()
-	if c == nil {
+// chunk returns chunk c at p, made under mu if there is none yet.
+func chunk[T any](p *atomic.Pointer[[]T], c int, mu *sync.Mutex) []T {
+	s := p.Load()
+	if s == nil {
 		mu.Lock()
-		if c = p.Load(); c == nil {
-			c = new([1 << lvlBits]T)
-			p.Store(c)
+		if s = p.Load(); s == nil {
+			e := make([]T, lvlSize(c))
+			s = &e
+			p.Store(s)
 		}
 		mu.Unlock()
 	}
-	return c
+	return *s
 }
 
-func (l *levelBuf) at(i uint32) *lvlEntry { return &l.chunks[i>>lvlBits].Load()[i&(1<<lvlBits-1)] }
+func (l *levelBuf) at(i uint32) *lvlEntry {
+	c, off := lvlPos(i)
+	return &(*l.chunks[c].Load())[off]
+}
 
 // enc returns where entry i's encoding reference goes (fingerprint mode).
 func (l *levelBuf) enc(i uint32) *uint64 {
-	return &chunk(&l.encs[i>>lvlBits], &l.mu)[i&(1<<lvlBits-1)]
+	c, off := lvlPos(i)
+	return &chunk(&l.encs[c], c, &l.mu)[off]
 }
 
-func (l *levelBuf) len() int { return int(min(l.n.Load(), lvlChunks<<lvlBits)) }
+func (l *levelBuf) len() int { return int(min(l.n.Load(), lvlMax)) }
 
 // rootTable is the visited set of states' keys. Its slots are 64 bits:
 // for a state of the level being expanded, lvlSlot|entry (the level
@@ -561,9 +592,9 @@ func (t *rootTable) insert(k, pk, z uint64) (v uint32, fresh, ok bool) {
 	}
 }
 
-// grow makes the shard's table a quarter bigger (at least 1024 slots).
+// grow makes the shard's table a quarter bigger (at least 64 slots).
 func (t *rootTable) grow(s *rootShard) {
-	size := max(1<<10, len(s.slots)+len(s.slots)/4)
+	size := max(1<<6, len(s.slots)+len(s.slots)/4)
 	s.slots = rehash(s.slots, size, func(e uint64) int {
 		if e&lvlSlot != 0 {
 			return home(mix64(t.lvl.at(uint32(e)).root), size)
