@@ -214,10 +214,11 @@ func newBFS(m Model, opt Options) *bfs {
 // Len is the number of states stored.
 func (b *bfs) Len() int { return b.n + b.pending }
 
-// MemBytes is the memory of the visited set, the keys of the level being
-// expanded and what the key and parent columns hold in memory.
+// MemBytes is the memory of the visited set, the keys (and sleep sets) of
+// the level being expanded and what the key and parent columns hold in
+// memory.
 func (b *bfs) MemBytes() int64 {
-	n := b.roots.memBytes() + b.keys.memBytes(8) + b.keyCol.memBytes() + b.parent.memBytes() + int64(cap(b.frontKeys))*8
+	n := b.roots.memBytes() + b.keys.memBytes(8) + b.keyCol.memBytes() + b.parent.memBytes() + int64(cap(b.frontKeys)+cap(b.frontSleep))*8
 	if !b.fp {
 		n += b.tr.memBytes()
 	}
@@ -376,7 +377,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 		return Result{}, true, b.ierr
 	}
 	if b.notLayered.Load() {
-		return Result{}, true, errNotLayered
+		return Result{}, true, notLayered{depth: s.depth, states: b.n + b.lvl.len(), elapsed: time.Since(s.start)}
 	}
 	if b.verr != nil || len(b.bads) > 0 {
 		// The violation is the one first in sequential order: the direct

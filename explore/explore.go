@@ -15,8 +15,8 @@
 // The explorer knows nothing about LFC: a Model hands it encoded states and
 // numbered actions; optional interfaces let it fork the model for workers
 // (Forker), split encodings into segments (Segmenter), defer invariant
-// checks to new states (FreshChecker) and label states for liveness
-// (Labeler, LiveModel).
+// checks to new states (FreshChecker), leave out transitions with sleep
+// sets (Sleeper) and label states for liveness (Labeler, LiveModel).
 package explore
 
 import (
@@ -185,9 +185,10 @@ func BFS(m Model, opt Options) (Result, error) {
 		b.search.g = &graph{labeler: lb}
 	}
 	r, err := b.run()
-	if errors.Is(err, errNotLayered) {
+	var nl notLayered
+	if errors.As(err, &nl) {
 		if opt.Progress != nil {
-			fmt.Fprintf(opt.Progress, "progress: %s; searching again without sleep sets\n", notLayeredNote)
+			fmt.Fprintf(opt.Progress, "progress: %s; searching again without sleep sets\n", nl.Error())
 		}
 		opt.NoSleep = true
 		b = newBFS(m, opt)
@@ -195,16 +196,23 @@ func BFS(m Model, opt Options) (Result, error) {
 			b.search.g = &graph{labeler: lb}
 		}
 		r, err = b.run()
-		r.Sleep.Note = notLayeredNote + ": searched again without sleep sets"
+		r.Sleep.Note = nl.Error() + ": searched again without them"
 	}
 	return r, err
 }
 
-// errNotLayered ends a search with sleep sets that met a transition into
-// a state already expanded (see Sleeper).
-var errNotLayered = errors.New("explore: " + notLayeredNote)
+// notLayered ends a search with sleep sets that met a transition into a
+// state already expanded (see Sleeper).
+type notLayered struct {
+	depth   int
+	states  int
+	elapsed time.Duration
+}
 
-const notLayeredNote = "a transition reached a state of an earlier level (the state graph is not layered)"
+func (e notLayered) Error() string {
+	return fmt.Sprintf("a transition from depth %d reached a state of an earlier level (the state graph is not layered), after %d states and %.1fs with sleep sets",
+		e.depth, e.states, e.elapsed.Seconds())
+}
 
 type search struct {
 	m     Model

@@ -513,3 +513,32 @@ func TestSymmetryFlag(t *testing.T) {
 		t.Errorf("--symmetry maybe: exit %d, %q", code, errs)
 	}
 }
+
+// --sleep-sets: on by default in a breadth-first search (the same states,
+// fewer transitions, the number left out in the JSON), off on request,
+// off with a reason in a depth-first one, and anything else is a usage
+// error.
+func TestSleepSetsFlag(t *testing.T) {
+	run := func(args ...string) map[string]any {
+		code, out, errs := runCLI(append([]string{"check", "--protocol", "mcast", "--nodes", "3", "-q", "--json"}, args...)...)
+		var m map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &m) != nil {
+			t.Fatalf("%v: exit %d: %s %s", args, code, out, errs)
+		}
+		return m
+	}
+	on, off := run(), run("--sleep-sets", "off")
+	if on["states"] != off["states"] || on["sleep_sets"] != true || off["sleep_sets"] != false ||
+		on["transitions"].(float64)+on["sleep_sets_skipped"].(float64) != off["transitions"].(float64) ||
+		on["sleep_sets_skipped"].(float64) == 0 || !strings.Contains(off["sleep_sets_note"].(string), "--sleep-sets=off") {
+		t.Errorf("on: %v states, %v transitions, %v %v %q; off: %v, %v, %v %q", on["states"], on["transitions"], on["sleep_sets"],
+			on["sleep_sets_skipped"], on["sleep_sets_note"], off["states"], off["transitions"], off["sleep_sets"], off["sleep_sets_note"])
+	}
+	if dfs := run("--search", "dfs"); dfs["sleep_sets"] != false || !strings.Contains(dfs["sleep_sets_note"].(string), "breadth-first") {
+		t.Errorf("dfs: %v %q", dfs["sleep_sets"], dfs["sleep_sets_note"])
+	}
+	code, _, errs := runCLI("check", "--sleep-sets", "maybe", "-q")
+	if code != 2 || !strings.Contains(errs, "--sleep-sets must be on or off") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("--sleep-sets maybe: exit %d, %q", code, errs)
+	}
+}

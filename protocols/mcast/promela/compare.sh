@@ -115,7 +115,7 @@ lfc() { # tag tree P C K [flags...] -> sets L_verdict L_states L_time L_mem
 	[ -z "$L_verdict" ] && L_verdict="error"
 	L_states=$(jnum "$out" states)
 	[ "$(jnum "$out" verdict)" = incomplete ] && L_states=">$L_states"
-	L_time=$(awk -v t="$(jnum "$out" elapsed_s)" 'BEGIN { if (t == "") print "?"; else printf "%.2f", t }')
+	L_time=$(awk -v t="$(jnum "$out" elapsed_s)" 'BEGIN { if (t == "") print "?"; else printf "%.3f", t }')
 	L_mem=$(mb "$work/$tag.rss")
 }
 
