@@ -36,43 +36,52 @@ import (
 // sleepAllIndependent breaks the independence relation (tests).
 var sleepAllIndependent = false
 
-// sleepTab numbers the actions of a system for sleep sets: a bit per
-// (node, kind) and per (node, link into it).
+// sleepTab numbers the actions of a system for sleep sets: per node, a
+// bit per action kind other than Deliver, then one per link into it.
 type sleepTab struct {
-	kinds int      // number of action kinds
-	per   int      // bits per node: one per kind, then one per sending peer
-	node  []uint64 // per node: its bits
-	ren   [][]uint8
-	del   []bool // per kind: it is Deliver
+	kind []int    // per kind: its index among the kinds other than Deliver, or -1 for Deliver
+	nk   int      // kinds other than Deliver
+	per  int      // bits per node
+	node []uint64 // per node: its bits
+	ren  [][]uint8
 }
 
 // newSleepTab returns the table of sys with the renamings sym, or nil when
 // its actions need more than 64 bits.
 func newSleepTab(sys *model.System, sym []model.Perm) *sleepTab {
-	P, K := sys.P, len(sys.Kinds)
-	per := K + P
-	if P*per > 64 {
+	P := sys.P
+	t := &sleepTab{kind: make([]int, len(sys.Kinds)), node: make([]uint64, P)}
+	for k, kd := range sys.Kinds {
+		t.kind[k] = -1
+		if kd != model.Deliver {
+			t.kind[k] = t.nk
+			t.nk++
+		}
+	}
+	t.per = t.nk + P - 1
+	if P*t.per > 64 {
 		return nil
 	}
-	t := &sleepTab{kinds: K, per: per, node: make([]uint64, P), del: make([]bool, K)}
-	for k, kd := range sys.Kinds {
-		t.del[k] = kd == model.Deliver
-	}
 	for n := range P {
-		t.node[n] = (uint64(1)<<per - 1) << (n * per)
+		t.node[n] = (uint64(1)<<t.per - 1) << (n * t.per)
 		if sleepAllIndependent {
 			t.node[n] = 0
 		}
 	}
 	for _, p := range sym {
-		r := make([]uint8, P*per)
+		r := make([]uint8, P*t.per)
 		for n := range P {
-			for j := range per {
-				to := int(p.Node[n])*per + j
-				if j >= K {
-					to = int(p.Node[n])*per + K + int(p.Node[j-K])
+			to := int(p.Node[n])
+			for k := range sys.Kinds {
+				if t.kind[k] >= 0 {
+					r[t.slot(k, n, 0)] = uint8(t.slot(k, to, 0))
+					continue
 				}
-				r[n*per+j] = uint8(to)
+				for peer := range P {
+					if peer != n {
+						r[t.slot(k, n, peer)] = uint8(t.slot(k, to, int(p.Node[peer])))
+					}
+				}
 			}
 		}
 		t.ren = append(t.ren, r)
@@ -80,13 +89,21 @@ func newSleepTab(sys *model.System, sym []model.Perm) *sleepTab {
 	return t
 }
 
+// slot is the bit number of the action of kind k by node n (from peer,
+// for a delivery).
+func (t *sleepTab) slot(k, n, peer int) int {
+	if j := t.kind[k]; j >= 0 {
+		return n*t.per + j
+	}
+	if peer > n {
+		peer--
+	}
+	return n*t.per + t.nk + peer
+}
+
 // bit is action a's bit.
 func (t *sleepTab) bit(a model.Action) uint64 {
-	j := int(a.Kind)
-	if t.del[a.Kind] {
-		j = t.kinds + int(a.Peer)
-	}
-	return 1 << (int(a.Node)*t.per + j)
+	return 1 << t.slot(int(a.Kind), int(a.Node), int(a.Peer))
 }
 
 // rename renames the sleep set z by the symmetry with index h (-1: none).
@@ -110,7 +127,7 @@ func (t *sleepTab) rename(z uint64, h int) uint64 {
 // would leave out).
 func (c *Checker) SleepOff() string {
 	if c.slp == nil {
-		return "the configuration has more than 64 actions (nodes x (kinds + nodes))"
+		return "the configuration has more than 64 actions (nodes x (kinds other than deliver + links into a node))"
 	}
 	if c.live != nil {
 		for _, i := range c.live.props {
