@@ -670,7 +670,7 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 			// sleep set of a state of the level being built.
 			if w.sl != nil {
 				if e.lvl != uint32(b.search.depth) {
-					return w.b.metExpanded()
+					return b.metExpanded()
 				}
 				atomic.AndUint64(&b.lvl.at(e.li).sleep, z)
 			}
