@@ -40,10 +40,19 @@ func (e WorkEntry) String() string {
 	case e.Multicast:
 		s = "*" + e.Group
 	}
-	if e.Count != 1 {
+	// A group name ending in x and digits would read as a count: the
+	// count is then written even when it is 1.
+	if _, ok := countAt(s); e.Count != 1 || ok {
 		s += "x" + strconv.Itoa(e.Count)
 	}
 	return s
+}
+
+// countAt returns where the xCOUNT suffix of a work entry starts, if it
+// has one: an x after the first byte followed by nothing but digits.
+func countAt(item string) (int, bool) {
+	i := strings.LastIndex(item, "x")
+	return i, i > 0 && i+1 < len(item) && strings.Trim(item[i+1:], "0123456789") == ""
 }
 
 // String renders a node's workload as NODE:ENTRY,ENTRY,..., the form
@@ -67,7 +76,7 @@ func ParseWork(s string) (Work, error) {
 	for _, item := range strings.Split(rest, ",") {
 		var e WorkEntry
 		body, count, hasCount := item, "", false
-		if i := strings.LastIndex(item, "x"); i > 0 && i+1 < len(item) && strings.Trim(item[i+1:], "0123456789") == "" {
+		if i, ok := countAt(item); ok {
 			body, count, hasCount = item[:i], item[i+1:], true
 		}
 		e.Count = 1
