@@ -95,15 +95,16 @@ func compareSleep(t *testing.T, cfg model.Config, symmetry bool, limit int64) bo
 // TestSleepSetsKeepStates compares searches with and without sleep sets
 // on every claim and broken-variant example of every protocol and on the
 // scenario files' configurations, with the symmetry reduction on (where
-// the configuration has one) and off.
+// the configuration has one) and off (on only, in short mode).
 func TestSleepSetsKeepStates(t *testing.T) {
-	limit := int64(300_000)
+	limit, syms := int64(300_000), []bool{true, false}
 	if testing.Short() {
-		limit = 40_000
+		// CI runs the short tests under the race detector.
+		limit, syms = 40_000, []bool{true}
 	}
 	used := 0
 	eachClaim(t, 10, func(t *testing.T, cfg model.Config) {
-		for _, sym := range []bool{true, false} {
+		for _, sym := range syms {
 			if compareSleep(t, cfg, sym, limit) {
 				used++
 			}
