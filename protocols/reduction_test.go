@@ -1,8 +1,6 @@
 package protocols_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"lfccheck/explore"
@@ -59,21 +57,5 @@ func TestReductionKeepsVerdicts(t *testing.T) {
 	}
 	eachClaim(t, 10, compare)
 	// The configurations of the step-by-step scenarios too.
-	files, _ := filepath.Glob("../traces/testdata/*.scenario")
-	if len(files) < 10 {
-		t.Fatalf("found %d scenario files", len(files))
-	}
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc, err := traces.ParseScenario(path, string(data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			compare(t, sc.Config)
-		})
-	}
+	eachScenario(t, compare)
 }

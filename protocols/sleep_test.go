@@ -3,14 +3,11 @@ package protocols_test
 import (
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/protocols"
-	"lfccheck/protocols/mcast"
 	"lfccheck/traces"
 )
 
@@ -113,45 +110,19 @@ func TestSleepSetsKeepStates(t *testing.T) {
 	if used < 10 {
 		t.Errorf("sleep sets were used in only %d searches", used)
 	}
-	files, _ := filepath.Glob("../traces/testdata/*.scenario")
-	if len(files) < 10 {
-		t.Fatalf("found %d scenario files", len(files))
-	}
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc, err := traces.ParseScenario(path, string(data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			compareSleep(t, sc.Config, true, limit)
-		})
-	}
+	eachScenario(t, func(t *testing.T, cfg model.Config) { compareSleep(t, cfg, true, limit) })
 }
 
 // Random small MCAST configurations (tree families, credits, packets,
 // casts from some roots) keep their states with sleep sets.
 func TestSleepSetsOnRandomConfigurations(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
-	fams := []string{"binary", "binomial", "chain", "star", "kary:3"}
 	n := 24
 	if testing.Short() {
 		n = 8
 	}
 	for i := 0; i < n; i++ {
-		P := 3 + rng.Intn(2)
-		cfg := mcast.Config(fams[rng.Intn(len(fams))], P, 1+rng.Intn(2), 1)
-		p := cfg.Params.(*mcast.Params)
-		if rng.Intn(2) == 0 {
-			for r := 0; r < P; r++ {
-				if rng.Intn(3) > 0 {
-					p.Casts = append(p.Casts, model.Cast{Root: r, Count: 1 + rng.Intn(2)})
-				}
-			}
-		}
+		cfg, p := randomMCAST(rng)
 		t.Run(fmt.Sprintf("%d %s", i, p.Describe()), func(t *testing.T) {
 			compareSleep(t, cfg, rng.Intn(2) == 0, 200_000)
 		})

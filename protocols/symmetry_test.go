@@ -98,24 +98,14 @@ func TestSymmetryKeepsVerdicts(t *testing.T) {
 // symmetry must keep its verdict.
 func TestSymmetryOnRandomConfigurations(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	fams := []string{"binary", "binomial", "chain", "star", "kary:3"}
 	n := 40
 	if testing.Short() {
 		n = 12
 	}
 	compared := 0
 	for i := 0; i < n; i++ {
-		P := 3 + rng.Intn(2)
-		cfg := mcast.Config(fams[rng.Intn(len(fams))], P, 1+rng.Intn(2), 1)
-		p := cfg.Params.(*mcast.Params)
-		if rng.Intn(2) == 0 {
-			for r := 0; r < P; r++ {
-				if rng.Intn(3) > 0 {
-					p.Casts = append(p.Casts, model.Cast{Root: r, Count: 1 + rng.Intn(2)})
-				}
-			}
-		}
-		if len(p.Casts) == 0 && P == 4 {
+		cfg, p := randomMCAST(rng)
+		if len(p.Casts) == 0 && cfg.Nodes == 4 {
 			p.Casts = []model.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
 		}
 		t.Run(fmt.Sprintf("%d %s", i, p.Describe()), func(t *testing.T) {
