@@ -317,7 +317,7 @@ func (b *bfs) search1() (Result, error) {
 	}
 	if b.fp {
 		b.front0 = append([]byte(nil), init...)
-		*b.lvl.enc(0) = ws[0].ar[ws[0].cur^1].add(init)
+		b.lvl.aux(0).enc = ws[0].ar[ws[0].cur^1].add(init)
 	}
 	b.commit(0)
 	ws[0].cur ^= 1
@@ -377,7 +377,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 		return Result{}, true, b.ierr
 	}
 	if b.notLayered.Load() {
-		return Result{}, true, notLayered{depth: s.depth, states: b.n + b.lvl.len(), elapsed: time.Since(s.start)}
+		return Result{}, true, notLayered{depth: s.depth, states: b.n}
 	}
 	if b.verr != nil || len(b.bads) > 0 {
 		// The violation is the one first in sequential order: the direct
@@ -699,7 +699,8 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 		}
 		if b.fp {
 			li := v &^ lvlFlag
-			b.lvl.at(li).encW, *b.lvl.enc(li) = w.num, w.ar[w.cur^1].add(succ)
+			a := b.lvl.aux(li)
+			a.encW, a.enc = w.num, w.ar[w.cur^1].add(succ)
 		}
 		if w.fc != nil {
 			if verr := w.fc.CheckFresh(); verr != nil {
@@ -835,10 +836,13 @@ func (b *bfs) commit(lo int) {
 		if b.sleep {
 			b.frontSleep = append(b.frontSleep, e.sleep)
 		}
-		e.id = id
+		if b.search.g != nil {
+			b.lvl.aux(li).id = id
+		}
 		b.roots.commit(e.root, li, id)
 		if b.fp {
-			front = append(front, encRef{e.encW, *b.lvl.enc(li)})
+			a := b.lvl.aux(li)
+			front = append(front, encRef{a.encW, a.enc})
 		}
 	}
 	if b.fp {
@@ -856,7 +860,7 @@ func (b *bfs) commit(lo int) {
 				for e := int(gc.off[i]); e < end; e++ {
 					v := gc.to[e]
 					if v&lvlFlag != 0 {
-						v = b.lvl.at(v &^ lvlFlag).id
+						v = b.lvl.aux(v &^ lvlFlag).id
 					} else {
 						v--
 					}

@@ -203,15 +203,15 @@ func BFS(m Model, opt Options) (Result, error) {
 
 // notLayered ends a search with sleep sets that met a transition into a
 // state already expanded (see Sleeper).
+// The note names the depth and the states of the levels before it, which
+// do not depend on the number of workers.
 type notLayered struct {
-	depth   int
-	states  int
-	elapsed time.Duration
+	depth, states int
 }
 
 func (e notLayered) Error() string {
-	return fmt.Sprintf("a transition from depth %d reached a state of an earlier level (the state graph is not layered), after %d states and %.1fs with sleep sets",
-		e.depth, e.states, e.elapsed.Seconds())
+	return fmt.Sprintf("a transition from depth %d reached a state of an earlier level (the state graph is not layered), after %d states with sleep sets",
+		e.depth, e.states)
 }
 
 type search struct {

@@ -395,9 +395,16 @@ func (a *big[T]) memBytes(size int) int64 { return int64(len(a.chunks)) << bigBi
 type lvlEntry struct {
 	root   uint64 // the state's key
 	minKey uint64 // parent id << 32 | successor index, smallest so far
-	id     uint32 // assigned at commit
-	encW   uint32 // fingerprint mode: the worker whose arena holds the encoding
 	sleep  uint64 // with sleep sets: the intersection of those its transitions gave it
+}
+
+// lvlAux is what a level entry needs in fingerprint mode (where its
+// encoding is) and when the state graph is recorded (its id), kept apart
+// so that entries of the exact store are smaller.
+type lvlAux struct {
+	enc  uint64 // the arena reference of the encoding
+	encW uint32 // the worker whose arena holds it
+	id   uint32 // assigned at commit
 }
 
 // The level buffer's chunks: the first lvlGeo hold 1K, 2K, ..., 32K
@@ -441,9 +448,7 @@ type levelBuf struct {
 	_      [56]byte
 	mu     sync.Mutex
 	chunks [lvlChunks]atomic.Pointer[[]lvlEntry]
-	// fingerprint mode: by entry, the arena reference of the encoding
-	// (kept apart so that entries of the exact store are smaller)
-	encs [lvlChunks]atomic.Pointer[[]uint64]
+	auxs   [lvlChunks]atomic.Pointer[[]lvlAux]
 }
 
 // add reserves an entry; ok is false past 2^31 entries.
@@ -476,10 +481,10 @@ func (l *levelBuf) at(i uint32) *lvlEntry {
 	return &(*l.chunks[c].Load())[off]
 }
 
-// enc returns where entry i's encoding reference goes (fingerprint mode).
-func (l *levelBuf) enc(i uint32) *uint64 {
+// aux returns entry i's lvlAux (fingerprint mode, state graph).
+func (l *levelBuf) aux(i uint32) *lvlAux {
 	c, off := lvlPos(i)
-	return &chunk(&l.encs[c], c, &l.mu)[off]
+	return &chunk(&l.auxs[c], c, &l.mu)[off]
 }
 
 func (l *levelBuf) len() int { return int(min(l.n.Load(), lvlMax)) }
