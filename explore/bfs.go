@@ -672,7 +672,7 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 				if e.lvl != uint32(b.search.depth) {
 					return b.metExpanded()
 				}
-				atomic.AndUint64(&b.lvl.at(e.li).sleep, z)
+				b.lvl.at(e.li).meet(z)
 			}
 			return true
 		}

@@ -187,14 +187,15 @@ func BFS(m Model, opt Options) (Result, error) {
 	r, err := b.run()
 	var nl notLayered
 	if errors.As(err, &nl) {
+		// (Sleep sets are off with the state graph, so there is none.)
 		if opt.Progress != nil {
 			fmt.Fprintf(opt.Progress, "progress: %s; searching again without sleep sets\n", nl.Error())
 		}
 		opt.NoSleep = true
+		first := b.search
 		b = newBFS(m, opt)
-		if opt.Live != nil {
-			b.search.g = &graph{labeler: lb}
-		}
+		// Time, rates and peak heap are those of both searches.
+		b.search.start, b.search.peak = first.start, first.peak
 		r, err = b.run()
 		r.Sleep.Note = nl.Error() + ": searched again without them"
 	}

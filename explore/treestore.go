@@ -398,6 +398,16 @@ type lvlEntry struct {
 	sleep  uint64 // with sleep sets: the intersection of those its transitions gave it
 }
 
+// meet intersects the entry's sleep set with z. Workers meet an entry
+// from the lock of its shard and from their successor caches, so it is
+// atomic; it writes only when the set shrinks, so that the many
+// transitions that change nothing leave the entry's cache line alone.
+func (e *lvlEntry) meet(z uint64) {
+	if atomic.LoadUint64(&e.sleep)&^z != 0 {
+		atomic.AndUint64(&e.sleep, z)
+	}
+}
+
 // lvlAux is what a level entry needs in fingerprint mode (where its
 // encoding is) and when the state graph is recorded (its id), kept apart
 // so that entries of the exact store are smaller.
@@ -580,7 +590,7 @@ func (t *rootTable) insert(k, pk, z uint64) (v uint32, fresh, ok bool) {
 				if pk < ent.minKey {
 					ent.minKey = pk
 				}
-				atomic.AndUint64(&ent.sleep, z)
+				ent.meet(z)
 				return lvlFlag | uint32(e), false, true
 			}
 		case (e^want)&(mask|usedBit) == 0:
