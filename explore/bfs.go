@@ -113,6 +113,7 @@ type bfs struct {
 	vhasCode  bool
 	ierr      error
 	halt      atomic.Bool // a limit was hit or a worker failed: every worker stops
+	limMu     sync.Mutex  // checkLimits runs on the search's goroutine and in workers
 	reason    string      // why it halted (a limit), under mu
 	trans     atomic.Int64
 	levelNew  atomic.Int64 // fresh states of the level, for the state limit
@@ -147,6 +148,10 @@ type graphChunk struct {
 
 const chunkStates = 64
 
+// limitEvery is how many new states a worker stores between two checks
+// of the limits (checkLimits).
+const limitEvery = 1024
+
 type worker struct {
 	b     *bfs
 	num   uint32
@@ -157,6 +162,7 @@ type worker struct {
 	sl    Sleeper    // when sleep sets are in use
 	ct    Counter    // nil unless the model counts something
 	ref   treeRef    // the state being expanded (exact store)
+	fresh int        // new states stored (for limitEvery)
 	cache *treeCache // recently interned leaves and pairs (exact store)
 	succs *succCache // stored states met lately (see useSuccCache)
 	ends  []int
@@ -503,8 +509,13 @@ func (b *bfs) setCounts() {
 	}
 }
 
-// checkLimits halts the level when a limit is reached.
+// checkLimits halts the level when a limit is reached. The search's
+// goroutine calls it every 20 ms while the workers run, and each worker
+// every limitEvery new states, so that a busy machine that keeps the
+// former waiting cannot let the heap run far past its budget.
 func (b *bfs) checkLimits() {
+	b.limMu.Lock()
+	defer b.limMu.Unlock()
 	s := b.search
 	unexplored := func() int {
 		return b.hi - b.lo - int(min(b.nextChunk.Load()*chunkStates, int64(b.hi-b.lo))) + b.lvl.len()
@@ -540,6 +551,8 @@ func (b *bfs) stop(reason string) {
 }
 
 func (b *bfs) progress() {
+	b.limMu.Lock() // s.peak: workers sample memory too
+	defer b.limMu.Unlock()
 	s := b.search
 	el := time.Since(s.start)
 	n := b.n + b.lvl.len()
@@ -696,6 +709,9 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 		if max := b.opt.MaxStates; max > 0 && int64(b.n)+b.levelNew.Add(1) > max {
 			b.stop(fmt.Sprintf("state limit %d reached with more states to store", max))
 			return false
+		}
+		if w.fresh++; w.fresh%limitEvery == 0 && b.opt.MaxMemory > 0 {
+			b.checkLimits()
 		}
 		if b.fp {
 			li := v &^ lvlFlag
