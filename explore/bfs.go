@@ -273,6 +273,9 @@ func (b *bfs) useSleep() {
 			return
 		}
 		b.sleep = true
+		if n, ok := b.models[0].(SleepNoter); ok {
+			b.sleepNote = n.SleepNote()
+		}
 	}
 }
 

@@ -71,13 +71,19 @@ type Sleeper interface {
 	SuccSleep() uint64
 }
 
+// SleepNoter is implemented by a Sleeper that has something to say about
+// its sleep sets when they are on (the search's SleepInfo.Note).
+type SleepNoter interface {
+	SleepNote() string
+}
+
 // SleepInfo says whether a breadth-first search used sleep sets.
 type SleepInfo struct {
 	On bool `json:"on"`
 	// Skipped is the number of transitions left out.
 	Skipped int64 `json:"skipped_transitions"`
 	// Note says why they were off, or why the search was run again
-	// without them.
+	// without them; when on, what the model says of them (SleepNoter).
 	Note string `json:"note,omitempty"`
 }
 

@@ -47,7 +47,7 @@ type Checker struct {
 	sym        []model.Perm // the system's symmetries (without the identity)
 	symInv     []model.Perm // their inverses
 	toZero     []int        // with a regular group: per node i, the index in sym of the symmetry mapping i to node 0 (-1 for node 0), else nil
-	slp        *sleepTab    // the actions' bits in sleep sets (nil: more than 64)
+	slp        *sleepTab    // the actions' bits in sleep sets
 	sleepOut   uint64       // SuccSleep
 	tmp        model.World  // scratch for decoding the relative form
 	segs       []byte       // relRep: each node's relative segment

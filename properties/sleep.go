@@ -1,7 +1,9 @@
 package properties
 
 import (
+	"fmt"
 	"math/bits"
+	"sort"
 
 	"lfccheck/model"
 )
@@ -36,18 +38,37 @@ import (
 // sleepAllIndependent breaks the independence relation (tests).
 var sleepAllIndependent = false
 
-// sleepTab numbers the actions of a system for sleep sets: per node, a
-// bit per action kind other than Deliver, then one per link into it.
+// sleepBits is the size of a sleep set: transitions are named by bits of
+// a uint64.
+const sleepBits = 64
+
+// sleepTab numbers the actions of a system for sleep sets. An action's
+// name is its node and, per node, its kind if not Deliver, else the link
+// it delivers from: nodes x (kinds other than Deliver + links into a
+// node) names in all. When there are more than 64, only 64 of them are
+// tracked (have a bit): those enabled most often on a few random runs
+// from the initial state (rankNames; the links a topology's trees never
+// use, for one, are never enabled), then every node's kinds other than
+// Deliver, then the links, node by node. An untracked action is never
+// asleep and never put to sleep, and a renaming that maps a tracked name
+// onto an untracked one drops it from the set. Leaving names out only
+// makes sleep sets smaller, which is sound: each set stays a subset of
+// the one the full table would give the same state (the contribution of
+// a transition, (Z or explored before it) and independent of it, is
+// monotone in Z), and a smaller set explores more transitions whose
+// successors get sets no larger, so the search visits every state it
+// would visit with all names tracked, at the same level.
 type sleepTab struct {
-	kind []int    // per kind: its index among the kinds other than Deliver, or -1 for Deliver
-	nk   int      // kinds other than Deliver
-	per  int      // bits per node
-	node []uint64 // per node: its bits
-	ren  [][]uint8
+	kind    []int    // per kind: its index among the kinds other than Deliver, or -1 for Deliver
+	nk      int      // kinds other than Deliver
+	per     int      // names per node
+	bitOf   []int8   // per name: its bit, or -1 (untracked)
+	node    []uint64 // per node: its bits
+	ren     [][]int8 // per renaming, per bit: the bit it becomes, or -1
+	tracked int      // names with a bit
 }
 
-// newSleepTab returns the table of sys with the renamings sym, or nil when
-// its actions need more than 64 bits.
+// newSleepTab returns the table of sys with the renamings sym.
 func newSleepTab(sys *model.System, sym []model.Perm) *sleepTab {
 	P := sys.P
 	t := &sleepTab{kind: make([]int, len(sys.Kinds)), node: make([]uint64, P)}
@@ -59,51 +80,123 @@ func newSleepTab(sys *model.System, sym []model.Perm) *sleepTab {
 		}
 	}
 	t.per = t.nk + P - 1
-	if P*t.per > 64 {
-		return nil
+	t.bitOf = make([]int8, P*t.per)
+	for g := range t.bitOf {
+		t.bitOf[g] = -1
+	}
+	var byBit []int // the name of each bit
+	track := func(g int) {
+		if len(byBit) < sleepBits {
+			t.bitOf[g] = int8(len(byBit))
+			byBit = append(byBit, g)
+		}
+	}
+	if len(t.bitOf) > sleepBits {
+		for _, g := range t.rankNames(sys) {
+			track(g)
+		}
 	}
 	for n := range P {
-		t.node[n] = (uint64(1)<<t.per - 1) << (n * t.per)
-		if sleepAllIndependent {
-			t.node[n] = 0
+		for j := range t.nk {
+			if t.bitOf[n*t.per+j] < 0 {
+				track(n*t.per + j)
+			}
+		}
+	}
+	for n := range P {
+		for j := t.nk; j < t.per; j++ {
+			if t.bitOf[n*t.per+j] < 0 {
+				track(n*t.per + j)
+			}
+		}
+	}
+	t.tracked = len(byBit)
+	for b, g := range byBit {
+		if !sleepAllIndependent {
+			t.node[g/t.per] |= 1 << b
 		}
 	}
 	for _, p := range sym {
-		r := make([]uint8, P*t.per)
-		for n := range P {
+		r := make([]int8, len(byBit))
+		for b, g := range byBit {
+			n, j := g/t.per, g%t.per
 			to := int(p.Node[n])
-			for k := range sys.Kinds {
-				if t.kind[k] >= 0 {
-					r[t.slot(k, n, 0)] = uint8(t.slot(k, to, 0))
-					continue
-				}
-				for peer := range P {
-					if peer != n {
-						r[t.slot(k, n, peer)] = uint8(t.slot(k, to, int(p.Node[peer])))
-					}
-				}
+			if j < t.nk {
+				r[b] = t.bitOf[to*t.per+j]
+				continue
 			}
+			peer := j - t.nk
+			if peer >= n {
+				peer++
+			}
+			r[b] = t.bitOf[t.name(to, int(p.Node[peer]))]
 		}
 		t.ren = append(t.ren, r)
 	}
 	return t
 }
 
-// slot is the bit number of the action of kind k by node n (from peer,
-// for a delivery).
-func (t *sleepTab) slot(k, n, peer int) int {
-	if j := t.kind[k]; j >= 0 {
-		return n*t.per + j
+// rankNames returns the names of the actions enabled in the states of a
+// few runs from the initial state, each step chosen at random (a fixed
+// seed: the table, and with it every count of the search, is the same on
+// every run), most often enabled first. A run ends where no action is
+// enabled or an action fails (the search will report that).
+func (t *sleepTab) rankNames(sys *model.System) []int {
+	const runs, steps = 16, 500
+	count := make([]int, len(t.bitOf))
+	rng := uint64(0x9e3779b97f4a7c15)
+	var acts []model.Action
+	var out model.Outbox
+	for range runs {
+		w := sys.Initial()
+		for range steps {
+			acts = w.Enabled(acts[:0])
+			if len(acts) == 0 {
+				break
+			}
+			for _, a := range acts {
+				count[t.nameOf(a)]++
+			}
+			rng ^= rng << 13
+			rng ^= rng >> 7
+			rng ^= rng << 17
+			if w.Apply(acts[rng%uint64(len(acts))], &out) != nil {
+				break
+			}
+		}
 	}
+	var names []int
+	for g, n := range count {
+		if n > 0 {
+			names = append(names, g)
+		}
+	}
+	sort.SliceStable(names, func(i, j int) bool { return count[names[i]] > count[names[j]] })
+	return names
+}
+
+// nameOf is action a's name.
+func (t *sleepTab) nameOf(a model.Action) int {
+	if j := t.kind[a.Kind]; j >= 0 {
+		return int(a.Node)*t.per + j
+	}
+	return t.name(int(a.Node), int(a.Peer))
+}
+
+// name is the name of a delivery to node n from peer.
+func (t *sleepTab) name(n, peer int) int {
 	if peer > n {
 		peer--
 	}
 	return n*t.per + t.nk + peer
 }
 
-// bit is action a's bit.
+// bit is action a's bit (0: untracked).
 func (t *sleepTab) bit(a model.Action) uint64 {
-	return 1 << t.slot(int(a.Kind), int(a.Node), int(a.Peer))
+	if b := t.bitOf[t.nameOf(a)]; b >= 0 {
+		return 1 << b
+	}
+	return 0
 }
 
 // rename renames the sleep set z by the symmetry with index h (-1: none).
@@ -116,19 +209,26 @@ func (t *sleepTab) rename(z uint64, h int) uint64 {
 	for z != 0 {
 		i := bits.TrailingZeros64(z)
 		z &= z - 1
-		out |= 1 << r[i]
+		if b := r[i]; b >= 0 {
+			out |= 1 << b
+		}
 	}
 	return out
 }
 
-// SleepOff implements explore.Sleeper: it says why sleep sets cannot be
-// used, or returns "": the system's actions need more than 64 bits, or a
-// liveness property is checked on the state graph (whose edges sleep sets
-// would leave out).
-func (c *Checker) SleepOff() string {
-	if c.slp == nil {
-		return "the configuration has more than 64 actions (nodes x (kinds other than deliver + links into a node))"
+// SleepNote implements explore.SleepNoter: it says how many of the
+// actions' names sleep sets track when they do not track them all.
+func (c *Checker) SleepNote() string {
+	if all := c.Sys.P * c.slp.per; c.slp.tracked < all {
+		return fmt.Sprintf("%d of the %d actions (nodes x (kinds other than deliver + links into a node)) are tracked, the others never left out", c.slp.tracked, all)
 	}
+	return ""
+}
+
+// SleepOff implements explore.Sleeper: it says why sleep sets cannot be
+// used, or returns "": a liveness property is checked on the state graph
+// (whose edges sleep sets would leave out).
+func (c *Checker) SleepOff() string {
 	if c.live != nil {
 		for _, i := range c.live.props {
 			if !c.OnEndStates(&c.Props[i]) {

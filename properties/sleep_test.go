@@ -37,3 +37,39 @@ func TestSleepSetsBrokenIndependenceIsCaught(t *testing.T) {
 		t.Logf("%s: broken sleep sets %s %d states, without %s %d states", cfg.Params.(*mcast.Params).Describe(), on.Verdict, on.Stats.States, off.Verdict, off.Stats.States)
 	}
 }
+
+// The sleep-set table tracks every action's name up to 64 and 64 beyond
+// (App. A.2's 9 nodes: 99 names), and renames consistently, dropping the
+// names that renaming maps onto untracked ones.
+func TestSleepTabRenames(t *testing.T) {
+	a2 := mcast.Defaults()
+	if err := a2.SetTopologyFile("overlap-a2.topo", mcast.OverlapA2File); err != nil {
+		t.Fatal(err)
+	}
+	a2.Casts = []model.Cast{{Group: "g1", Root: 0, Count: 1}, {Group: "g2", Root: 3, Count: 1}, {Group: "g3", Root: 6, Count: 1}}
+	for _, c := range []struct {
+		cfg            model.Config
+		tracked, names int
+		drops          bool
+	}{
+		{mcast.Config("binary", 4, 1, 1), 24, 24, false},
+		{mcast.Config("chain", 7, 1, 1), 63, 63, false},
+		{mcast.Config("chain", 8, 1, 1), 64, 80, true},
+		{model.Config{Protocol: "mcast", Nodes: 9, Params: a2}, 64, 99, true},
+	} {
+		ck, err := protocols.Build(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tracked, names, drops, err := properties.CheckSleepTab(ck)
+		if err != nil {
+			t.Fatalf("%v: %v", c.cfg.Params, err)
+		}
+		if tracked != c.tracked || names != c.names || (drops > 0) != c.drops {
+			t.Errorf("%v: %d of %d names tracked, %d dropped by renamings; want %d of %d, drops %v", c.cfg.Params, tracked, names, drops, c.tracked, c.names, c.drops)
+		}
+		if note := ck.SleepNote(); (note != "") != (tracked < names) {
+			t.Errorf("%v: note %q", c.cfg.Params, note)
+		}
+	}
+}

@@ -3,11 +3,14 @@ package protocols_test
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
 
@@ -125,6 +128,53 @@ func TestSleepSetsOnRandomConfigurations(t *testing.T) {
 		cfg, p := randomMCAST(rng)
 		t.Run(fmt.Sprintf("%d %s", i, p.Describe()), func(t *testing.T) {
 			compareSleep(t, cfg, rng.Intn(2) == 0, 200_000)
+		})
+	}
+}
+
+// Configurations whose actions have more than 64 names (nodes x (kinds
+// other than deliver + links into a node)) track 64 of them and keep
+// their states: 8 and 9 nodes, with casts that make trees forward, and
+// App. A.2's groups with the rotations that map them onto themselves
+// (renamings then drop names that lose their bit).
+func TestSleepSetsTrackSomeActions(t *testing.T) {
+	a2 := func(casts ...model.Cast) model.Config {
+		p := mcast.Defaults()
+		if err := p.SetTopologyFile("overlap-a2.topo", mcast.OverlapA2File); err != nil {
+			t.Fatal(err)
+		}
+		p.Casts = casts
+		return model.Config{Protocol: "mcast", Nodes: 9, Params: p}
+	}
+	// UCAST on a ring of 8, every node sending one packet to the next:
+	// the 8 rotations map it onto itself.
+	ring := ucast.Config(8, 1, 1)
+	for i := range 8 {
+		ring.Params.(*ucast.Params).Flows = append(ring.Params.(*ucast.Params).Flows, ucast.Flow{Src: i, Dst: (i + 1) % 8, Count: 1})
+	}
+	cfgs := []model.Config{
+		mcast.Casts("binary", 8, 1, model.Cast{Root: 0, Count: 1}),
+		mcast.Casts("chain", 8, 1, model.Cast{Root: 0, Count: 1}),
+		a2(model.Cast{Group: "g1", Root: 0, Count: 1}, model.Cast{Group: "g2", Root: 3, Count: 1}),
+		ring,
+	}
+	early := mcast.Casts("chain", 8, 1, model.Cast{Root: 0, Count: 2})
+	early.Variant = mcast.EarlyRelease
+	cfgs = append(cfgs, early)
+	for _, cfg := range cfgs {
+		t.Run(cfg.Describe(), func(t *testing.T) {
+			on, ok := sleepSearch(t, cfg, true, true, 300_000)
+			if !ok {
+				t.Fatal("over 300000 states")
+			}
+			if !on.on || !strings.Contains(on.note, "64 of the") {
+				t.Fatalf("sleep sets on: %v, note %q", on.on, on.note)
+			}
+			if on.skipped == 0 {
+				t.Errorf("no transition left out")
+			}
+			compareSleep(t, cfg, true, 300_000)
+			t.Logf("%s, %d states, %d transitions, %d left out", on.verdict, on.states, on.trans, on.skipped)
 		})
 	}
 }

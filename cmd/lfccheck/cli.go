@@ -712,7 +712,11 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 // sleepNote says what sleep sets did in a search, or why it used none.
 func sleepNote(s explore.SleepInfo) string {
 	if s.On {
-		return fmt.Sprintf("on: %d transitions left out (their successors are reached through another order of independent steps of different nodes; every state is still visited)", s.Skipped)
+		on := fmt.Sprintf("on: %d transitions left out (their successors are reached through another order of independent steps of different nodes; every state is still visited)", s.Skipped)
+		if s.Note != "" {
+			on += "; " + s.Note
+		}
+		return on
 	}
 	if s.Note == "" {
 		return "off: breadth-first search only"
