@@ -37,6 +37,10 @@ func BenchmarkExplore(b *testing.B) {
 		// Binary P=4 (the README's throughput figures), one worker and two.
 		{"mcast-binary-4n-c1-k1/exact/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1},
 		{"mcast-binary-4n-c1-k1/exact/workers=2", mcast.Config("binary", 4, 1, 1), false, false, false, 2},
+		// A run of about a minute (6.8M orbits), for the speedup of two
+		// workers over one: compare their states/s.
+		{"mcast-binary-4n-c2-k1/exact/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1},
+		{"mcast-binary-4n-c2-k1/exact/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
