@@ -1,7 +1,10 @@
 package explore_test
 
 import (
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"lfccheck/explore"
 	"lfccheck/model"
@@ -68,5 +71,44 @@ func BenchmarkExplore(b *testing.B) {
 				b.ReportMetric(float64(graph)/float64(states), "graph-bytes/state")
 			}
 		})
+	}
+}
+
+// BenchmarkMachine measures what the machine's cores give a loop of random
+// read-modify-writes on a table private to each goroutine (no sharing at
+// all): the ceiling for the search's speedup with more workers. Compare
+// ops/s of goroutines=1 and goroutines=2.
+func BenchmarkMachine(b *testing.B) {
+	for _, kib := range []int{32, 2048, 16384} {
+		for _, g := range []int{1, 2} {
+			b.Run(fmt.Sprintf("private-%dKiB/goroutines=%d", kib, g), func(b *testing.B) {
+				const ops = 20_000_000
+				tabs := make([][]uint64, g)
+				for i := range tabs {
+					tabs[i] = make([]uint64, kib*1024/8)
+				}
+				b.ResetTimer()
+				start := time.Now()
+				for n := 0; n < b.N; n++ {
+					var wg sync.WaitGroup
+					for i := range g {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							t, x := tabs[i], uint64(i+1)*0x9e3779b97f4a7c15
+							m := uint64(len(t) - 1)
+							for range ops / g {
+								x ^= x << 13
+								x ^= x >> 7
+								x ^= x << 17
+								t[(x>>7)&m] += t[x&m]
+							}
+						}()
+					}
+					wg.Wait()
+				}
+				b.ReportMetric(float64(ops)*float64(b.N)/time.Since(start).Seconds(), "ops/s")
+			})
+		}
 	}
 }
