@@ -42,11 +42,6 @@ func TestSleepSetsBrokenIndependenceIsCaught(t *testing.T) {
 // (App. A.2's 9 nodes: 99 names), and renames consistently, dropping the
 // names that renaming maps onto untracked ones.
 func TestSleepTabRenames(t *testing.T) {
-	a2 := mcast.Defaults()
-	if err := a2.SetTopologyFile("overlap-a2.topo", mcast.OverlapA2File); err != nil {
-		t.Fatal(err)
-	}
-	a2.Casts = []model.Cast{{Group: "g1", Root: 0, Count: 1}, {Group: "g2", Root: 3, Count: 1}, {Group: "g3", Root: 6, Count: 1}}
 	for _, c := range []struct {
 		cfg            model.Config
 		tracked, names int
@@ -55,7 +50,8 @@ func TestSleepTabRenames(t *testing.T) {
 		{mcast.Config("binary", 4, 1, 1), 24, 24, false},
 		{mcast.Config("chain", 7, 1, 1), 63, 63, false},
 		{mcast.Config("chain", 8, 1, 1), 64, 80, true},
-		{model.Config{Protocol: "mcast", Nodes: 9, Params: a2}, 64, 99, true},
+		{mcast.OverlapA2Config(model.Cast{Group: "g1", Root: 0, Count: 1}, model.Cast{Group: "g2", Root: 3, Count: 1},
+			model.Cast{Group: "g3", Root: 6, Count: 1}), 64, 99, true},
 	} {
 		ck, err := protocols.Build(c.cfg)
 		if err != nil {

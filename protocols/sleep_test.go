@@ -134,18 +134,11 @@ func TestSleepSetsOnRandomConfigurations(t *testing.T) {
 
 // Configurations whose actions have more than 64 names (nodes x (kinds
 // other than deliver + links into a node)) track 64 of them and keep
-// their states: 8 and 9 nodes, with casts that make trees forward, and
-// App. A.2's groups with the rotations that map them onto themselves
-// (renamings then drop names that lose their bit).
+// their states: 8 and 9 nodes with casts that make trees forward (App.
+// A.2's groups with two of its casts), a ring of 8 whose rotations map it
+// onto itself, and a broken variant. (TestSleepTabRenames checks the
+// renamings that drop names, on A.2 with all three casts.)
 func TestSleepSetsTrackSomeActions(t *testing.T) {
-	a2 := func(casts ...model.Cast) model.Config {
-		p := mcast.Defaults()
-		if err := p.SetTopologyFile("overlap-a2.topo", mcast.OverlapA2File); err != nil {
-			t.Fatal(err)
-		}
-		p.Casts = casts
-		return model.Config{Protocol: "mcast", Nodes: 9, Params: p}
-	}
 	// UCAST on a ring of 8, every node sending one packet to the next:
 	// the 8 rotations map it onto itself.
 	ring := ucast.Config(8, 1, 1)
@@ -155,7 +148,7 @@ func TestSleepSetsTrackSomeActions(t *testing.T) {
 	cfgs := []model.Config{
 		mcast.Casts("binary", 8, 1, model.Cast{Root: 0, Count: 1}),
 		mcast.Casts("chain", 8, 1, model.Cast{Root: 0, Count: 1}),
-		a2(model.Cast{Group: "g1", Root: 0, Count: 1}, model.Cast{Group: "g2", Root: 3, Count: 1}),
+		mcast.OverlapA2Config(model.Cast{Group: "g1", Root: 0, Count: 1}, model.Cast{Group: "g2", Root: 3, Count: 1}),
 		ring,
 	}
 	early := mcast.Casts("chain", 8, 1, model.Cast{Root: 0, Count: 2})

@@ -113,6 +113,17 @@ func OverlapConfig(groups int) model.Config {
 	return model.Config{Protocol: "mcast", Nodes: 6, Params: p}
 }
 
+// OverlapA2Config is App. A.2's three groups on 9 nodes
+// (overlap-a2.topo) with the multicasts casts.
+func OverlapA2Config(casts ...model.Cast) model.Config {
+	p := Defaults()
+	if err := p.SetTopologyFile("overlap-a2.topo", OverlapA2File); err != nil {
+		panic("mcast: embedded topology: " + err.Error())
+	}
+	p.Casts = append([]model.Cast(nil), casts...)
+	return model.Config{Protocol: "mcast", Nodes: 9, Params: p}
+}
+
 // staticClaims are the buffer dependency graph's verdicts on the tree
 // families at P=64 and P=1024, on chains, and on App. A.2's groups.
 func staticClaims() []model.StaticClaim {
