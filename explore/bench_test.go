@@ -79,13 +79,16 @@ func BenchmarkExplore(b *testing.B) {
 // all): the ceiling for the search's speedup with more workers. Compare
 // ops/s of goroutines=1 and goroutines=2.
 func BenchmarkMachine(b *testing.B) {
-	for _, kib := range []int{32, 2048, 16384} {
+	for _, kib := range []int{32, 2048, 16384, 65536, 262144} {
 		for _, g := range []int{1, 2} {
 			b.Run(fmt.Sprintf("private-%dKiB/goroutines=%d", kib, g), func(b *testing.B) {
 				const ops = 20_000_000
 				tabs := make([][]uint64, g)
 				for i := range tabs {
 					tabs[i] = make([]uint64, kib*1024/8)
+					for j := range tabs[i] {
+						tabs[i][j] = uint64(j) // fault the pages in before the timer
+					}
 				}
 				b.ResetTimer()
 				start := time.Now()
