@@ -141,10 +141,11 @@ func TestSleepSetsOnRandomConfigurations(t *testing.T) {
 func TestSleepSetsTrackSomeActions(t *testing.T) {
 	// UCAST on a ring of 8, every node sending one packet to the next:
 	// the 8 rotations map it onto itself.
-	ring := ucast.Config(8, 1, 1)
+	var next []ucast.Flow
 	for i := range 8 {
-		ring.Params.(*ucast.Params).Flows = append(ring.Params.(*ucast.Params).Flows, ucast.Flow{Src: i, Dst: (i + 1) % 8, Count: 1})
+		next = append(next, ucast.Flow{Src: i, Dst: (i + 1) % 8, Count: 1})
 	}
+	ring := ucast.Flows(8, 1, next...)
 	cfgs := []model.Config{
 		mcast.Casts("binary", 8, 1, model.Cast{Root: 0, Count: 1}),
 		mcast.Casts("chain", 8, 1, model.Cast{Root: 0, Count: 1}),

@@ -121,10 +121,8 @@ func TestSymmetryOnRandomConfigurations(t *testing.T) {
 
 // Symmetry is found only where the configuration has it.
 func TestSymmetryDetection(t *testing.T) {
-	ring := ucast.Config(3, 1, 1)
-	ring.Params.(*ucast.Params).Flows = []ucast.Flow{{Src: 0, Dst: 1, Count: 2}, {Src: 1, Dst: 2, Count: 2}, {Src: 2, Dst: 0, Count: 2}}
-	oneWay := ucast.Config(3, 1, 1)
-	oneWay.Params.(*ucast.Params).Flows = []ucast.Flow{{Src: 0, Dst: 1, Count: 2}}
+	ring := ucast.Flows(3, 1, ucast.Flow{Src: 0, Dst: 1, Count: 2}, ucast.Flow{Src: 1, Dst: 2, Count: 2}, ucast.Flow{Src: 2, Dst: 0, Count: 2})
+	oneWay := ucast.Flows(3, 1, ucast.Flow{Src: 0, Dst: 1, Count: 2})
 	rootZero := mcast.Config("binary", 4, 1, 1)
 	rootZero.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 1}}
 	opposite := mcast.Config("binary", 4, 1, 1)

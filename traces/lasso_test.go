@@ -14,9 +14,8 @@ import (
 // sending n packets to node 1 and eventual-delivery checked on the graph.
 func bounce(t *testing.T, n int) *properties.Checker {
 	t.Helper()
-	cfg := ucast.Config(2, 1, 1)
+	cfg := ucast.Flows(2, 1, ucast.Flow{Src: 0, Dst: 1, Count: n})
 	cfg.Variant = ucast.CreditBounce
-	cfg.Params.(*ucast.Params).Flows = []ucast.Flow{{Src: 0, Dst: 1, Count: n}}
 	cfg.Properties = []string{"eventual-delivery"}
 	ck, err := properties.Build(cfg)
 	if err != nil {

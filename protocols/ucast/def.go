@@ -36,6 +36,14 @@ func Config(nodes, credits, packets int) model.Config {
 	return model.Config{Protocol: "ucast", Nodes: nodes, Params: p}
 }
 
+// Flows is a UCAST configuration of nodes NIs and credits C whose
+// workload is flows.
+func Flows(nodes, credits int, flows ...Flow) model.Config {
+	c := Config(nodes, credits, 1)
+	c.Params.(*Params).Flows = flows
+	return c
+}
+
 func claims() []model.Claim {
 	const doc = "UCAST is reliable, FIFO and deadlock-free"
 	var cs []model.Claim
@@ -43,10 +51,8 @@ func claims() []model.Claim {
 		cs = append(cs, model.Claim{Name: fmt.Sprintf("P=%d C=%d K=%d", c[0], c[1], c[2]),
 			Config: Config(c[0], c[1], c[2]), Expect: "pass", Ref: "§4.1", Doc: doc})
 	}
-	flows := Config(3, 1, 1)
-	fp := flows.Params.(*Params)
-	fp.Flows = []Flow{{0, 1, 3}, {1, 0, 3}, {2, 1, 2}}
-	cs = append(cs, model.Claim{Name: "P=3 C=1 flows=" + Join(fp.Flows), Config: flows, Expect: "pass", Ref: "§4.1", Doc: doc})
+	fl := []Flow{{0, 1, 3}, {1, 0, 3}, {2, 1, 2}}
+	cs = append(cs, model.Claim{Name: "P=3 C=1 flows=" + Join(fl), Config: Flows(3, 1, fl...), Expect: "pass", Ref: "§4.1", Doc: doc})
 	refresh := Config(2, 1, 2)
 	refresh.Params.(*Params).Refresh = 2
 	cs = append(cs, model.Claim{Name: "refresh>C P=2 C=1 K=2", Config: refresh, Expect: "fail deadlock", Ref: "Fig. 4.3",
@@ -110,9 +116,7 @@ func BounceVariant(ex model.Config) model.Variant {
 // oneWay is two nodes where only node 0 sends, two packets with one
 // credit: the second waits for the credit that comes back.
 func oneWay() model.Config {
-	c := Config(2, 1, 1)
-	c.Params.(*Params).Flows = []Flow{{0, 1, 2}}
-	return c
+	return Flows(2, 1, Flow{0, 1, 2})
 }
 
 // Deadlock: a state with no enabled action must be a proper end; the
