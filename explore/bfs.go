@@ -130,6 +130,8 @@ type bfs struct {
 	skipBase   int64   // left out before the level
 	notLayered atomic.Bool
 	sleepNote  string
+
+	ck *ckpt // checkpoints (Options.Checkpoint), or nil
 }
 
 type encRef struct {
@@ -246,12 +248,23 @@ func (b *bfs) keyAt(id int) (uint64, error) {
 func (b *bfs) run() (Result, error) {
 	r, err := b.search1()
 	r.Sleep = SleepInfo{On: b.sleep, Skipped: b.skipped.Load(), Note: b.sleepNote}
+	if ck := b.ck; ck != nil && err == nil {
+		if r.Verdict == Incomplete && ck.info.Written+btoi(ck.info.Resumed) > 0 {
+			ck.info.Kept = true
+		} else {
+			ck.remove()
+		}
+		info := ck.info
+		r.Checkpoint = &info
+	}
 	return r, err
 }
 
 // useSleep decides whether the search uses sleep sets.
 func (b *bfs) useSleep() {
 	switch {
+	case b.opt.restartNote != "":
+		b.sleepNote = b.opt.restartNote
 	case b.opt.NoSleep:
 		b.sleepNote = "turned off"
 	case b.search.g != nil:
@@ -303,6 +316,9 @@ func (b *bfs) search1() (Result, error) {
 		b.ws[i] = w
 	}
 	ws := b.ws
+	if err := b.startCheckpoints(); err != nil {
+		return Result{}, err
+	}
 	init, verr := s.m.Initial()
 	var ends []int
 	if sg, ok := s.m.(Segmenter); ok && !b.fp {
@@ -311,35 +327,50 @@ func (b *bfs) search1() (Result, error) {
 	} else {
 		b.tr.k, ends = 1, []int{len(init)}
 	}
-	k := Hash(init)
-	if !b.fp {
-		var ok bool
-		if b.tr.k == 0 || ends[len(ends)-1] != len(init) {
-			return Result{}, errors.New("explore: the model's segments do not cover the initial state")
-		}
-		if k, _, ok = b.tr.key(init, ends, nil, nil, nil); !ok {
-			return Result{}, errors.New("explore: the initial state cannot be stored")
-		}
+	if b.ck != nil {
+		b.ck.id = b.ckptID(init)
 	}
-	if _, _, ok := b.roots.insert(k, 0, 0); !ok {
-		return Result{}, errors.New("explore: the initial state cannot be stored")
-	}
-	if b.fp {
-		b.front0 = append([]byte(nil), init...)
-		b.lvl.aux(0).enc = ws[0].ar[ws[0].cur^1].add(init)
-	}
-	b.commit(0)
-	ws[0].cur ^= 1
 	if ct, ok := s.m.(Counter); ok && ws[0].ct != nil {
-		b.ctMain, b.countMax, b.counts = ct, ct.CountMax(), ct.Counts(nil)
+		b.ctMain, b.countMax = ct, ct.CountMax()
 	}
-	if verr != nil {
-		return s.fail(verr, nil)
+	start := 0
+	if b.opt.Resume {
+		b.counts = make([]int64, len(b.countMax))
+		if verr != nil {
+			return Result{}, ckptErr("the initial state violates a property: there is nothing to resume")
+		}
+		var err error
+		if start, err = b.loadCheckpoint(); err != nil {
+			return Result{}, err
+		}
+		if !b.sleep {
+			// The checkpoint is of the search run again without them.
+			for _, w := range ws {
+				w.sl = nil
+			}
+		}
+	} else {
+		if err := b.store0(init, ends); err != nil {
+			return Result{}, err
+		}
+		if verr != nil {
+			return s.fail(verr, nil)
+		}
+		b.lo, b.hi = 0, 1
 	}
-	b.lo, b.hi = 0, 1
-	for depth := 0; b.lo < b.hi; depth++ {
+	for depth := start; b.lo < b.hi; depth++ {
+		s.depth = depth
+		if b.checkpointDue(depth) || (b.ck != nil && s.opt.MaxDepth > 0 && depth >= s.opt.MaxDepth && !b.checkpointAt(depth)) {
+			if err := b.writeCheckpoint(depth); err != nil {
+				s.transitions = b.trans.Load()
+				b.setCounts()
+				return s.finish(Incomplete, fmt.Sprintf("writing the checkpoint to %s failed: %v", b.ck.dir, err)), nil
+			}
+		}
 		s.depth = depth
 		if s.opt.MaxDepth > 0 && depth >= s.opt.MaxDepth {
+			s.transitions = b.trans.Load()
+			b.setCounts()
 			return s.finish(Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", s.opt.MaxDepth, b.hi-b.lo)), nil
 		}
 		if r, done, err := b.level(ws); done || err != nil {
@@ -354,6 +385,42 @@ func (b *bfs) search1() (Result, error) {
 		return s.liveness()
 	}
 	return s.finish(Pass, ""), nil
+}
+
+// store0 stores the initial state, with the encoding init and segment
+// ends, as the first level.
+func (b *bfs) store0(init []byte, ends []int) error {
+	ws := b.ws
+	k := Hash(init)
+	if !b.fp {
+		var ok bool
+		if b.tr.k == 0 || ends[len(ends)-1] != len(init) {
+			return errors.New("explore: the model's segments do not cover the initial state")
+		}
+		if k, _, ok = b.tr.key(init, ends, nil, nil, nil); !ok {
+			return errors.New("explore: the initial state cannot be stored")
+		}
+	}
+	if _, _, ok := b.roots.insert(k, 0, 0); !ok {
+		return errors.New("explore: the initial state cannot be stored")
+	}
+	if b.fp {
+		b.front0 = append([]byte(nil), init...)
+		b.lvl.aux(0).enc = ws[0].ar[ws[0].cur^1].add(init)
+	}
+	b.commit(0)
+	ws[0].cur ^= 1
+	if b.ctMain != nil {
+		b.counts = b.ctMain.Counts(nil)
+	}
+	return nil
+}
+
+// checkpointAt reports whether the newest checkpoint is the one before
+// the level at depth.
+func (b *bfs) checkpointAt(depth int) bool {
+	ck := b.ck
+	return ck.info.Written+btoi(ck.info.Resumed) > 0 && ck.info.Depth == depth
 }
 
 // level expands ids [lo, hi) with the workers and commits the states they

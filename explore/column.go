@@ -15,8 +15,13 @@ import (
 // only the last, unwritten 64 KiB in memory. If no temporary file can
 // be made, or writing to it fails (a full disk), the values from then on
 // stay in memory.
+//
+// A search that keeps checkpoints gives its columns a path instead (see
+// checkpoint.go): the file is made there, kept, and flushed and synced at
+// every checkpoint.
 type column struct {
 	width   int
+	path    string   // the file to write, kept (checkpoints); "" for a temporary file
 	tried   bool     // a temporary file was asked for
 	f       *os.File // the file, open for reading
 	name    string   // the file's name if it could not be unlinked
@@ -50,15 +55,7 @@ func (c *column) add(v uint64) {
 // spill moves the full buffer to the file (made on first use) or, if
 // there is none, to the in-memory chunks.
 func (c *column) spill() {
-	if !c.tried {
-		c.tried = true
-		if f, err := os.CreateTemp("", "lfccheck-search-*"); err == nil {
-			c.f = f
-			if os.Remove(f.Name()) != nil {
-				c.name = f.Name()
-			}
-		}
-	}
+	c.open()
 	if c.f != nil && !c.failed && len(c.chunks) == 0 {
 		if _, err := c.f.Write(c.buf); err == nil {
 			c.written += int64(len(c.buf))
@@ -69,6 +66,67 @@ func (c *column) spill() {
 	}
 	c.chunks = append(c.chunks, c.buf)
 	c.buf = make([]byte, 0, colChunk)
+}
+
+// open makes the column's file, once: a temporary one that is unlinked at
+// once, or, with a path, that file (emptied).
+func (c *column) open() {
+	if c.tried {
+		return
+	}
+	c.tried = true
+	if c.path != "" {
+		if f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err == nil {
+			c.f = f
+		}
+		return
+	}
+	if f, err := os.CreateTemp("", "lfccheck-search-*"); err == nil {
+		c.f = f
+		if os.Remove(f.Name()) != nil {
+			c.name = f.Name()
+		}
+	}
+}
+
+// flush writes every value to the file and syncs it (checkpoints): the
+// file then holds exactly the column's n values.
+func (c *column) flush() error {
+	c.open()
+	if c.f == nil || c.failed || len(c.chunks) > 0 {
+		return fmt.Errorf("cannot write %s", c.path)
+	}
+	if _, err := c.f.Write(c.buf); err != nil {
+		c.failed = true
+		return err
+	}
+	c.written += int64(len(c.buf))
+	c.buf = c.buf[:0]
+	return c.f.Sync()
+}
+
+// reopen continues the column in the file at c.path, which holds at least
+// n values (a checkpoint's): any after them are dropped.
+func (c *column) reopen(n int) error {
+	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	size := int64(n) * int64(c.width)
+	if fi, err := f.Stat(); err != nil || fi.Size() < size {
+		f.Close()
+		return fmt.Errorf("%s holds fewer than the checkpoint's %d values", c.path, n)
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Seek(size, 0); err != nil {
+		f.Close()
+		return err
+	}
+	c.f, c.tried, c.n, c.written = f, true, n, size
+	return nil
 }
 
 // at returns value i.

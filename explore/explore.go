@@ -126,6 +126,24 @@ type Options struct {
 	Workers int
 	// NoSleep turns sleep sets off (see Sleeper).
 	NoSleep bool
+	// Checkpoint, when not empty, is a directory where the breadth-first
+	// search keeps a checkpoint (see checkpoint.go): it is made if need
+	// be and must not hold one already, unless Resume is set, which
+	// continues the checkpoint there (and keeps checkpointing to it).
+	// CheckpointID identifies the search for the caller (its model,
+	// configuration and options): a checkpoint is resumed only by a search
+	// with the same ID. The explorer adds only what it sees (the number
+	// of segments, the initial state's hash, sleep sets asked for), which
+	// does not tell every two configurations apart: the ID must.
+	// CheckpointEvery is the time between two
+	// checkpoints (0: at every level).
+	Checkpoint      string
+	CheckpointEvery time.Duration
+	CheckpointID    string
+	Resume          bool
+	// restartNote, on the search that BFS runs again without sleep sets,
+	// says why.
+	restartNote string
 	// Live, when set, records the state graph during the search and,
 	// once the search has explored everything without a violation,
 	// checks the liveness properties it lists on the graph (see Live).
@@ -170,10 +188,13 @@ type Result struct {
 	Stats Stats
 	// Sleep says whether the breadth-first search used sleep sets.
 	Sleep SleepInfo
+	// Checkpoint describes the checkpoints (Options.Checkpoint), or is nil.
+	Checkpoint *CheckpointInfo
 }
 
 // BFS explores m breadth first until it finds a violation, exhausts the
-// state space or hits a limit. The error is for internal failures only.
+// state space or hits a limit. The error is for internal failures, and a
+// *CheckpointError for checkpoints that cannot be used or made.
 func BFS(m Model, opt Options) (Result, error) {
 	// The model learns what to label before it is forked for workers.
 	if lm, ok := m.(LiveModel); ok && opt.Live == nil {
@@ -197,13 +218,15 @@ func BFS(m Model, opt Options) (Result, error) {
 		if opt.Progress != nil {
 			fmt.Fprintf(opt.Progress, "progress: %s; searching again without sleep sets\n", nl.Error())
 		}
-		opt.NoSleep = true
+		opt.NoSleep, opt.restartNote, opt.Resume = true, nl.Error()+": searched again without them", false
+		if b.ck != nil {
+			b.ck.remove()
+		}
 		first := b.search
 		b = newBFS(m, opt)
 		// Time, rates and peak heap are those of both searches.
 		b.search.start, b.search.peak = first.start, first.peak
 		r, err = b.run()
-		r.Sleep.Note = nl.Error() + ": searched again without them"
 	}
 	return r, err
 }

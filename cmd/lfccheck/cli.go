@@ -484,6 +484,9 @@ type checkResult struct {
 	LoopStart   int      `json:"loop_start,omitempty"`
 	Explanation []string `json:"explanation,omitempty"`
 	TraceFile   string   `json:"trace_file,omitempty"`
+	// Checkpoint describes the checkpoints of check --checkpoint or
+	// --resume.
+	Checkpoint *explore.CheckpointInfo `json:"checkpoint,omitempty"`
 
 	// explanation's items also appear under the field the property names
 	// (for a deadlock: wait_for_cycle).
@@ -536,6 +539,8 @@ func runCheck(args []string, e env) (int, error) {
 	var hf huntFlags
 	hf.register(fs)
 	sf.register(fs, 0, false)
+	var cpf checkpointFlags
+	cpf.register(fs)
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
 	}
@@ -567,9 +572,15 @@ func runCheck(args []string, e env) (int, error) {
 		return 0, usageError{err}
 	}
 	sf.setUp(ck)
+	if err := cpf.apply(fs, &opt, ck, &sf, hf.search); err != nil {
+		return 0, err
+	}
 	var res checked
 	if hunt == nil {
 		res, err = checkOne(ck, opt)
+		if err != nil {
+			return 0, checkpointError(err, opt.Checkpoint)
+		}
 	} else {
 		res, err = checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
 			return runHunt(ck, opt, hunt, hf.search)
@@ -671,6 +682,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		SymmetryNote: symmetryNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
 		Statistics: ck.Statistics(),
 		SleepSets:  r.Sleep.On, SleepSetsSkipped: r.Sleep.Skipped, SleepSetsNote: sleepNote(r.Sleep),
+		Checkpoint: r.Checkpoint,
 	}}
 	if hs != nil {
 		c.json.Walks, c.json.WalksPerS, c.json.Coverage = hs.Walks, hs.WalksPer, hs.Coverage
@@ -808,7 +820,11 @@ func printCheck(w io.Writer, c checked) {
 		}
 		disk := ""
 		if j.DiskBytes > 0 {
-			disk = fmt.Sprintf("; keys and parents for traces in a temporary file, %s", explore.FormatBytes(uint64(j.DiskBytes)))
+			where := "a temporary file"
+			if j.Checkpoint != nil {
+				where = j.Checkpoint.Dir
+			}
+			disk = fmt.Sprintf("; keys and parents for traces in %s, %s", where, explore.FormatBytes(uint64(j.DiskBytes)))
 		}
 		fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)%s\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per, disk)
 	case "dfs":
@@ -823,6 +839,9 @@ func printCheck(w io.Writer, c checked) {
 			shard = ", shard " + j.Shard
 		}
 		fmt.Fprintf(w, "search: %d random walks (seed %d%s, %.0f walks/s), %d distinct states seen\n", j.Walks, j.Seed, shard, j.WalksPerS, j.Coverage)
+	}
+	if j.Checkpoint != nil {
+		fmt.Fprintln(w, checkpointLine(j.Checkpoint, j.Verdict))
 	}
 	fmt.Fprintf(w, "reduction: %s\n", j.ReductionNote)
 	fmt.Fprintf(w, "symmetry: %s\n", j.SymmetryNote)

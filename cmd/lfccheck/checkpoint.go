@@ -1,0 +1,191 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"lfccheck/explore"
+	"lfccheck/properties"
+)
+
+// checkpointFlags are check's flags for checkpoints of long searches.
+type checkpointFlags struct {
+	dir, resume string
+	every       time.Duration
+}
+
+func (c *checkpointFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.dir, "checkpoint", "", "keep a checkpoint of the breadth-first search in this directory (made if need be; it must not hold one), taken between two levels every --checkpoint-every, so that a search cut short can be continued with --resume; removed when the search ends with a verdict")
+	fs.DurationVar(&c.every, "checkpoint-every", 30*time.Minute, "time between two checkpoints (--checkpoint, --resume)")
+	fs.StringVar(&c.resume, "resume", "", "continue the search checkpointed in this directory, and go on checkpointing there: the same configuration, properties and reductions as the search that wrote it (limits, workers and outputs may differ)")
+}
+
+// apply validates the flags and sets opt's checkpoint options for checking
+// ck with the search flags sf.
+func (c *checkpointFlags) apply(fs *pflag.FlagSet, opt *explore.Options, ck *properties.Checker, sf *searchFlags, search string) error {
+	if c.dir == "" && c.resume == "" {
+		if fs.Changed("checkpoint-every") {
+			return usagef("--checkpoint-every needs --checkpoint or --resume")
+		}
+		return nil
+	}
+	switch {
+	case fs.Changed("checkpoint") && c.dir == "", fs.Changed("resume") && c.resume == "":
+		return usagef("--checkpoint and --resume need a directory")
+	case c.dir != "" && c.resume != "":
+		return usagef("give --checkpoint DIR to start a search with checkpoints, or --resume DIR to continue one, not both")
+	case search != "bfs":
+		return usagef("checkpoints need the breadth-first search (--search bfs), not --search %s", search)
+	case sf.fingerprint:
+		return usagef("checkpoints need the exact store: drop --fingerprint")
+	case c.every <= 0:
+		return usagef("--checkpoint-every must be positive, got %v", c.every)
+	}
+	id, err := checkpointID(ck, sf)
+	if err != nil {
+		return err
+	}
+	opt.Checkpoint, opt.CheckpointEvery, opt.CheckpointID = c.dir, c.every, id
+	if c.resume != "" {
+		opt.Checkpoint, opt.Resume = c.resume, true
+	}
+	return nil
+}
+
+// checkpointIdentity is what a checkpoint must match to be resumed: the
+// lfccheck program (a checkpoint holds its encodings and tables), the
+// configuration, the properties and what changes the state space.
+type checkpointIdentity struct {
+	Program       string          `json:"program"`
+	Config        json.RawMessage `json:"config"`
+	Properties    []string        `json:"properties"`
+	Reduction     bool            `json:"reduction"`
+	Symmetry      bool            `json:"symmetry"`
+	LivenessGraph bool            `json:"liveness_graph"`
+	SleepSets     string          `json:"sleep_sets"`
+}
+
+func checkpointID(ck *properties.Checker, sf *searchFlags) (string, error) {
+	prog, err := programHash()
+	if err != nil {
+		return "", usagef("checkpoints: cannot identify the lfccheck program: %v", err)
+	}
+	cfg, err := json.Marshal(ck.Sys.Cfg)
+	if err != nil {
+		return "", err
+	}
+	id := checkpointIdentity{Program: prog, Config: cfg, Reduction: ck.Reduce, Symmetry: ck.Symmetry,
+		LivenessGraph: ck.LivenessGraph, SleepSets: sf.sleepSets}
+	for _, p := range ck.Props {
+		id.Properties = append(id.Properties, p.Name)
+	}
+	b, err := json.Marshal(id)
+	return string(b), err
+}
+
+// programHash is the SHA-256 of the running executable.
+func programHash() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// checkpointError words an explorer's checkpoint error for the command
+// line: for another search's checkpoint, what differs.
+func checkpointError(err error, dir string) error {
+	var ce *explore.CheckpointError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if ce.Exists {
+		return usagef("%v: continue it with --resume %s, or remove it", err, shellQuote(dir))
+	}
+	if ce.Have == "" {
+		return usageError{err}
+	}
+	var have, want map[string]any
+	if json.Unmarshal([]byte(ce.Have), &have) != nil || json.Unmarshal([]byte(ce.Want), &want) != nil {
+		return usagef("%s holds the checkpoint of another search", dir)
+	}
+	diffs := jsonDiff("", have, want)
+	if len(diffs) == 0 {
+		diffs = []string{"the same flags, another initial state"}
+	}
+	return usagef("%s holds the checkpoint of another search: %s", dir, strings.Join(diffs, "; "))
+}
+
+// jsonDiff lists the fields of two decoded JSON objects that differ, as
+// "NAME: A there, B here".
+func jsonDiff(prefix string, have, want map[string]any) []string {
+	keys := map[string]bool{}
+	for k := range have {
+		keys[k] = true
+	}
+	for k := range want {
+		keys[k] = true
+	}
+	var names []string
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, k := range names {
+		h, w := have[k], want[k]
+		hm, ok1 := h.(map[string]any)
+		wm, ok2 := w.(map[string]any)
+		if ok1 && ok2 {
+			out = append(out, jsonDiff(prefix+k+".", hm, wm)...)
+			continue
+		}
+		hb, _ := json.Marshal(h)
+		wb, _ := json.Marshal(w)
+		if string(hb) == string(wb) {
+			continue
+		}
+		if k == "program" && prefix == "" {
+			out = append(out, "written by another lfccheck build")
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s%s %s there, %s here", prefix, k, hb, wb))
+	}
+	return out
+}
+
+// checkpointLine says where the search's checkpoint is, or that there is
+// none.
+func checkpointLine(c *explore.CheckpointInfo, verdict string) string {
+	from := ""
+	if c.Resumed {
+		from = fmt.Sprintf("resumed at depth %d (%d states); ", c.ResumedDepth, c.ResumedStates)
+	}
+	switch {
+	case c.Kept:
+		return fmt.Sprintf("checkpoint: %s%s holds the search at depth %d (%d states): to continue it, run the same command with --resume %s in place of --checkpoint, and the limit that stopped it raised",
+			from, c.Dir, c.Depth, c.States, shellQuote(c.Dir))
+	case verdict == string(explore.Incomplete):
+		return fmt.Sprintf("checkpoint: %snone in %s: the search stopped before its first checkpoint (see --checkpoint-every)", from, c.Dir)
+	}
+	return fmt.Sprintf("checkpoint: %s%d written to %s, removed: the search ended with a verdict", from, c.Written, c.Dir)
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// checkJSON runs check with --json -q and decodes the result.
+func checkJSON(t *testing.T, wantCode int, args ...string) map[string]any {
+	t.Helper()
+	code, out, errs := runCLI(append([]string{"check", "--json", "-q"}, args...)...)
+	var m map[string]any
+	if code != wantCode || json.Unmarshal([]byte(out), &m) != nil {
+		t.Fatalf("check %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, wantCode, out, errs)
+	}
+	return m
+}
+
+// sameSearch is what a search stopped and resumed must share with one run
+// in one go.
+func sameSearch(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"verdict", "states", "transitions", "depth", "sleep_sets", "sleep_sets_skipped", "sleep_sets_note", "statistics", "property", "message", "trace"} {
+		out[k] = m[k]
+	}
+	return out
+}
+
+// A search stopped by a limit with --checkpoint and continued twice with
+// --resume (another number of workers, then without the limit) ends as
+// the same search run in one go, for a pass and for a deadlock with its
+// counterexample; the checkpoint is kept while the search is incomplete
+// and removed with the verdict.
+func TestCheckpointResumeCLI(t *testing.T) {
+	for _, c := range []struct {
+		flags []string
+		code  int
+	}{
+		{[]string{"--protocol", "mcast", "--nodes", "3", "--packets", "2"}, exitPass},
+		{[]string{"--protocol", "mcast", "--tree", "chain", "--nodes", "4"}, exitFail},
+	} {
+		want := sameSearch(checkJSON(t, c.code, c.flags...))
+		dir := filepath.Join(t.TempDir(), "ckpt")
+		m := checkJSON(t, exitIncomplete, append([]string{"--checkpoint", dir, "--max-depth", "5"}, c.flags...)...)
+		ck, _ := m["checkpoint"].(map[string]any)
+		if ck["kept"] != true || ck["depth"] != 5.0 || ck["states"] != m["states"] {
+			t.Fatalf("stopped: %v", m["checkpoint"])
+		}
+		m = checkJSON(t, exitIncomplete, append([]string{"--resume", dir, "--max-depth", "9", "--workers", "1"}, c.flags...)...)
+		if ck, _ := m["checkpoint"].(map[string]any); ck["kept"] != true || ck["depth"] != 9.0 || ck["resumed_depth"] != 5.0 {
+			t.Fatalf("resumed and stopped: %v", m["checkpoint"])
+		}
+		m = checkJSON(t, c.code, append([]string{"--resume", dir, "--workers", "2"}, c.flags...)...)
+		if diff := cmp.Diff(want, sameSearch(m)); diff != "" {
+			t.Errorf("%v: resumed search differs (-in one go +resumed):\n%s", c.flags, diff)
+		}
+		if ck, _ := m["checkpoint"].(map[string]any); ck["kept"] != false {
+			t.Errorf("after the verdict: %v", m["checkpoint"])
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the checkpoint directory is left after the verdict: %v", err)
+		}
+	}
+}
+
+// Checkpoints that cannot be made or used as asked: one error line, exit 2.
+func TestCheckpointErrorsCLI(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	flags := []string{"check", "--protocol", "mcast", "--nodes", "3", "-q"}
+	if code, _, errs := runCLI(append(flags, "--packets", "2", "--checkpoint", dir, "--max-depth", "5")...); code != exitIncomplete {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	state := filepath.Join(dir, "search.ckpt")
+	good, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--packets", "1", "--resume", dir}, "holds the checkpoint of another search: config.packets 2 there, 1 here"},
+		{[]string{"--resume", dir, "--sleep-sets", "off"}, `sleep_sets "on" there, "off" here`},
+		{[]string{"--resume", dir, "--property", "fifo"}, "properties"},
+		{[]string{"--checkpoint", dir}, "already holds a checkpoint: continue it with --resume"},
+		{[]string{"--checkpoint", dir, "--resume", dir}, "not both"},
+		{[]string{"--resume", dir, "--fingerprint"}, "exact store"},
+		{[]string{"--resume", dir, "--search", "dfs"}, "breadth-first"},
+		{[]string{"--checkpoint-every", "1m"}, "--checkpoint-every needs --checkpoint or --resume"},
+		{[]string{"--resume", dir, "--checkpoint-every", "0s"}, "must be positive"},
+		{[]string{"--resume", filepath.Join(dir, "none")}, "holds no checkpoint"},
+		{[]string{"--checkpoint", filepath.Join(t.TempDir(), "g"), "--liveness-graph"}, "state graph"},
+		{[]string{"--resume", dir, "--max-depth", "7", "corrupt"}, "is corrupt"},
+	} {
+		args := c.args
+		if args[len(args)-1] == "corrupt" {
+			args = args[:len(args)-1]
+			os.WriteFile(state, good[:len(good)-9], 0o644)
+		}
+		if args[0] != "--packets" {
+			args = append([]string{"--packets", "2"}, args...)
+		}
+		code, out, errs := runCLI(append(append([]string(nil), flags...), args...)...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q (want %q)", c.args, code, out, errs, c.want)
+		}
+	}
+	os.WriteFile(state, good, 0o644)
+	if code, out, errs := runCLI(append(flags, "--packets", "2", "--resume", dir)...); code != exitPass || !strings.Contains(out, "removed: the search ended with a verdict") {
+		t.Errorf("the restored checkpoint: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// SIGINT during a search with checkpoints: exit 3 with a checkpoint kept,
+// which --resume takes to the end (UCAST P=3 K=2: 546,154 states).
+func TestCheckpointInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "lfccheck")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	cmd := exec.Command(bin, "check", "--nodes", "3", "--packets", "2", "--json", "-q", "--checkpoint", dir, "--checkpoint-every", "1ms", "--workers", "1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(800 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit %v, stderr %s", err, e.String())
+	}
+	var m map[string]any
+	if json.Unmarshal(o.Bytes(), &m) != nil || !strings.HasPrefix(m["reason"].(string), "interrupted") {
+		t.Fatalf("stdout %s", o.String())
+	}
+	if ck, _ := m["checkpoint"].(map[string]any); ck["kept"] != true || ck["depth"].(float64) < 1 {
+		t.Fatalf("checkpoint %v", m["checkpoint"])
+	}
+	out, err := exec.Command(bin, "check", "--nodes", "3", "--packets", "2", "--resume", dir, "-q").Output()
+	if err != nil || !strings.Contains(string(out), "verdict: pass") || !strings.Contains(string(out), "states: 546154 ") {
+		t.Fatalf("resumed: %v\n%s", err, out)
+	}
+}
