@@ -183,7 +183,7 @@ type worker struct {
 
 func newBFS(m Model, opt Options) *bfs {
 	s := &search{m: m, opt: opt, start: time.Now()}
-	s.lastProg = s.start
+	s.lastProg, s.runStart = s.start, s.start
 	b := &bfs{search: s, fp: opt.Fingerprint}
 	s.traceFn = b.path
 	s.sized = b
@@ -598,7 +598,7 @@ func (b *bfs) checkLimits() {
 		default:
 		}
 	}
-	if reason == "" && s.opt.Timeout > 0 && time.Since(s.start) >= s.opt.Timeout {
+	if reason == "" && s.opt.Timeout > 0 && time.Since(s.runStart) >= s.opt.Timeout {
 		reason = fmt.Sprintf("time limit %s reached with about %d states unexplored", s.opt.Timeout, unexplored())
 	}
 	if inuse := s.sampleMemory(false); reason == "" && s.opt.MaxMemory > 0 && inuse >= s.opt.MaxMemory {

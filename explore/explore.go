@@ -225,7 +225,7 @@ func BFS(m Model, opt Options) (Result, error) {
 		first := b.search
 		b = newBFS(m, opt)
 		// Time, rates and peak heap are those of both searches.
-		b.search.start, b.search.peak = first.start, first.peak
+		b.search.start, b.search.runStart, b.search.peak = first.start, first.runStart, first.peak
 		r, err = b.run()
 	}
 	return r, err
@@ -247,7 +247,9 @@ func (e notLayered) Error() string {
 type search struct {
 	m     Model
 	opt   Options
-	start time.Time
+	start time.Time // elapsed time counts from here (a resumed search's includes the time before its checkpoint)
+	// runStart is when this run started: Timeout counts from here.
+	runStart time.Time
 
 	store  Store
 	parent []uint32 // per state id

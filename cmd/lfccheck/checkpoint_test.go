@@ -56,6 +56,9 @@ func TestCheckpointResumeCLI(t *testing.T) {
 		if ck["kept"] != true || ck["depth"] != 5.0 || ck["states"] != m["states"] {
 			t.Fatalf("stopped: %v", m["checkpoint"])
 		}
+		if m["transitions"].(float64) < m["states"].(float64)-1 {
+			t.Errorf("stopped at the depth limit: %v transitions for %v states", m["transitions"], m["states"])
+		}
 		m = checkJSON(t, exitIncomplete, append([]string{"--resume", dir, "--max-depth", "9", "--workers", "1"}, c.flags...)...)
 		if ck, _ := m["checkpoint"].(map[string]any); ck["kept"] != true || ck["depth"] != 9.0 || ck["resumed_depth"] != 5.0 {
 			t.Fatalf("resumed and stopped: %v", m["checkpoint"])
