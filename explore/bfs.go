@@ -367,7 +367,6 @@ func (b *bfs) search1() (Result, error) {
 				return s.finish(Incomplete, fmt.Sprintf("writing the checkpoint to %s failed: %v", b.ck.dir, err)), nil
 			}
 		}
-		s.depth = depth
 		if s.opt.MaxDepth > 0 && depth >= s.opt.MaxDepth {
 			s.transitions = b.trans.Load()
 			b.setCounts()

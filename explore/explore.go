@@ -135,8 +135,8 @@ type Options struct {
 	// with the same ID. The explorer adds only what it sees (the number
 	// of segments, the initial state's hash, sleep sets asked for), which
 	// does not tell every two configurations apart: the ID must.
-	// CheckpointEvery is the time between two
-	// checkpoints (0: at every level).
+	// CheckpointEvery is the time between two checkpoints (0: at every
+	// level).
 	Checkpoint      string
 	CheckpointEvery time.Duration
 	CheckpointID    string
