@@ -200,6 +200,7 @@ func (b *bfs) encodeCheckpoint(w *ckWriter, depth int) {
 	s := b.search
 	w.raw([]byte(ckptMagic))
 	w.str(b.ck.id)
+	w.str(b.opt.CheckpointNote)
 	for _, v := range []uint64{uint64(depth), uint64(b.n), uint64(b.lo), uint64(b.hi),
 		uint64(b.trans.Load()), uint64(b.skipped.Load()), uint64(time.Since(s.start)), s.peak,
 		uint64(btoi(b.sleep)), uint64(b.keyCol.n), uint64(b.parent.n)} {
@@ -290,6 +291,7 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 		return 0, errors.New("not an lfccheck checkpoint")
 	}
 	id := r.str()
+	r.str() // the caller's note
 	if r.err != nil {
 		return 0, r.err
 	}
@@ -405,6 +407,39 @@ func validRefs(refs []uint64, a *arena) bool {
 		}
 	}
 	return true
+}
+
+// CheckpointHeader is what ReadCheckpoint tells of a checkpoint.
+type CheckpointHeader struct {
+	ID, Note string // the CheckpointID and CheckpointNote of the search that wrote it
+	Depth    int
+	States   int64
+}
+
+// ReadCheckpoint reads the header of the checkpoint in dir (its integrity
+// is checked only when a search resumes it).
+func ReadCheckpoint(dir string) (CheckpointHeader, error) {
+	path := filepath.Join(dir, ckptFile)
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return CheckpointHeader{}, ckptErr("%s holds no checkpoint (%s)", dir, ckptFile)
+		}
+		return CheckpointHeader{}, ckptErr("reading the checkpoint: %v", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return CheckpointHeader{}, ckptErr("reading the checkpoint: %v", err)
+	}
+	r := &ckReader{r: bufio.NewReader(f), left: fi.Size() - 4}
+	magic := string(r.raw(len(ckptMagic)))
+	h := CheckpointHeader{ID: callerID(r.str()), Note: r.str()}
+	h.Depth, h.States = int(r.u64n(1<<31)), int64(r.u64n(1<<32))
+	if r.err != nil || magic != ckptMagic {
+		return CheckpointHeader{}, ckptErr("%s is not an lfccheck checkpoint, or is corrupt", path)
+	}
+	return h, nil
 }
 
 // callerID returns the CheckpointID part of a full identity (ckptID).

@@ -137,9 +137,12 @@ type Options struct {
 	// does not tell every two configurations apart: the ID must.
 	// CheckpointEvery is the time between two checkpoints (0: at every
 	// level).
+	// CheckpointNote is stored beside the ID for the caller to read back
+	// (ReadCheckpoint) and is not compared.
 	Checkpoint      string
 	CheckpointEvery time.Duration
 	CheckpointID    string
+	CheckpointNote  string
 	Resume          bool
 	// restartNote, on the search that BFS runs again without sleep sets,
 	// says why.

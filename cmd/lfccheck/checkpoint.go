@@ -55,11 +55,56 @@ func (c *checkpointFlags) apply(fs *pflag.FlagSet, opt *explore.Options, ck *pro
 	if err != nil {
 		return err
 	}
-	opt.Checkpoint, opt.CheckpointEvery, opt.CheckpointID = c.dir, c.every, id
+	note, _ := json.Marshal(searchArgs(fs))
+	opt.Checkpoint, opt.CheckpointEvery, opt.CheckpointID, opt.CheckpointNote = c.dir, c.every, id, string(note)
 	if c.resume != "" {
 		opt.Checkpoint, opt.Resume = c.resume, true
 	}
 	return nil
+}
+
+// runFlags are check's flags that do not change what is searched: the
+// limits, the outputs, the workers and the checkpoints themselves.
+var runFlags = map[string]bool{"json": true, "trace-out": true, "svg": true, "html": true,
+	"max-states": true, "max-depth": true, "timeout": true, "max-memory": true, "quiet": true,
+	"progress-every": true, "workers": true, "checkpoint": true, "checkpoint-every": true, "resume": true}
+
+// searchArgs returns the flags given that define the search (all but
+// runFlags), as --name=value arguments in name order: what a checkpoint
+// notes so that --resume alone can search the same.
+func searchArgs(fs *pflag.FlagSet) []string {
+	var args []string
+	fs.Visit(func(f *pflag.Flag) {
+		if runFlags[f.Name] {
+			return
+		}
+		vals := []string{f.Value.String()}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			vals = sv.GetSlice()
+		}
+		for _, v := range vals {
+			args = append(args, "--"+f.Name+"="+v)
+		}
+	})
+	return args
+}
+
+// storedArgs reads the flags noted in the checkpoint to resume.
+func (c *checkpointFlags) storedArgs() ([]string, error) {
+	h, err := explore.ReadCheckpoint(c.resume)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(h.Note), &args); err != nil {
+		return nil, usagef("%s: the checkpoint does not say which flags it was made with", c.resume)
+	}
+	for _, a := range args {
+		if !strings.HasPrefix(a, "--") {
+			return nil, usagef("%s: the checkpoint notes a malformed flag %q", c.resume, a)
+		}
+	}
+	return args, nil
 }
 
 // checkpointIdentity is what a checkpoint must match to be resumed: the
@@ -182,7 +227,7 @@ func checkpointLine(c *explore.CheckpointInfo, verdict string) string {
 	}
 	switch {
 	case c.Kept:
-		return fmt.Sprintf("checkpoint: %s%s holds the search at depth %d (%d states): to continue it, run the same command with --resume %s in place of --checkpoint, and the limit that stopped it raised",
+		return fmt.Sprintf("checkpoint: %s%s holds the search at depth %d (%d states); continue it with 'lfccheck check --resume %s' (add limits, workers and outputs as needed)",
 			from, c.Dir, c.Depth, c.States, shellQuote(c.Dir))
 	case verdict == string(explore.Incomplete):
 		return fmt.Sprintf("checkpoint: %snone in %s: the search stopped before its first checkpoint (see --checkpoint-every)", from, c.Dir)

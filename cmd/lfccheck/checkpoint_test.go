@@ -63,7 +63,8 @@ func TestCheckpointResumeCLI(t *testing.T) {
 		if ck, _ := m["checkpoint"].(map[string]any); ck["kept"] != true || ck["depth"] != 9.0 || ck["resumed_depth"] != 5.0 {
 			t.Fatalf("resumed and stopped: %v", m["checkpoint"])
 		}
-		m = checkJSON(t, c.code, append([]string{"--resume", dir, "--workers", "2"}, c.flags...)...)
+		// --resume alone takes the search's flags from the checkpoint.
+		m = checkJSON(t, c.code, "--resume", dir, "--workers", "2")
 		if diff := cmp.Diff(want, sameSearch(m)); diff != "" {
 			t.Errorf("%v: resumed search differs (-in one go +resumed):\n%s", c.flags, diff)
 		}
@@ -102,6 +103,7 @@ func TestCheckpointErrorsCLI(t *testing.T) {
 		{[]string{"--checkpoint-every", "1m"}, "--checkpoint-every needs --checkpoint or --resume"},
 		{[]string{"--resume", dir, "--checkpoint-every", "0s"}, "must be positive"},
 		{[]string{"--resume", filepath.Join(dir, "none")}, "holds no checkpoint"},
+		{[]string{"--resume", dir, "--nodes", "4"}, "config.nodes 3 there, 4 here"},
 		{[]string{"--checkpoint", filepath.Join(t.TempDir(), "g"), "--liveness-graph"}, "state graph"},
 		{[]string{"--resume", dir, "--max-depth", "7", "corrupt"}, "is corrupt"},
 	} {
@@ -117,6 +119,17 @@ func TestCheckpointErrorsCLI(t *testing.T) {
 		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q (want %q)", c.args, code, out, errs, c.want)
 		}
+	}
+	// --resume alone reads the checkpoint's flags first.
+	for _, bad := range [][]byte{nil, []byte("LFCCKPT1 garbage")} {
+		os.WriteFile(state, bad, 0o644)
+		code, out, errs := runCLI("check", "--resume", dir)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "not an lfccheck checkpoint, or is corrupt") {
+			t.Errorf("--resume alone, %q: exit %d, stdout %q, stderr %q", bad, code, out, errs)
+		}
+	}
+	if code, out, errs := runCLI("check", "--resume", filepath.Join(dir, "none")); code != exitUsage || out != "" || !strings.Contains(errs, "holds no checkpoint") {
+		t.Errorf("--resume alone, no checkpoint: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	os.WriteFile(state, good, 0o644)
 	if code, out, errs := runCLI(append(flags, "--packets", "2", "--resume", dir)...); code != exitPass || !strings.Contains(out, "removed: the search ended with a verdict") {

@@ -527,7 +527,11 @@ func marshalIndent(v any) []byte {
 	return buf.Bytes()
 }
 
-func runCheck(args []string, e env) (int, error) {
+func runCheck(args []string, e env) (int, error) { return runCheckArgs(args, e, false) }
+
+// runCheckArgs is check; resolved is set when the flags of a --resume
+// alone were completed from the checkpoint.
+func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	var cf configFlags
 	var sf searchFlags
 	fs := newFlags("check", e)
@@ -543,6 +547,14 @@ func runCheck(args []string, e env) (int, error) {
 	cpf.register(fs)
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
+	}
+	if cpf.resume != "" && !resolved && len(searchArgs(fs)) == 0 {
+		// --resume alone: the search is the checkpoint's.
+		stored, err := cpf.storedArgs()
+		if err != nil {
+			return 0, err
+		}
+		return runCheckArgs(append(stored, args...), e, true)
 	}
 	cfg, _, err := cf.config(fs)
 	if err != nil {
