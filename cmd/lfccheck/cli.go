@@ -77,6 +77,9 @@ const exitCodesHelp = `lfccheck exit codes
                                       so far are printed, with the JSON object
                                       under --json; suite and sweep print the rows
                                       they finished and the interrupted one
+  With check --checkpoint DIR (or --resume DIR), an incomplete search keeps
+  its newest checkpoint there, and 'lfccheck check --resume DIR' continues
+  it; a search that ends with a verdict removes it.
   When a suite or sweep has both failures and incomplete checks, 1 wins.
 `
 
