@@ -246,8 +246,13 @@ func (b *bfs) keyAt(id int) (uint64, error) {
 }
 
 func (b *bfs) run() (Result, error) {
+	defer b.keyCol.close()
+	defer b.parent.close()
 	r, err := b.search1()
 	r.Sleep = SleepInfo{On: b.sleep, Skipped: b.skipped.Load(), Note: b.sleepNote}
+	if err == nil && b.opt.Frontier {
+		r.Frontier, err = b.frontierInfo(r)
+	}
 	if ck := b.ck; ck != nil && err == nil {
 		if r.Verdict == Incomplete && ck.info.Written+btoi(ck.info.Resumed) > 0 {
 			ck.info.Kept = true
@@ -295,8 +300,6 @@ func (b *bfs) useSleep() {
 func (b *bfs) search1() (Result, error) {
 	s := b.search
 	b.useSleep()
-	defer b.keyCol.close()
-	defer b.parent.close()
 	b.ws = make([]*worker, len(b.models))
 	for i, m := range b.models {
 		w := &worker{b: b, num: uint32(i), m: m}
@@ -316,6 +319,9 @@ func (b *bfs) search1() (Result, error) {
 		b.ws[i] = w
 	}
 	ws := b.ws
+	if err := b.startFrontier(); err != nil {
+		return Result{}, err
+	}
 	if err := b.startCheckpoints(); err != nil {
 		return Result{}, err
 	}
@@ -747,7 +753,7 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 	var sh uint64 // succ's hash, with the successor cache
 	if w.succs != nil {
 		sh = Hash(succ)
-		if e := w.succs.find(sh, succ); e != nil {
+		if e := w.succs.find(sh, succ); e != nil && !(b.opt.Frontier && e.lvl != uint32(b.search.depth)) {
 			// Stored, and nothing to update (see succCache) but the
 			// sleep set of a state of the level being built.
 			if w.sl != nil {
@@ -924,7 +930,9 @@ func (b *bfs) commit(lo int) {
 		if b.search.g != nil {
 			b.lvl.aux(li).id = id
 		}
-		b.roots.commit(e.root, li, id)
+		if !b.opt.Frontier {
+			b.roots.commit(e.root, li, id)
+		}
 		if b.fp {
 			a := b.lvl.aux(li)
 			front = append(front, encRef{a.encW, a.enc})
@@ -932,6 +940,9 @@ func (b *bfs) commit(lo int) {
 	}
 	if b.fp {
 		b.front = front
+	}
+	if b.opt.Frontier {
+		b.roots.clear()
 	}
 	if b.chunkGraph != nil {
 		g := b.search.g

@@ -235,7 +235,11 @@ func (b *bfs) encodeCheckpoint(w *ckWriter, depth int) {
 	for i := range b.roots.sh {
 		sh := &b.roots.sh[i]
 		w.u64(uint64(sh.n))
-		w.u64s(sh.slots)
+		if sh.n == 0 {
+			w.u64s(nil) // (a frontier search's, emptied at every level)
+		} else {
+			w.u64s(sh.slots)
+		}
 	}
 }
 

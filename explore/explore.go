@@ -144,6 +144,11 @@ type Options struct {
 	CheckpointID    string
 	CheckpointNote  string
 	Resume          bool
+	// Frontier keeps in the visited set only the states of the level being
+	// built (see frontier.go): memory per level instead of per state. It
+	// needs the exact store, no state graph, and a model that declares
+	// every run finite (Acyclic).
+	Frontier bool
 	// restartNote, on the search that BFS runs again without sleep sets,
 	// says why.
 	restartNote string
@@ -193,6 +198,8 @@ type Result struct {
 	Sleep SleepInfo
 	// Checkpoint describes the checkpoints (Options.Checkpoint), or is nil.
 	Checkpoint *CheckpointInfo
+	// Frontier describes a frontier search (Options.Frontier), or is nil.
+	Frontier *FrontierInfo
 }
 
 // BFS explores m breadth first until it finds a violation, exhausts the

@@ -14,3 +14,11 @@ func SetSuccCache(from int, bits uint, ring int) (restore func()) {
 	}
 	return func() { succCacheFrom, succCacheBits, succCacheRing = oldFrom, oldBits, oldRing }
 }
+
+// SetSortChunk sets the number of keys a frontier search's duplicate
+// check sorts in memory at once, and returns a function that restores it.
+func SetSortChunk(n int) (restore func()) {
+	old := sortChunk
+	sortChunk = n
+	return func() { sortChunk = old }
+}

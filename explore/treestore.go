@@ -636,6 +636,15 @@ func (t *rootTable) commit(k uint64, li, id uint32) {
 	}
 }
 
+// clear empties the table (frontier search: the level just committed is
+// not kept), keeping its memory for the next level.
+func (t *rootTable) clear() {
+	for i := range t.sh {
+		clear(t.sh[i].slots)
+		t.sh[i].n = 0
+	}
+}
+
 func (t *rootTable) memBytes() int64 {
 	var n int64
 	for i := range t.sh {

@@ -51,7 +51,7 @@ func (c *checkpointFlags) apply(fs *pflag.FlagSet, opt *explore.Options, ck *pro
 	case c.every <= 0:
 		return usagef("--checkpoint-every must be positive, got %v", c.every)
 	}
-	id, err := checkpointID(ck, sf)
+	id, err := checkpointID(ck, sf, opt)
 	if err != nil {
 		return err
 	}
@@ -118,9 +118,10 @@ type checkpointIdentity struct {
 	Symmetry      bool            `json:"symmetry"`
 	LivenessGraph bool            `json:"liveness_graph"`
 	SleepSets     string          `json:"sleep_sets"`
+	Frontier      bool            `json:"frontier,omitempty"`
 }
 
-func checkpointID(ck *properties.Checker, sf *searchFlags) (string, error) {
+func checkpointID(ck *properties.Checker, sf *searchFlags, opt *explore.Options) (string, error) {
 	prog, err := programHash()
 	if err != nil {
 		return "", usagef("checkpoints: cannot identify the lfccheck program: %v", err)
@@ -130,7 +131,7 @@ func checkpointID(ck *properties.Checker, sf *searchFlags) (string, error) {
 		return "", err
 	}
 	id := checkpointIdentity{Program: prog, Config: cfg, Reduction: ck.Reduce, Symmetry: ck.Symmetry,
-		LivenessGraph: ck.LivenessGraph, SleepSets: sf.sleepSets}
+		LivenessGraph: ck.LivenessGraph, SleepSets: sf.sleepSets, Frontier: opt.Frontier}
 	for _, p := range ck.Props {
 		id.Properties = append(id.Properties, p.Name)
 	}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// check --frontier: on a layered state graph the same search as without
+// it, with no state stored twice; on one that is not layered (C=4) the
+// same verdict, with the states stored twice counted, the rest being the
+// full search's distinct states; refused where it cannot run.
+func TestFrontierCLI(t *testing.T) {
+	for _, flags := range [][]string{
+		{"--protocol", "mcast", "--nodes", "3", "--packets", "2"},
+		{"--protocol", "mcast", "--nodes", "2", "--credits", "4", "--packets", "6"},
+	} {
+		full := checkJSON(t, exitPass, flags...)
+		m := checkJSON(t, exitPass, append([]string{"--frontier"}, flags...)...)
+		f, _ := m["frontier"].(map[string]any)
+		if f["checked"] != true || m["states"].(float64)-f["duplicates"].(float64) != full["states"].(float64) {
+			t.Errorf("%v: full %v states, frontier %v states, %v", flags, full["states"], m["states"], m["frontier"])
+		}
+		if f["duplicates"] == 0.0 && (m["transitions"] != full["transitions"] || m["depth"] != full["depth"]) {
+			t.Errorf("%v: layered, but full %v transitions depth %v, frontier %v depth %v", flags, full["transitions"], full["depth"], m["transitions"], m["depth"])
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--frontier", "--fingerprint"}, "exact store"},
+		{[]string{"--frontier", "--search", "random", "--walks", "10", "--max-depth", "10"}, "breadth-first"},
+		{[]string{"--frontier", "--protocol", "mcast", "--variant", "credit-bounce", "--tree", "chain", "--nodes", "2", "--cast", "0:2"}, "frontier search"},
+	} {
+		code, out, errs := runCLI(append([]string{"check", "-q"}, c.args...)...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, code, out, errs)
+		}
+	}
+}
