@@ -24,26 +24,31 @@ import (
 // no-symmetry case, which shows what it costs per state.
 func BenchmarkExplore(b *testing.B) {
 	cases := []struct {
-		name    string
-		cfg     model.Config
-		fp      bool
-		graph   bool
-		nosym   bool
-		workers int
+		name     string
+		cfg      model.Config
+		fp       bool
+		graph    bool
+		nosym    bool
+		workers  int
+		frontier bool
 	}{
-		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false, false, false, 0},
-		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true, false, false, 0},
-		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false, false, false, 0},
-		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false, false, false, 0},
-		{"mcast-binary-3n-c1-k2/no-symmetry", mcast.Config("binary", 3, 1, 2), false, false, true, 0},
-		{"mcast-binary-3n-c1-k2/liveness-graph", mcast.Config("binary", 3, 1, 2), false, true, false, 0},
+		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false, false, false, 0, false},
+		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true, false, false, 0, false},
+		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false, false, false, 0, false},
+		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false, false, false, 0, false},
+		{"mcast-binary-3n-c1-k2/no-symmetry", mcast.Config("binary", 3, 1, 2), false, false, true, 0, false},
+		{"mcast-binary-3n-c1-k2/liveness-graph", mcast.Config("binary", 3, 1, 2), false, true, false, 0, false},
 		// Binary P=4 (the README's throughput figures), one worker and two.
-		{"mcast-binary-4n-c1-k1/exact/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1},
-		{"mcast-binary-4n-c1-k1/exact/workers=2", mcast.Config("binary", 4, 1, 1), false, false, false, 2},
+		{"mcast-binary-4n-c1-k1/exact/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, false},
+		{"mcast-binary-4n-c1-k1/exact/workers=2", mcast.Config("binary", 4, 1, 1), false, false, false, 2, false},
 		// A run of about a minute (6.8M orbits), for the speedup of two
 		// workers over one: compare their states/s.
-		{"mcast-binary-4n-c2-k1/exact/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1},
-		{"mcast-binary-4n-c2-k1/exact/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2},
+		{"mcast-binary-4n-c2-k1/exact/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, false},
+		{"mcast-binary-4n-c2-k1/exact/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, false},
+		// The frontier search keeps one level in the visited set: its
+		// bytes/state are those of the tree store's shared segments.
+		{"mcast-binary-4n-c1-k1/frontier/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, true},
+		{"mcast-binary-4n-c2-k1/frontier/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, true},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -56,7 +61,7 @@ func BenchmarkExplore(b *testing.B) {
 				}
 				ck.LivenessGraph = c.graph
 				ck.Symmetry = ck.Symmetry && !c.nosym
-				r, err := explore.BFS(ck, explore.Options{Fingerprint: c.fp, Workers: c.workers})
+				r, err := explore.BFS(ck, explore.Options{Fingerprint: c.fp, Workers: c.workers, Frontier: c.frontier})
 				if err != nil || r.Verdict != explore.Pass {
 					b.Fatalf("verdict %v err %v", r.Verdict, err)
 				}
