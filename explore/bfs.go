@@ -49,6 +49,16 @@ type Counter interface {
 	SetCounts(c []int64)
 }
 
+// GoalKeeper is implemented by models that remember, across the states
+// they check, which goals some state has reached (the Sometimes goals of
+// package properties): a search that resumes from a checkpoint does not
+// check the states before it again, so the checkpoint saves that record
+// and resuming restores it.
+type GoalKeeper interface {
+	Reached() []bool
+	SetReached([]bool) error
+}
+
 // Segmenter is implemented by models whose state encodings split into a
 // fixed number of segments (for LFC: one per node); the exact store then
 // shares equal segments between states (see treestore.go). Segments
@@ -131,7 +141,8 @@ type bfs struct {
 	notLayered atomic.Bool
 	sleepNote  string
 
-	ck *ckpt // checkpoints (Options.Checkpoint), or nil
+	ck     *ckpt     // checkpoints (Options.Checkpoint), or nil
+	colCRC [2]uint32 // the checkpoint's CRCs of the key and parent columns
 }
 
 type encRef struct {
@@ -248,6 +259,11 @@ func (b *bfs) keyAt(id int) (uint64, error) {
 func (b *bfs) run() (Result, error) {
 	defer b.keyCol.close()
 	defer b.parent.close()
+	defer func() {
+		if b.ck != nil {
+			b.ck.unlock()
+		}
+	}()
 	r, err := b.search1()
 	r.Sleep = SleepInfo{On: b.sleep, Skipped: b.skipped.Load(), Note: b.sleepNote}
 	if err == nil && b.opt.Frontier {

@@ -44,6 +44,7 @@ const (
 	ckptFile    = "search.ckpt"
 	ckptKeys    = "keys.col"
 	ckptParents = "parents.col"
+	ckptLock    = "lock"
 )
 
 // CheckpointInfo describes the checkpoints of a search.
@@ -90,6 +91,8 @@ type ckpt struct {
 	last  time.Time // the last checkpoint, or the start
 	info  CheckpointInfo
 	id    string // the full identity written in the file
+	made  bool   // the first search made the directory (removed with the checkpoint if empty)
+	lock  *os.File
 }
 
 // startCheckpoints sets the search up to write checkpoints: the
@@ -113,6 +116,9 @@ func (b *bfs) startCheckpoints() error {
 	b.ck.info.Dir = opt.Checkpoint
 	state := filepath.Join(opt.Checkpoint, ckptFile)
 	if !opt.Resume {
+		if _, err := os.Stat(opt.Checkpoint); errors.Is(err, os.ErrNotExist) {
+			b.ck.made = true
+		}
 		if err := os.MkdirAll(opt.Checkpoint, 0o755); err != nil {
 			return ckptErr("checkpoint directory: %v", err)
 		}
@@ -122,6 +128,11 @@ func (b *bfs) startCheckpoints() error {
 	} else if _, err := os.Stat(state); err != nil {
 		return ckptErr("%s holds no checkpoint (%s)", opt.Checkpoint, ckptFile)
 	}
+	lock, err := lockDir(opt.Checkpoint)
+	if err != nil {
+		return err
+	}
+	b.ck.lock = lock
 	b.keyCol.path = filepath.Join(opt.Checkpoint, ckptKeys)
 	b.parent.path = filepath.Join(opt.Checkpoint, ckptParents)
 	return nil
@@ -130,7 +141,7 @@ func (b *bfs) startCheckpoints() error {
 // ckptID is the identity a checkpoint records: the caller's
 // CheckpointID, the number of segments and the initial state's hash.
 func (b *bfs) ckptID(init []byte) string {
-	return fmt.Sprintf("%s\nsegments %d\ninitial %016x\nsleep %v", b.opt.CheckpointID, b.tr.k, Hash(init), !b.opt.NoSleep || b.opt.restartNote != "")
+	return fmt.Sprintf("%s\nsegments %d\ninitial %016x\nsleep %v\nfrontier %v", b.opt.CheckpointID, b.tr.k, Hash(init), !b.opt.NoSleep || b.opt.restartNote != "", b.opt.Frontier)
 }
 
 // checkpointDue reports whether a checkpoint is to be taken before
@@ -180,6 +191,7 @@ func (b *bfs) writeCheckpoint(depth int) error {
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(ck.dir, ckptFile)); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if d, err := os.Open(ck.dir); err == nil {
@@ -203,7 +215,8 @@ func (b *bfs) encodeCheckpoint(w *ckWriter, depth int) {
 	w.str(b.opt.CheckpointNote)
 	for _, v := range []uint64{uint64(depth), uint64(b.n), uint64(b.lo), uint64(b.hi),
 		uint64(b.trans.Load()), uint64(b.skipped.Load()), uint64(time.Since(s.start)), s.peak,
-		uint64(btoi(b.sleep)), uint64(b.keyCol.n), uint64(b.parent.n)} {
+		uint64(btoi(b.sleep)), uint64(b.keyCol.n), uint64(b.parent.n),
+		uint64(b.keyCol.crc), uint64(b.parent.crc), uint64(btoi(b.ck.made))} {
 		w.u64(v)
 	}
 	w.str(b.sleepNote)
@@ -211,6 +224,13 @@ func (b *bfs) encodeCheckpoint(w *ckWriter, depth int) {
 	for _, v := range b.counts {
 		w.u64(uint64(v))
 	}
+	var goals []byte
+	if gk, ok := s.m.(GoalKeeper); ok {
+		for _, r := range gk.Reached() {
+			goals = append(goals, byte(btoi(r)))
+		}
+	}
+	w.bytes(goals)
 	w.u64s(b.frontKeys)
 	w.u64s(b.frontSleep)
 	for i := range b.tr.leaves.sh {
@@ -258,6 +278,13 @@ func (b *bfs) loadCheckpoint() (int, error) {
 	if err != nil {
 		return 0, ckptErr("reading the checkpoint: %v", err)
 	}
+	// The checksum first: a corrupt file is refused before its lengths
+	// are believed.
+	if ok, err := checksumOK(f, fi.Size()); err != nil {
+		return 0, ckptErr("reading the checkpoint: %v", err)
+	} else if !ok {
+		return 0, ckptErr("%s is corrupt: its checksum does not match", path)
+	}
 	r := &ckReader{r: bufio.NewReaderSize(f, 1<<20), left: fi.Size() - 4}
 	depth, err := b.decodeCheckpoint(r)
 	if err == nil && r.left != 0 {
@@ -275,10 +302,10 @@ func (b *bfs) loadCheckpoint() (int, error) {
 	if got := r.u32(); r.err != nil || got != sum {
 		return 0, ckptErr("%s is corrupt: its checksum does not match", path)
 	}
-	if err := b.keyCol.reopen(b.n); err != nil {
+	if err := b.keyCol.reopen(b.n, b.colCRC[0]); err != nil {
 		return 0, ckptErr("checkpoint %s: %v", ck.dir, err)
 	}
-	if err := b.parent.reopen(b.n); err != nil {
+	if err := b.parent.reopen(b.n, b.colCRC[1]); err != nil {
 		return 0, ckptErr("checkpoint %s: %v", ck.dir, err)
 	}
 	ck.info.Resumed, ck.info.ResumedDepth, ck.info.ResumedStates = true, depth, int64(b.n)
@@ -303,12 +330,12 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 		return 0, &CheckpointError{Msg: fmt.Sprintf("the checkpoint in %s is of another search (configuration, options or lfccheck build)", b.ck.dir),
 			Have: callerID(id), Want: b.opt.CheckpointID}
 	}
-	var v [11]uint64
+	var v [14]uint64
 	for i := range v {
 		v[i] = r.u64()
 	}
 	depth, n, lo, hi := v[0], v[1], v[2], v[3]
-	if r.err == nil && (n >= 1<<32 || lo > hi || hi != n || depth >= 1<<31 || v[9] != n || v[10] != n || v[8] > 1) {
+	if r.err == nil && (n >= 1<<32 || lo > hi || hi != n || depth >= 1<<31 || v[9] != n || v[10] != n || v[8] > 1 || v[11] >= 1<<32 || v[12] >= 1<<32 || v[13] > 1) {
 		return 0, errors.New("inconsistent counters")
 	}
 	b.n, b.lo, b.hi = int(n), int(lo), int(hi)
@@ -322,6 +349,8 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 		}
 		b.sleep = false
 	}
+	b.colCRC = [2]uint32{uint32(v[11]), uint32(v[12])}
+	b.ck.made = v[13] == 1
 	b.sleepNote = r.str()
 	nc := r.u64()
 	if r.err == nil && nc != uint64(len(b.counts)) {
@@ -329,6 +358,12 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 	}
 	for i := range b.counts {
 		b.counts[i] = int64(r.u64())
+	}
+	goals := r.bytes(0)
+	if r.err == nil {
+		if err := b.setGoals(goals); err != nil {
+			return 0, err
+		}
 	}
 	b.frontKeys = r.u64s(b.frontKeys[:0], 0)
 	b.frontSleep = r.u64s(b.frontSleep[:0], 0)
@@ -344,13 +379,17 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 		sh.ar.bytes = int64(r.u64n(uint64(r.left) + 1))
 		nch := r.u64n(uint64(r.left)/8 + 1)
 		sh.ar.chunks = nil
+		var capSum, lenSum uint64
 		for j := uint64(0); j < nch && r.err == nil; j++ {
 			c := r.u64()
 			data := r.bytes(0)
 			if r.err != nil {
 				return 0, r.err
 			}
-			if c < uint64(len(data)) || c > uint64(max(len(data), chunkSize)) {
+			// A chunk is left for the next when a record does not fit, so
+			// the chunks are more than half full but for the last.
+			capSum, lenSum = capSum+c, lenSum+uint64(len(data))
+			if c < uint64(len(data)) || c > uint64(max(len(data), chunkSize)) || capSum > 2*lenSum+chunkSize {
 				return 0, fmt.Errorf("leaf shard %d is inconsistent", i)
 			}
 			sh.ar.chunks = append(sh.ar.chunks, append(make([]byte, 0, c), data...))
@@ -382,6 +421,43 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 		}
 	}
 	return int(depth), r.err
+}
+
+// checksumOK reports whether the last 4 bytes of f, of size bytes, are
+// the CRC-32 of the others, and rewinds f.
+func checksumOK(f *os.File, size int64) (bool, error) {
+	if size < 4 {
+		return false, nil
+	}
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, io.LimitReader(f, size-4)); err != nil {
+		return false, err
+	}
+	var tail [4]byte
+	if _, err := io.ReadFull(f, tail[:]); err != nil {
+		return false, err
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return h.Sum32() == binary.LittleEndian.Uint32(tail[:]), err
+}
+
+// setGoals restores the model's record of reached goals (GoalKeeper).
+func (b *bfs) setGoals(goals []byte) error {
+	gk, ok := b.search.m.(GoalKeeper)
+	if !ok {
+		if len(goals) != 0 {
+			return fmt.Errorf("%d goals recorded, the model keeps none", len(goals))
+		}
+		return nil
+	}
+	v := make([]bool, len(goals))
+	for i, g := range goals {
+		if g > 1 {
+			return fmt.Errorf("goal record %d is %d", i, g)
+		}
+		v[i] = g == 1
+	}
+	return gk.SetReached(v)
 }
 
 // validSlots32 checks an open-addressing table of index+1 entries.
@@ -454,13 +530,24 @@ func callerID(full string) string {
 	return full
 }
 
-// removeCheckpoint deletes the checkpoint's files, and the directory if
-// that leaves it empty.
+// remove deletes the checkpoint's files, and the directory if the search
+// made it and that leaves it empty.
 func (ck *ckpt) remove() {
-	for _, f := range []string{ckptFile, ckptFile + ".tmp", ckptKeys, ckptParents} {
+	for _, f := range []string{ckptFile, ckptFile + ".tmp", ckptKeys, ckptParents, ckptLock} {
 		os.Remove(filepath.Join(ck.dir, f))
 	}
-	os.Remove(ck.dir)
+	ck.unlock()
+	if ck.made {
+		os.Remove(ck.dir)
+	}
+}
+
+// unlock lets another search use the directory.
+func (ck *ckpt) unlock() {
+	if ck.lock != nil {
+		ck.lock.Close()
+		ck.lock = nil
+	}
 }
 
 // ckWriter writes a checkpoint, little-endian, with a running CRC-32.

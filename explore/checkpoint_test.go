@@ -1,7 +1,10 @@
 package explore_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,8 +168,47 @@ func TestCheckpointRefused(t *testing.T) {
 		}
 	}
 	os.WriteFile(state, good, 0o644)
+	if _, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: dir, CheckpointID: "id", Resume: true, Frontier: true}); !errors.As(err, &ce) {
+		t.Errorf("a full search's checkpoint resumed as a frontier search: %v", err)
+	}
+	for _, name := range []string{"keys.col", "parents.col"} {
+		col := filepath.Join(dir, name)
+		data, err := os.ReadFile(col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(col, flip(data, len(data)/3), 0o644)
+		if err := resume("id"); !errors.As(err, &ce) || !strings.Contains(err.Error(), name+" is corrupt") {
+			t.Errorf("corrupt %s: %v", name, err)
+		}
+		os.WriteFile(col, data, 0o644)
+	}
 	if err := resume("id"); err != nil {
 		t.Errorf("the restored checkpoint: %v", err)
+	}
+}
+
+// A checkpoint directory that existed before the search is left (empty)
+// after the verdict; one the search made is removed.
+func TestCheckpointDirKept(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mine")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := stoppedCheckpoint(t, dir)
+	if _, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: dir, CheckpointID: "id", Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+		t.Errorf("the user's directory after the verdict: %v %v", left, err)
+	}
+	made := filepath.Join(dir, "made")
+	stoppedCheckpoint(t, made)
+	if _, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: made, CheckpointID: "id", Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(made); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the directory the search made is left: %v", err)
 	}
 }
 
@@ -194,21 +236,45 @@ func FuzzCheckpoint(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	cols := map[string][]byte{}
+	for _, name := range []string{"keys.col", "parents.col"} {
+		if cols[name], err = os.ReadFile(filepath.Join(dir, name)); err != nil {
+			f.Fatal(err)
+		}
+	}
 	f.Add(good)
 	f.Add(good[:len(good)/3])
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if err := os.WriteFile(state, b, 0o644); err != nil {
-			t.Fatal(err)
+		for name, data := range cols { // a search may have ended and removed them
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
-		// The depth limit is the checkpoint's: a search that loads it
-		// stops at once and keeps it (and its columns) for the next input.
-		r, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: dir, CheckpointID: "id", Resume: true, MaxDepth: 3})
-		var ce *explore.CheckpointError
-		if err != nil && !errors.As(err, &ce) {
-			t.Fatalf("not a checkpoint error: %v", err)
+		// As it is, and with its checksum made to match (so that the
+		// decoder, not the checksum, meets what is wrong with it).
+		fixed := append([]byte(nil), b...)
+		if n := len(fixed) - 4; n >= 0 {
+			binary.LittleEndian.PutUint32(fixed[n:], crc32.ChecksumIEEE(fixed[:n]))
 		}
-		if err == nil && (r.Checkpoint == nil || !r.Checkpoint.Kept) {
-			t.Fatalf("the checkpoint was not kept: %v %+v", r.Verdict, r.Checkpoint)
+		for k, in := range [][]byte{b, fixed} {
+			if err := os.WriteFile(state, in, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The depth limit is the checkpoint's: a search that loads it
+			// stops at once and keeps it (and its columns) for the next input.
+			r, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: dir, CheckpointID: "id", Resume: true, MaxDepth: 3})
+			if k == 1 && !bytes.Equal(in, b) {
+				// Made to pass the checksum: anything but a panic (or a
+				// hang) is an answer.
+				continue
+			}
+			var ce *explore.CheckpointError
+			if err != nil && !errors.As(err, &ce) {
+				t.Fatalf("not a checkpoint error: %v", err)
+			}
+			if err == nil && (r.Checkpoint == nil || !r.Checkpoint.Kept) {
+				t.Fatalf("the checkpoint was not kept: %v %+v", r.Verdict, r.Checkpoint)
+			}
 		}
 	})
 }

@@ -3,6 +3,8 @@ package explore
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 )
 
@@ -30,6 +32,7 @@ type column struct {
 	chunks  [][]byte // in memory: full chunks after the file's
 	buf     []byte   // the values after the chunks
 	n       int
+	crc     uint32 // with a path: the CRC-32 of what the file holds
 }
 
 const colChunk = 1 << 16 // a multiple of every width
@@ -58,6 +61,7 @@ func (c *column) spill() {
 	c.open()
 	if c.f != nil && !c.failed && len(c.chunks) == 0 {
 		if _, err := c.f.Write(c.buf); err == nil {
+			c.sum(c.buf)
 			c.written += int64(len(c.buf))
 			c.buf = c.buf[:0]
 			return
@@ -100,14 +104,23 @@ func (c *column) flush() error {
 		c.failed = true
 		return err
 	}
+	c.sum(c.buf)
 	c.written += int64(len(c.buf))
 	c.buf = c.buf[:0]
 	return c.f.Sync()
 }
 
+// sum adds what was written to the file to its CRC (kept files only).
+func (c *column) sum(p []byte) {
+	if c.path != "" {
+		c.crc = crc32.Update(c.crc, crc32.IEEETable, p)
+	}
+}
+
 // reopen continues the column in the file at c.path, which holds at least
-// n values (a checkpoint's): any after them are dropped.
-func (c *column) reopen(n int) error {
+// n values (a checkpoint's), the first n with CRC-32 crc: any after them
+// are dropped.
+func (c *column) reopen(n int, crc uint32) error {
 	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -121,11 +134,20 @@ func (c *column) reopen(n int) error {
 		f.Close()
 		return err
 	}
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		f.Close()
+		return err
+	}
+	if h.Sum32() != crc {
+		f.Close()
+		return fmt.Errorf("%s is corrupt: its checksum does not match", c.path)
+	}
 	if _, err := f.Seek(size, 0); err != nil {
 		f.Close()
 		return err
 	}
-	c.f, c.tried, c.n, c.written = f, true, n, size
+	c.f, c.tried, c.n, c.written, c.crc = f, true, n, size, crc
 	return nil
 }
 

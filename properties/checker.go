@@ -440,6 +440,27 @@ func (c *Checker) CheckFinal(w *model.World) error {
 	return c.checkEnd(w)
 }
 
+// Reached implements explore.GoalKeeper: per property, whether a
+// Sometimes goal was reached by a state checked so far.
+func (c *Checker) Reached() []bool {
+	out := make([]bool, len(c.reached))
+	for i := range c.reached {
+		out[i] = c.reached[i].Load()
+	}
+	return out
+}
+
+// SetReached implements explore.GoalKeeper (a resumed search's record).
+func (c *Checker) SetReached(v []bool) error {
+	if len(v) != len(c.reached) {
+		return fmt.Errorf("%d goals recorded, the checker has %d properties", len(v), len(c.reached))
+	}
+	for i := range v {
+		c.reached[i].Store(v[i])
+	}
+	return nil
+}
+
 // Unreached lists the Sometimes goals no checked state has reached so far.
 // After a complete search each of them is a violation: no reachable state
 // satisfies it.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -81,6 +82,14 @@ func searchArgs(fs *pflag.FlagSet) []string {
 		vals := []string{f.Value.String()}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
 			vals = sv.GetSlice()
+		}
+		if pv, ok := f.Value.(*paramFlag); ok && pv.spec.File {
+			// A file named relative to here is found from anywhere.
+			for i, v := range vals {
+				if a, err := filepath.Abs(v); err == nil && v != "" {
+					vals[i] = a
+				}
+			}
 		}
 		for _, v := range vals {
 			args = append(args, "--"+f.Name+"="+v)

@@ -77,6 +77,37 @@ func TestCheckpointResumeCLI(t *testing.T) {
 	}
 }
 
+// A resumed search keeps what the states before the checkpoint showed:
+// GSB's goal held-back is reached only before depth 26 to 28, and a
+// resumed search still passes. --resume with some of the search's flags
+// given takes the others from the checkpoint; repeated flags (--cast) and
+// a topology file named relative to the directory of the first run
+// resume from another directory.
+func TestCheckpointResumeKeepsCLI(t *testing.T) {
+	gsb := []string{"--protocol", "gsb"}
+	want := sameSearch(checkJSON(t, exitPass, gsb...))
+	for _, d := range []string{"26", "27", "28"} {
+		dir := filepath.Join(t.TempDir(), "ckpt")
+		checkJSON(t, exitIncomplete, append([]string{"--checkpoint", dir, "--checkpoint-every", "1ns", "--max-depth", d}, gsb...)...)
+		m := checkJSON(t, exitPass, "--resume", dir, "--nodes", "3")
+		if diff := cmp.Diff(want, sameSearch(m)); diff != "" {
+			t.Errorf("gsb stopped at depth %s: resumed search differs (-in one go +resumed):\n%s", d, diff)
+		}
+	}
+	topo, err := filepath.Rel(".", filepath.Join("..", "..", "examples", "overlap-small.topo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := []string{"--protocol", "mcast", "--topology", topo, "--cast", "g1/0:1", "--cast", "g2/2:1"}
+	want = sameSearch(checkJSON(t, exitPass, flags...))
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	checkJSON(t, exitIncomplete, append([]string{"--checkpoint", dir, "--max-depth", "4"}, flags...)...)
+	t.Chdir(t.TempDir())
+	if diff := cmp.Diff(want, sameSearch(checkJSON(t, exitPass, "--resume", dir))); diff != "" {
+		t.Errorf("%v: resumed search differs (-in one go +resumed):\n%s", flags, diff)
+	}
+}
+
 // Checkpoints that cannot be made or used as asked: one error line, exit 2.
 func TestCheckpointErrorsCLI(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ckpt")

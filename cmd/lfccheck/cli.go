@@ -554,13 +554,25 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
 	}
-	if cpf.resume != "" && !resolved && len(searchArgs(fs)) == 0 {
-		// --resume alone: the search is the checkpoint's.
+	if cpf.resume != "" && !resolved {
+		// The search is the checkpoint's: its flags, but for those given
+		// here (which must agree, or the identity check names the
+		// difference).
 		stored, err := cpf.storedArgs()
 		if err != nil {
-			return 0, err
+			if len(searchArgs(fs)) == 0 {
+				return 0, err
+			}
+			stored = nil // the flags given must then say it all
 		}
-		return runCheckArgs(append(stored, args...), e, true)
+		var all []string
+		for _, a := range stored {
+			name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			if !fs.Changed(name) {
+				all = append(all, a)
+			}
+		}
+		return runCheckArgs(append(all, args...), e, true)
 	}
 	cfg, _, err := cf.config(fs)
 	if err != nil {

@@ -21,6 +21,18 @@ func (p *paramFlag) Set(v string) error {
 	p.values = append(p.values, v)
 	return nil
 }
+
+// GetSlice, Append and Replace make it a pflag.SliceValue: the values one
+// by one (String joins them with commas, which values may hold).
+func (p *paramFlag) GetSlice() []string { return append([]string(nil), p.values...) }
+func (p *paramFlag) Append(v string) error {
+	p.values = append(p.values, v)
+	return nil
+}
+func (p *paramFlag) Replace(vs []string) error {
+	p.values = append([]string(nil), vs...)
+	return nil
+}
 func (p *paramFlag) Type() string {
 	if p.spec.File {
 		return "file"
