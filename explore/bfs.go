@@ -55,8 +55,8 @@ type Counter interface {
 // check the states before it again, so the checkpoint saves that record
 // and resuming restores it.
 type GoalKeeper interface {
-	Reached() []bool
-	SetReached([]bool) error
+	Reached() []string // the names of the goals reached
+	SetReached([]string) error
 }
 
 // Segmenter is implemented by models whose state encodings split into a
@@ -270,9 +270,13 @@ func (b *bfs) run() (Result, error) {
 		r.Frontier, err = b.frontierInfo(r)
 	}
 	if ck := b.ck; ck != nil && err == nil {
-		if r.Verdict == Incomplete && ck.info.Written+btoi(ck.info.Resumed) > 0 {
+		switch {
+		case r.Verdict == Incomplete && ck.info.Written+btoi(ck.info.Resumed) > 0:
 			ck.info.Kept = true
-		} else {
+		case b.opt.KeepCheckpoint:
+			ck.unlock()
+			ck.info.remove = ck.remove
+		default:
 			ck.remove()
 		}
 		info := ck.info
@@ -364,6 +368,12 @@ func (b *bfs) search1() (Result, error) {
 		var err error
 		if start, err = b.loadCheckpoint(); err != nil {
 			return Result{}, err
+		}
+		switch o := b.opt; {
+		case o.MaxStates > 0 && int64(b.n) > o.MaxStates:
+			return Result{}, ckptErr("the checkpoint holds %d states, more than the state limit %d", b.n, o.MaxStates)
+		case o.MaxDepth > 0 && start > o.MaxDepth:
+			return Result{}, ckptErr("the checkpoint is at depth %d, past the depth limit %d", start, o.MaxDepth)
 		}
 		if !b.sleep {
 			// The checkpoint is of the search run again without them.

@@ -61,8 +61,19 @@ type CheckpointInfo struct {
 	ResumedDepth  int   `json:"resumed_depth,omitempty"`
 	ResumedStates int64 `json:"resumed_states,omitempty"`
 	// Kept is set when Dir still holds a checkpoint (an incomplete search);
-	// a search with a verdict removes it.
-	Kept bool `json:"kept"`
+	// a search with a verdict removes it (with Options.KeepCheckpoint,
+	// Remove does).
+	Kept   bool `json:"kept"`
+	remove func()
+}
+
+// Remove removes the checkpoint of a search that ended with a verdict
+// under Options.KeepCheckpoint (else it does nothing).
+func (i *CheckpointInfo) Remove() {
+	if i.remove != nil {
+		i.remove()
+		i.remove = nil
+	}
 }
 
 // CheckpointError is a checkpoint that cannot be used or made as asked:
@@ -91,7 +102,7 @@ type ckpt struct {
 	last  time.Time // the last checkpoint, or the start
 	info  CheckpointInfo
 	id    string // the full identity written in the file
-	made  bool   // the first search made the directory (removed with the checkpoint if empty)
+	made  int    // how many levels of the directory's path the first search made (removed with the checkpoint if empty)
 	lock  *os.File
 }
 
@@ -116,15 +127,15 @@ func (b *bfs) startCheckpoints() error {
 	b.ck.info.Dir = opt.Checkpoint
 	state := filepath.Join(opt.Checkpoint, ckptFile)
 	if !opt.Resume {
-		if _, err := os.Stat(opt.Checkpoint); errors.Is(err, os.ErrNotExist) {
-			b.ck.made = true
-		}
+		b.ck.made = missingLevels(opt.Checkpoint)
 		if err := os.MkdirAll(opt.Checkpoint, 0o755); err != nil {
 			return ckptErr("checkpoint directory: %v", err)
 		}
 		if _, err := os.Stat(state); err == nil {
 			return &CheckpointError{Msg: fmt.Sprintf("%s already holds a checkpoint", opt.Checkpoint), Exists: true}
 		}
+	} else if err := isDir(opt.Checkpoint); err != nil {
+		return err
 	} else if _, err := os.Stat(state); err != nil {
 		return ckptErr("%s holds no checkpoint (%s)", opt.Checkpoint, ckptFile)
 	}
@@ -216,7 +227,7 @@ func (b *bfs) encodeCheckpoint(w *ckWriter, depth int) {
 	for _, v := range []uint64{uint64(depth), uint64(b.n), uint64(b.lo), uint64(b.hi),
 		uint64(b.trans.Load()), uint64(b.skipped.Load()), uint64(time.Since(s.start)), s.peak,
 		uint64(btoi(b.sleep)), uint64(b.keyCol.n), uint64(b.parent.n),
-		uint64(b.keyCol.crc), uint64(b.parent.crc), uint64(btoi(b.ck.made))} {
+		uint64(b.keyCol.crc), uint64(b.parent.crc), uint64(b.ck.made)} {
 		w.u64(v)
 	}
 	w.str(b.sleepNote)
@@ -224,13 +235,14 @@ func (b *bfs) encodeCheckpoint(w *ckWriter, depth int) {
 	for _, v := range b.counts {
 		w.u64(uint64(v))
 	}
-	var goals []byte
+	var goals []string
 	if gk, ok := s.m.(GoalKeeper); ok {
-		for _, r := range gk.Reached() {
-			goals = append(goals, byte(btoi(r)))
-		}
+		goals = gk.Reached()
 	}
-	w.bytes(goals)
+	w.u64(uint64(len(goals)))
+	for _, g := range goals {
+		w.str(g)
+	}
 	w.u64s(b.frontKeys)
 	w.u64s(b.frontSleep)
 	for i := range b.tr.leaves.sh {
@@ -335,7 +347,7 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 		v[i] = r.u64()
 	}
 	depth, n, lo, hi := v[0], v[1], v[2], v[3]
-	if r.err == nil && (n >= 1<<32 || lo > hi || hi != n || depth >= 1<<31 || v[9] != n || v[10] != n || v[8] > 1 || v[11] >= 1<<32 || v[12] >= 1<<32 || v[13] > 1) {
+	if r.err == nil && (n >= 1<<32 || lo > hi || hi != n || depth >= 1<<31 || v[9] != n || v[10] != n || v[8] > 1 || v[11] >= 1<<32 || v[12] >= 1<<32 || v[13] > 1<<16) {
 		return 0, errors.New("inconsistent counters")
 	}
 	b.n, b.lo, b.hi = int(n), int(lo), int(hi)
@@ -350,7 +362,7 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 		b.sleep = false
 	}
 	b.colCRC = [2]uint32{uint32(v[11]), uint32(v[12])}
-	b.ck.made = v[13] == 1
+	b.ck.made = int(v[13])
 	b.sleepNote = r.str()
 	nc := r.u64()
 	if r.err == nil && nc != uint64(len(b.counts)) {
@@ -359,7 +371,10 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 	for i := range b.counts {
 		b.counts[i] = int64(r.u64())
 	}
-	goals := r.bytes(0)
+	var goals []string
+	for k := r.u64n(uint64(r.left) + 1); k > 0 && r.err == nil; k-- {
+		goals = append(goals, r.str())
+	}
 	if r.err == nil {
 		if err := b.setGoals(goals); err != nil {
 			return 0, err
@@ -442,7 +457,7 @@ func checksumOK(f *os.File, size int64) (bool, error) {
 }
 
 // setGoals restores the model's record of reached goals (GoalKeeper).
-func (b *bfs) setGoals(goals []byte) error {
+func (b *bfs) setGoals(goals []string) error {
 	gk, ok := b.search.m.(GoalKeeper)
 	if !ok {
 		if len(goals) != 0 {
@@ -450,14 +465,7 @@ func (b *bfs) setGoals(goals []byte) error {
 		}
 		return nil
 	}
-	v := make([]bool, len(goals))
-	for i, g := range goals {
-		if g > 1 {
-			return fmt.Errorf("goal record %d is %d", i, g)
-		}
-		v[i] = g == 1
-	}
-	return gk.SetReached(v)
+	return gk.SetReached(goals)
 }
 
 // validSlots32 checks an open-addressing table of index+1 entries.
@@ -500,6 +508,9 @@ type CheckpointHeader struct {
 // is checked only when a search resumes it).
 func ReadCheckpoint(dir string) (CheckpointHeader, error) {
 	path := filepath.Join(dir, ckptFile)
+	if err := isDir(dir); err != nil {
+		return CheckpointHeader{}, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -530,15 +541,48 @@ func callerID(full string) string {
 	return full
 }
 
-// remove deletes the checkpoint's files, and the directory if the search
-// made it and that leaves it empty.
+// remove deletes the checkpoint's files, and the directories the search
+// made for it that this leaves empty (not through a symbolic link).
 func (ck *ckpt) remove() {
 	for _, f := range []string{ckptFile, ckptFile + ".tmp", ckptKeys, ckptParents, ckptLock} {
 		os.Remove(filepath.Join(ck.dir, f))
 	}
 	ck.unlock()
-	if ck.made {
-		os.Remove(ck.dir)
+	dir := filepath.Clean(ck.dir)
+	for range ck.made {
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || os.Remove(dir) != nil {
+			return
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// isDir checks that the directory of a checkpoint to resume exists.
+func isDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return ckptErr("%s: no such directory", dir)
+	case err != nil:
+		return ckptErr("checkpoint directory: %v", err)
+	case !fi.IsDir():
+		return ckptErr("%s is not a directory", dir)
+	}
+	return nil
+}
+
+// missingLevels is the number of trailing elements of the path dir that do
+// not exist (the directories MkdirAll makes).
+func missingLevels(dir string) int {
+	n := 0
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+			return n
+		}
+		n++
+		if filepath.Dir(d) == d {
+			return n
+		}
 	}
 }
 

@@ -153,7 +153,7 @@ func TestCheckpointRefused(t *testing.T) {
 	if _, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: filepath.Join(t.TempDir(), "x"), Fingerprint: true}); !errors.As(err, &ce) {
 		t.Errorf("fingerprint search with checkpoints: %v", err)
 	}
-	if _, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: filepath.Join(t.TempDir(), "none"), Resume: true}); !errors.As(err, &ce) || !strings.Contains(err.Error(), "holds no checkpoint") {
+	if _, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: t.TempDir(), Resume: true}); !errors.As(err, &ce) || !strings.Contains(err.Error(), "holds no checkpoint") {
 		t.Errorf("resuming nothing: %v", err)
 	}
 	state := filepath.Join(dir, "search.ckpt")
@@ -209,6 +209,18 @@ func TestCheckpointDirKept(t *testing.T) {
 	}
 	if _, err := os.Stat(made); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the directory the search made is left: %v", err)
+	}
+	// Resumed through a symbolic link: the link stays.
+	stoppedCheckpoint(t, made)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("made", link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := explore.BFS(build(t, cfg), explore.Options{Checkpoint: link, CheckpointID: "id", Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(link); err != nil {
+		t.Errorf("the symbolic link the search was given is removed: %v", err)
 	}
 }
 

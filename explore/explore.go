@@ -139,11 +139,18 @@ type Options struct {
 	// level).
 	// CheckpointNote is stored beside the ID for the caller to read back
 	// (ReadCheckpoint) and is not compared.
+	// KeepCheckpoint leaves the checkpoint of a search that ends with a
+	// verdict in place for the caller to remove (CheckpointInfo.Remove)
+	// once it has delivered the result, so that a result that could not be
+	// written can be had again by resuming.
+	// A resumed search refuses limits the checkpoint is already past
+	// (MaxStates below its states, MaxDepth below its depth).
 	Checkpoint      string
 	CheckpointEvery time.Duration
 	CheckpointID    string
 	CheckpointNote  string
 	Resume          bool
+	KeepCheckpoint  bool
 	// Frontier keeps in the visited set only the states of the level being
 	// built (see frontier.go): memory per level instead of per state. It
 	// needs the exact store, no state graph, and a model that declares

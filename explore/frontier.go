@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"container/heap"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,20 @@ type FrontierInfo struct {
 	// state graph is layered and States counts distinct states.
 	Checked    bool  `json:"checked"`
 	Duplicates int64 `json:"duplicates"`
+}
+
+// MarshalJSON writes duplicates as null when they were not counted (a
+// search that failed or was cut short), never as a 0 that would read as
+// "none".
+func (f FrontierInfo) MarshalJSON() ([]byte, error) {
+	o := struct {
+		Checked    bool   `json:"checked"`
+		Duplicates *int64 `json:"duplicates"`
+	}{Checked: f.Checked}
+	if f.Checked {
+		o.Duplicates = &f.Duplicates
+	}
+	return json.Marshal(o)
 }
 
 // startFrontier checks that a frontier search can run.

@@ -3,6 +3,7 @@ package properties
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"lfccheck/explore"
@@ -440,23 +441,26 @@ func (c *Checker) CheckFinal(w *model.World) error {
 	return c.checkEnd(w)
 }
 
-// Reached implements explore.GoalKeeper: per property, whether a
-// Sometimes goal was reached by a state checked so far.
-func (c *Checker) Reached() []bool {
-	out := make([]bool, len(c.reached))
+// Reached implements explore.GoalKeeper: the Sometimes goals reached by
+// a state checked so far, by name.
+func (c *Checker) Reached() []string {
+	var out []string
 	for i := range c.reached {
-		out[i] = c.reached[i].Load()
+		if c.reached[i].Load() {
+			out = append(out, c.Props[i].Name)
+		}
 	}
 	return out
 }
 
 // SetReached implements explore.GoalKeeper (a resumed search's record).
-func (c *Checker) SetReached(v []bool) error {
-	if len(v) != len(c.reached) {
-		return fmt.Errorf("%d goals recorded, the checker has %d properties", len(v), len(c.reached))
-	}
-	for i := range v {
-		c.reached[i].Store(v[i])
+func (c *Checker) SetReached(names []string) error {
+	for _, n := range names {
+		i := slices.IndexFunc(c.Props, func(p model.Property) bool { return p.Name == n })
+		if i < 0 || c.Props[i].Sometimes == nil {
+			return fmt.Errorf("goal %q recorded, not among the properties checked", n)
+		}
+		c.reached[i].Store(true)
 	}
 	return nil
 }

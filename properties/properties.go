@@ -16,6 +16,7 @@ package properties
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"lfccheck/model"
@@ -121,7 +122,10 @@ func Select(all []Property, names []string) ([]Property, error) {
 		return all, nil
 	}
 	var out []Property
-	for _, n := range names {
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			return nil, fmt.Errorf("property %q given twice", n)
+		}
 		found := false
 		for _, p := range all {
 			if p.Name == n {

@@ -34,15 +34,14 @@ func (c *checkpointFlags) register(fs *pflag.FlagSet) {
 // apply validates the flags and sets opt's checkpoint options for checking
 // ck with the search flags sf.
 func (c *checkpointFlags) apply(fs *pflag.FlagSet, opt *explore.Options, ck *properties.Checker, sf *searchFlags, search string) error {
-	if c.dir == "" && c.resume == "" {
+	switch {
+	case fs.Changed("checkpoint") && c.dir == "", fs.Changed("resume") && c.resume == "":
+		return usagef("--checkpoint and --resume need a directory (given: empty)")
+	case c.dir == "" && c.resume == "":
 		if fs.Changed("checkpoint-every") {
 			return usagef("--checkpoint-every needs --checkpoint or --resume")
 		}
 		return nil
-	}
-	switch {
-	case fs.Changed("checkpoint") && c.dir == "", fs.Changed("resume") && c.resume == "":
-		return usagef("--checkpoint and --resume need a directory")
 	case c.dir != "" && c.resume != "":
 		return usagef("give --checkpoint DIR to start a search with checkpoints, or --resume DIR to continue one, not both")
 	case search != "bfs":
@@ -56,8 +55,9 @@ func (c *checkpointFlags) apply(fs *pflag.FlagSet, opt *explore.Options, ck *pro
 	if err != nil {
 		return err
 	}
-	note, _ := json.Marshal(searchArgs(fs))
+	note, _ := json.Marshal(noteArgs(fs))
 	opt.Checkpoint, opt.CheckpointEvery, opt.CheckpointID, opt.CheckpointNote = c.dir, c.every, id, string(note)
+	opt.KeepCheckpoint = true // removed once the result is written (deliverCheckpoint)
 	if c.resume != "" {
 		opt.Checkpoint, opt.Resume = c.resume, true
 	}
@@ -69,6 +69,16 @@ func (c *checkpointFlags) apply(fs *pflag.FlagSet, opt *explore.Options, ck *pro
 var runFlags = map[string]bool{"json": true, "trace-out": true, "svg": true, "html": true,
 	"max-states": true, "max-depth": true, "timeout": true, "max-memory": true, "quiet": true,
 	"progress-every": true, "workers": true, "checkpoint": true, "checkpoint-every": true, "resume": true}
+
+// noteArgs are the flags a checkpoint notes: those that define the search
+// and --checkpoint-every, which a resumed search keeps unless given again.
+func noteArgs(fs *pflag.FlagSet) []string {
+	args := searchArgs(fs)
+	if fs.Changed("checkpoint-every") {
+		args = append(args, "--checkpoint-every="+fs.Lookup("checkpoint-every").Value.String())
+	}
+	return args
+}
 
 // searchArgs returns the flags given that define the search (all but
 // runFlags), as --name=value arguments in name order: what a checkpoint
@@ -135,7 +145,12 @@ func checkpointID(ck *properties.Checker, sf *searchFlags, opt *explore.Options)
 	if err != nil {
 		return "", usagef("checkpoints: cannot identify the lfccheck program: %v", err)
 	}
-	cfg, err := json.Marshal(ck.Sys.Cfg)
+	// The properties as a set: every state before the checkpoint passed
+	// all of them, so their order matters only from there on.
+	c := ck.Sys.Cfg
+	c.Properties = append([]string(nil), c.Properties...)
+	sort.Strings(c.Properties)
+	cfg, err := json.Marshal(c)
 	if err != nil {
 		return "", err
 	}
@@ -144,6 +159,7 @@ func checkpointID(ck *properties.Checker, sf *searchFlags, opt *explore.Options)
 	for _, p := range ck.Props {
 		id.Properties = append(id.Properties, p.Name)
 	}
+	sort.Strings(id.Properties)
 	b, err := json.Marshal(id)
 	return string(b), err
 }

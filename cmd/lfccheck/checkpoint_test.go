@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"lfccheck/explore"
 )
 
 // checkJSON runs check with --json -q and decodes the result.
@@ -108,6 +110,34 @@ func TestCheckpointResumeKeepsCLI(t *testing.T) {
 	}
 }
 
+// A search that ends with a verdict whose result cannot be written keeps
+// its checkpoint, and says so in its one error line, so that --resume
+// gives the result again; written, it removes it. The checkpoint notes
+// --checkpoint-every for the resumed search, and the properties are
+// compared as a set.
+func TestCheckpointDelivered(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b", "ckpt")
+	flags := []string{"--protocol", "mcast", "--nodes", "3", "--packets", "2", "--property", "fifo", "--property", "deadlock"}
+	checkJSON(t, exitIncomplete, append([]string{"--checkpoint", dir, "--checkpoint-every", "1ns", "--max-depth", "5"}, flags...)...)
+	h, err := explore.ReadCheckpoint(dir)
+	if err != nil || !strings.Contains(h.Note, `"--checkpoint-every=1ns"`) {
+		t.Errorf("the checkpoint's note: %q, %v", h.Note, err)
+	}
+	var e bytes.Buffer
+	code := run([]string{"check", "-q", "--resume", dir, "--property", "deadlock", "--property", "fifo"}, failWriter{}, &e)
+	if code != exitUsage || strings.Count(e.String(), "\n") != 1 || !strings.Contains(e.String(), "writing standard output: no space left on device; the checkpoint in "+dir+" is kept") {
+		t.Fatalf("exit %d, stderr %q", code, e.String())
+	}
+	m := checkJSON(t, exitPass, "--resume", dir)
+	if ck, _ := m["checkpoint"].(map[string]any); ck["kept"] != false || m["states"] != 171461.0 {
+		t.Errorf("resumed again: %v states, %v", m["states"], m["checkpoint"])
+	}
+	// The directories the search made are removed with the checkpoint.
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(dir))); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the directories made for the checkpoint are left: %v", err)
+	}
+}
+
 // Checkpoints that cannot be made or used as asked: one error line, exit 2.
 func TestCheckpointErrorsCLI(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ckpt")
@@ -133,7 +163,13 @@ func TestCheckpointErrorsCLI(t *testing.T) {
 		{[]string{"--resume", dir, "--search", "dfs"}, "breadth-first"},
 		{[]string{"--checkpoint-every", "1m"}, "--checkpoint-every needs --checkpoint or --resume"},
 		{[]string{"--resume", dir, "--checkpoint-every", "0s"}, "must be positive"},
-		{[]string{"--resume", filepath.Join(dir, "none")}, "holds no checkpoint"},
+		{[]string{"--resume", filepath.Join(dir, "none")}, "none: no such directory"},
+		{[]string{"--resume", t.TempDir()}, "holds no checkpoint"},
+		{[]string{"--resume", ""}, "need a directory (given: empty)"},
+		{[]string{"--checkpoint", ""}, "need a directory (given: empty)"},
+		{[]string{"--resume", dir, "--max-states", "100"}, "more than the state limit 100"},
+		{[]string{"--resume", dir, "--max-depth", "4"}, "past the depth limit 4"},
+		{[]string{"--property", "fifo", "--property", "fifo"}, `property "fifo" given twice`},
 		{[]string{"--resume", dir, "--nodes", "4"}, "config.nodes 3 there, 4 here"},
 		{[]string{"--checkpoint", filepath.Join(t.TempDir(), "g"), "--liveness-graph"}, "state graph"},
 		{[]string{"--resume", dir, "--max-depth", "7", "corrupt"}, "is corrupt"},
@@ -159,7 +195,7 @@ func TestCheckpointErrorsCLI(t *testing.T) {
 			t.Errorf("--resume alone, %q: exit %d, stdout %q, stderr %q", bad, code, out, errs)
 		}
 	}
-	if code, out, errs := runCLI("check", "--resume", filepath.Join(dir, "none")); code != exitUsage || out != "" || !strings.Contains(errs, "holds no checkpoint") {
+	if code, out, errs := runCLI("check", "--resume", filepath.Join(dir, "none")); code != exitUsage || out != "" || !strings.Contains(errs, "no such directory") {
 		t.Errorf("--resume alone, no checkpoint: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	os.WriteFile(state, good, 0o644)

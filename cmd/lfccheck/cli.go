@@ -77,9 +77,12 @@ const exitCodesHelp = `lfccheck exit codes
                                       so far are printed, with the JSON object
                                       under --json; suite and sweep print the rows
                                       they finished and the interrupted one
+  130  a second SIGINT or SIGTERM before the result is printed: the process
+       ends at once and prints nothing more
   With check --checkpoint DIR (or --resume DIR), an incomplete search keeps
   its newest checkpoint there, and 'lfccheck check --resume DIR' continues
-  it; a search that ends with a verdict removes it.
+  it; a search that ends with a verdict removes it once its result is
+  written (if writing fails, it stays and --resume gives the result again).
   When a suite or sweep has both failures and incomplete checks, 1 wins.
 `
 
@@ -611,6 +614,11 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		return 0, usageError{err}
 	}
 	sf.setUp(ck)
+	if *frontier {
+		if err := frontierFits(ck); err != nil {
+			return 0, err
+		}
+	}
 	if err := cpf.apply(fs, &opt, ck, &sf, hf.search); err != nil {
 		return 0, err
 	}
@@ -635,25 +643,73 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if res.file != nil && *traceOut != "" {
 		res.json.TraceFile = *traceOut
 	}
-	if *jsonOut {
-		e.stdout.Write(marshalIndent(res.json))
-	} else {
-		printCheck(e.stdout, res)
-	}
-	if res.file != nil && *traceOut != "" {
-		if beforeWrite != nil {
-			beforeWrite()
+	err = func() error {
+		if *jsonOut {
+			e.stdout.Write(marshalIndent(res.json))
+		} else {
+			printCheck(e.stdout, res)
 		}
-		if err := fileio.WriteOutput(*traceOut, traces.Marshal(*res.file), e.stdout); err != nil {
-			return 0, usagef("--trace-out: %v", err)
+		if res.file != nil && *traceOut != "" {
+			if beforeWrite != nil {
+				beforeWrite()
+			}
+			if err := fileio.WriteOutput(*traceOut, traces.Marshal(*res.file), e.stdout); err != nil {
+				return usagef("--trace-out: %v", err)
+			}
 		}
-	}
-	if res.outcome != nil {
-		if err := pf.write(ck.Sys, res.acts, *res.outcome, e); err != nil {
-			return 0, err
+		if res.outcome != nil {
+			return pf.write(ck.Sys, res.acts, *res.outcome, e)
 		}
+		return nil
+	}()
+	if err := deliverCheckpoint(res.json.Checkpoint, e, err); err != nil {
+		return 0, err
 	}
 	return verdictCode(res.json.Verdict), nil
+}
+
+// frontierFits says why --frontier cannot check ck, if it cannot: the
+// search keeps no state graph, so every run must end and no liveness
+// property may need the graph.
+func frontierFits(ck *properties.Checker) error {
+	cfg := ck.Sys.Cfg
+	if !ck.DeclaredAcyclic() {
+		return usagef("--frontier needs a protocol variant whose runs all end, and %s %s does not declare that (on a cycle the search would never end)", cfg.Protocol, cfg.Variant)
+	}
+	if ck.LivenessGraph {
+		return usagef("--frontier keeps no state graph: not with --liveness-graph")
+	}
+	var graph, others []string
+	for i := range ck.Props {
+		switch p := &ck.Props[i]; {
+		case p.Live != model.NotLive && !ck.OnEndStates(p):
+			graph = append(graph, p.Name)
+		default:
+			others = append(others, "--property "+p.Name)
+		}
+	}
+	if len(graph) > 0 {
+		return usagef("--frontier keeps no state graph, which %s checks on: leave it out with --property (%s)", strings.Join(graph, ", "), strings.Join(others, " "))
+	}
+	return nil
+}
+
+// deliverCheckpoint removes the checkpoint of a search that ended with a
+// verdict once its result is written (err nil, standard output written);
+// otherwise the checkpoint stays, so that --resume can give the result
+// again, and the error says so.
+func deliverCheckpoint(ci *explore.CheckpointInfo, e env, err error) error {
+	if ci == nil || ci.Kept {
+		return err
+	}
+	if ew, ok := e.stdout.(*errWriter); ok && ew.err != nil && err == nil {
+		err, ew.err = fmt.Errorf("writing standard output: %v", ew.err), nil
+	}
+	if err == nil {
+		ci.Remove()
+		return nil
+	}
+	return usagef("%v; the checkpoint in %s is kept: 'lfccheck check --resume %s' ends the search again", err, ci.Dir, ci.Dir)
 }
 
 // beforeWrite, when set by a test, runs between the search and the

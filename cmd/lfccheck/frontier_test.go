@@ -24,13 +24,20 @@ func TestFrontierCLI(t *testing.T) {
 			t.Errorf("%v: layered, but full %v transitions depth %v, frontier %v depth %v", flags, full["transitions"], full["depth"], m["transitions"], m["depth"])
 		}
 	}
+	// A search that fails counts no duplicates: null, not 0.
+	m := checkJSON(t, exitFail, "--frontier", "--protocol", "mcast", "--tree", "chain", "--nodes", "4")
+	if f, _ := m["frontier"].(map[string]any); f["checked"] != false || f["duplicates"] != nil {
+		t.Errorf("a failing frontier search: %v", m["frontier"])
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--frontier", "--fingerprint"}, "exact store"},
 		{[]string{"--frontier", "--search", "random", "--walks", "10", "--max-depth", "10"}, "breadth-first"},
-		{[]string{"--frontier", "--protocol", "mcast", "--variant", "credit-bounce", "--tree", "chain", "--nodes", "2", "--cast", "0:2"}, "frontier search"},
+		{[]string{"--frontier", "--protocol", "mcast", "--variant", "credit-bounce", "--tree", "chain", "--nodes", "2", "--cast", "0:2"}, "runs all end, and mcast credit-bounce does not declare that"},
+		{[]string{"--frontier", "--liveness-graph"}, "not with --liveness-graph"},
+		{[]string{"--frontier", "--protocol", "fa"}, "which eventual-reply checks on: leave it out with --property"},
 	} {
 		code, out, errs := runCLI(append([]string{"check", "-q"}, c.args...)...)
 		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
