@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,42 @@ func TestFrontierCLI(t *testing.T) {
 		code, out, errs := runCLI(append([]string{"check", "-q"}, c.args...)...)
 		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, code, out, errs)
+		}
+	}
+}
+
+// sweep --frontier reports the distinct states of a sweep without it,
+// with the states stored twice where the graph is not layered (C=4 K=6),
+// and refuses a grid it cannot search.
+func TestFrontierSweep(t *testing.T) {
+	grid := []string{"sweep", "--nodes", "2-3", "--credits", "1,4", "--packets", "2", "--json", "-q"}
+	decode := func(args ...string) []map[string]any {
+		code, out, errs := runCLI(args...)
+		var m struct{ Results []map[string]any }
+		if code != exitPass || json.Unmarshal([]byte(out), &m) != nil {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, errs)
+		}
+		return m.Results
+	}
+	full, front := decode(grid...), decode(append(grid, "--frontier")...)
+	if len(full) != 4 || len(front) != 4 {
+		t.Fatalf("%d and %d results", len(full), len(front))
+	}
+	for i := range full {
+		if full[i]["states"] != front[i]["states"] || front[i]["duplicates"] == nil {
+			t.Errorf("%v P=%v: %v states, --frontier %v (%v stored twice)", full[i]["series"], full[i]["nodes"], full[i]["states"], front[i]["states"], front[i]["duplicates"])
+		}
+	}
+	m := decode("sweep", "--nodes", "2", "--credits", "4", "--packets", "6", "--json", "-q", "--frontier")
+	if m[0]["states"] != 72060.0 || m[0]["duplicates"] != 37240.0 {
+		t.Errorf("not layered: %v", m[0])
+	}
+	for _, args := range [][]string{
+		{"sweep", "--frontier", "--fingerprint"},
+		{"sweep", "--frontier", "--variant", "credit-bounce", "--nodes", "2"},
+	} {
+		if code, out, errs := runCLI(args...); code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errs)
 		}
 	}
 }

@@ -27,6 +27,10 @@ type sweepResult struct {
 	Reason   string            `json:"reason,omitempty"`
 	States   int64             `json:"states"`
 	ElapsedS float64           `json:"elapsed_s"`
+	// Duplicates are the states a frontier search (--frontier) stored
+	// twice, counted after a pass; States are then the distinct states
+	// (those stored less Duplicates).
+	Duplicates *int64 `json:"duplicates,omitempty"`
 }
 
 // sweepStore indexes sweep results by key, series and verdict (go-memdb).
@@ -108,6 +112,7 @@ func runSweep(args []string, e env) (int, error) {
 	nodes := fs.String("nodes", "2-4", "node counts, e.g. 2-5 or 2,3,8")
 	pf := registerParams(fs)
 	jsonOut := fs.Bool("json", false, "print the results as JSON")
+	frontier := fs.Bool("frontier", false, "search each configuration as check --frontier does: only the level being built in the visited set (variants whose runs all end); states are counted once each after a pass")
 	sf.register(fs, 4*time.Minute, true)
 	fs.Lookup("timeout").Usage += "; a series stops at its first incomplete size"
 	if err := parseNoArgs(fs, args, "[flags]   (a parameter's value may be a comma-separated list: one series per combination)"); err != nil {
@@ -123,6 +128,12 @@ func runSweep(args []string, e env) (int, error) {
 	opt, err := sf.options(e)
 	if err != nil {
 		return 0, err
+	}
+	if *frontier {
+		if sf.fingerprint {
+			return 0, usagef("--frontier needs the exact store: drop --fingerprint")
+		}
+		opt.Frontier = true
 	}
 	ns, err := parseInts("nodes", *nodes)
 	if err != nil {
@@ -198,9 +209,17 @@ func runSweep(args []string, e env) (int, error) {
 				}
 			}
 			cfg := model.Config{Protocol: def.Name, Variant: *variant, Nodes: n, Params: p}
-			if _, err := properties.Build(cfg); err != nil {
+			ck, err := properties.Build(cfg)
+			if err != nil {
 				comboErr = usagef("sweep: %s P=%d: %v", series, n, err)
 				return
+			}
+			if *frontier {
+				sf.setUp(ck)
+				if err := frontierFits(ck); err != nil {
+					comboErr = usagef("sweep: %s P=%d: %v", series, n, err)
+					return
+				}
 			}
 			jobs = append(jobs, job{series, params, cfg})
 		}
@@ -242,6 +261,10 @@ func runSweep(args []string, e env) (int, error) {
 			}
 			r.Verdict, r.Property, r.Reason = res.json.Verdict, res.json.Property, res.json.Reason
 			r.States, r.ElapsedS = res.json.States, res.json.ElapsedS
+			if f := res.json.Frontier; f != nil && f.Checked {
+				r.States -= f.Duplicates // distinct states
+				r.Duplicates = &f.Duplicates
+			}
 			stopped[j.series] = r.Verdict == string(explore.Incomplete)
 		}
 		store.add(r)
