@@ -63,8 +63,14 @@ type CheckpointInfo struct {
 	// Kept is set when Dir still holds a checkpoint (an incomplete search);
 	// a search with a verdict removes it (with Options.KeepCheckpoint,
 	// Remove does).
-	Kept   bool `json:"kept"`
-	remove func()
+	Kept bool `json:"kept"`
+	// Restarted is set when the search resumed a checkpoint taken with
+	// sleep sets, met a transition into a state already expanded (see
+	// Sleeper) and so started again from the initial state without them,
+	// dropping the checkpoint (the search's counts are those of one run
+	// without sleep sets).
+	Restarted bool `json:"restarted,omitempty"`
+	remove    func()
 }
 
 // Remove removes the checkpoint of a search that ended with a verdict

@@ -235,6 +235,7 @@ func BFS(m Model, opt Options) (Result, error) {
 		if opt.Progress != nil {
 			fmt.Fprintf(opt.Progress, "progress: %s; searching again without sleep sets\n", nl.Error())
 		}
+		resumed := opt.Resume
 		opt.NoSleep, opt.restartNote, opt.Resume = true, nl.Error()+": searched again without them", false
 		if b.ck != nil {
 			b.ck.remove()
@@ -244,6 +245,9 @@ func BFS(m Model, opt Options) (Result, error) {
 		// Time, rates and peak heap are those of both searches.
 		b.search.start, b.search.runStart, b.search.peak = first.start, first.runStart, first.peak
 		r, err = b.run()
+		if resumed && r.Checkpoint != nil {
+			r.Checkpoint.Restarted = true
+		}
 	}
 	return r, err
 }

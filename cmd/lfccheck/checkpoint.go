@@ -251,6 +251,9 @@ func checkpointLine(c *explore.CheckpointInfo, verdict string) string {
 	if c.Resumed {
 		from = fmt.Sprintf("resumed at depth %d (%d states); ", c.ResumedDepth, c.ResumedStates)
 	}
+	if c.Restarted {
+		from = "the search resumed met a state graph that is not layered and started again without sleep sets (see the sleep sets line), dropping that checkpoint; "
+	}
 	switch {
 	case c.Kept:
 		return fmt.Sprintf("checkpoint: %s%s holds the search at depth %d (%d states); continue it with 'lfccheck check --resume %s' (add limits, workers and outputs as needed)",

@@ -108,6 +108,14 @@ func TestCheckpointResumeKeepsCLI(t *testing.T) {
 	if diff := cmp.Diff(want, sameSearch(checkJSON(t, exitPass, "--resume", dir))); diff != "" {
 		t.Errorf("%v: resumed search differs (-in one go +resumed):\n%s", flags, diff)
 	}
+	// A resumed search that meets a graph that is not layered starts again
+	// without sleep sets, and says that it dropped the checkpoint.
+	flags = []string{"--protocol", "mcast", "--nodes", "2", "--credits", "4", "--packets", "6"}
+	checkJSON(t, exitIncomplete, append([]string{"--checkpoint", "ck", "--max-depth", "6"}, flags...)...)
+	m := checkJSON(t, exitPass, "--resume", "ck")
+	if ck, _ := m["checkpoint"].(map[string]any); ck["restarted"] != true || ck["resumed"] != false || m["states"] != 72060.0 {
+		t.Errorf("resumed and restarted: %v states, %v", m["states"], m["checkpoint"])
+	}
 }
 
 // A search that ends with a verdict whose result cannot be written keeps
