@@ -144,6 +144,15 @@ func TestCheckpointDelivered(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(filepath.Dir(dir))); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the directories made for the checkpoint are left: %v", err)
 	}
+	// A search that wrote no checkpoint has none to keep.
+	e.Reset()
+	code = run([]string{"check", "-q", "--checkpoint", dir, "--nodes", "2"}, failWriter{}, &e)
+	if code != exitUsage || strings.Contains(e.String(), "kept") {
+		t.Errorf("exit %d, stderr %q", code, e.String())
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the checkpoint directory is left: %v", err)
+	}
 }
 
 // Checkpoints that cannot be made or used as asked: one error line, exit 2.
