@@ -48,6 +48,7 @@ func BenchmarkExplore(b *testing.B) {
 		// The frontier search keeps one level in the visited set: its
 		// bytes/state are those of the tree store's shared segments.
 		{"mcast-binary-4n-c1-k1/frontier/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, true},
+		{"mcast-binary-4n-c2-k1/frontier/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, true},
 		{"mcast-binary-4n-c2-k1/frontier/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, true},
 	}
 	for _, c := range cases {
