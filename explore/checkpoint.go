@@ -286,6 +286,7 @@ func (b *bfs) encodeCheckpoint(w *ckWriter, depth int) {
 // checkpoint must have.
 func (b *bfs) loadCheckpoint() (int, error) {
 	ck := b.ck
+	t0 := time.Now()
 	path := filepath.Join(ck.dir, ckptFile)
 	f, err := os.Open(path)
 	if err != nil {
@@ -328,6 +329,10 @@ func (b *bfs) loadCheckpoint() (int, error) {
 	}
 	ck.info.Resumed, ck.info.ResumedDepth, ck.info.ResumedStates = true, depth, int64(b.n)
 	ck.info.Depth, ck.info.States = depth, int64(b.n)
+	if p := b.opt.Progress; p != nil {
+		fmt.Fprintf(p, "progress: resumed the checkpoint in %s at depth %d (%d states), read in %.1fs (%s)\n",
+			ck.dir, depth, b.n, time.Since(t0).Seconds(), FormatBytes(uint64(fi.Size())))
+	}
 	return depth, nil
 }
 

@@ -136,7 +136,12 @@ func TestCheckpointDelivered(t *testing.T) {
 	if code != exitUsage || strings.Count(e.String(), "\n") != 1 || !strings.Contains(e.String(), "writing standard output: no space left on device; the checkpoint in "+dir+" is kept") {
 		t.Fatalf("exit %d, stderr %q", code, e.String())
 	}
-	m := checkJSON(t, exitPass, "--resume", dir)
+	// Not quiet: the progress lines say what was resumed.
+	code, out, errs := runCLI("check", "--json", "--resume", dir)
+	var m map[string]any
+	if code != exitPass || json.Unmarshal([]byte(out), &m) != nil || !strings.Contains(errs, "progress: resumed the checkpoint in "+dir+" at depth 21 (2576 states)") {
+		t.Fatalf("resumed again: exit %d\n%s%s", code, out, errs)
+	}
 	if ck, _ := m["checkpoint"].(map[string]any); ck["kept"] != false || m["states"] != 2576.0 {
 		t.Errorf("resumed again: %v states, %v", m["states"], m["checkpoint"])
 	}
