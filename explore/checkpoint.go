@@ -316,11 +316,6 @@ func (b *bfs) loadCheckpoint() (int, error) {
 		}
 		return 0, ckptErr("%s is corrupt: %v", path, err)
 	}
-	sum := r.crc
-	r.left += 4
-	if got := r.u32(); r.err != nil || got != sum {
-		return 0, ckptErr("%s is corrupt: its checksum does not match", path)
-	}
 	if err := b.keyCol.reopen(b.n, b.colCRC[0]); err != nil {
 		return 0, ckptErr("checkpoint %s: %v", ck.dir, err)
 	}
@@ -672,11 +667,10 @@ func (w *ckWriter) flush() error {
 }
 
 // ckReader reads a checkpoint; left is the number of bytes before the
-// CRC, which bounds every length it reads (a corrupt length fails
-// instead of allocating).
+// CRC (checked by checksumOK before any decoding), which bounds every
+// length it reads (a corrupt length fails instead of allocating).
 type ckReader struct {
 	r    *bufio.Reader
-	crc  uint32
 	left int64
 	err  error
 	buf  []byte
@@ -699,7 +693,6 @@ func (r *ckReader) raw(n int) []byte {
 		return nil
 	}
 	r.left -= int64(n)
-	r.crc = crc32.Update(r.crc, crc32.IEEETable, b)
 	return b
 }
 

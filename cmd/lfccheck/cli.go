@@ -705,18 +705,11 @@ func deliverCheckpoint(ci *explore.CheckpointInfo, e env, err error) error {
 	if ew, ok := e.stdout.(*errWriter); ok && ew.err != nil && err == nil {
 		err, ew.err = fmt.Errorf("writing standard output: %v", ew.err), nil
 	}
-	if err == nil || ci.Written+btoi(ci.Resumed) == 0 { // (none was written)
+	if err == nil || (ci.Written == 0 && !ci.Resumed) { // (none was written)
 		ci.Remove()
 		return err
 	}
 	return usagef("%v; the checkpoint in %s is kept: 'lfccheck check --resume %s' ends the search again", err, ci.Dir, shellQuote(ci.Dir))
-}
-
-func btoi(v bool) int {
-	if v {
-		return 1
-	}
-	return 0
 }
 
 // beforeWrite, when set by a test, runs between the search and the

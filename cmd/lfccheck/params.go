@@ -16,11 +16,8 @@ type paramFlag struct {
 	values []string
 }
 
-func (p *paramFlag) String() string { return strings.Join(p.values, ",") }
-func (p *paramFlag) Set(v string) error {
-	p.values = append(p.values, v)
-	return nil
-}
+func (p *paramFlag) String() string     { return strings.Join(p.values, ",") }
+func (p *paramFlag) Set(v string) error { return p.Append(v) }
 
 // GetSlice, Append and Replace make it a pflag.SliceValue: the values one
 // by one (String joins them with commas, which values may hold).
