@@ -128,6 +128,7 @@ type bfs struct {
 	trans     atomic.Int64
 	levelNew  atomic.Int64 // fresh states of the level, for the state limit
 	pending   int          // states of the level counted as stored at the end
+	levels    []int64      // states committed per depth (Stats.Levels)
 	transBase int64        // transitions before the level
 
 	// Sleep sets (see Sleeper): in use, the sleep sets of ids [lo, hi),
@@ -232,6 +233,15 @@ func newBFS(m Model, opt Options) *bfs {
 
 // Len is the number of states stored.
 func (b *bfs) Len() int { return b.n + b.pending }
+
+// Levels is the number of states stored at each depth (Stats.Levels).
+func (b *bfs) Levels() []int64 {
+	l := append([]int64(nil), b.levels...)
+	if b.pending > 0 {
+		l = append(l, int64(b.pending))
+	}
+	return l
+}
 
 // MemBytes is the memory of the visited set, the keys (and sleep sets) of
 // the level being expanded and what the key and parent columns hold in
@@ -963,6 +973,9 @@ func (b *bfs) commit(lo int) {
 			a := b.lvl.aux(li)
 			front = append(front, encRef{a.encW, a.enc})
 		}
+	}
+	if n > 0 {
+		b.levels = append(b.levels, int64(n))
 	}
 	if b.fp {
 		b.front = front

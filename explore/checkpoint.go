@@ -249,6 +249,7 @@ func (b *bfs) encodeCheckpoint(w *ckWriter, depth int) {
 	for _, g := range goals {
 		w.str(g)
 	}
+	w.u64s(int64s(b.levels))
 	w.u64s(b.frontKeys)
 	w.u64s(b.frontSleep)
 	for i := range b.tr.leaves.sh {
@@ -385,6 +386,14 @@ func (b *bfs) decodeCheckpoint(r *ckReader) (int, error) {
 		if err := b.setGoals(goals); err != nil {
 			return 0, err
 		}
+	}
+	levels := r.u64s(nil, 0)
+	if r.err == nil && !levelsMatch(levels, int(depth), n, hi-lo) {
+		return 0, errors.New("the states per level do not match the counters")
+	}
+	b.levels = b.levels[:0]
+	for _, v := range levels {
+		b.levels = append(b.levels, int64(v))
 	}
 	b.frontKeys = r.u64s(b.frontKeys[:0], 0)
 	b.frontSleep = r.u64s(b.frontSleep[:0], 0)
@@ -735,6 +744,33 @@ func (r *ckReader) bytes(c int) []byte {
 	out := make([]byte, n, max(n, c))
 	copy(out, b)
 	return out
+}
+
+// int64s returns v as uint64s.
+func int64s(v []int64) []uint64 {
+	u := make([]uint64, len(v))
+	for i, x := range v {
+		u[i] = uint64(x)
+	}
+	return u
+}
+
+// levelsMatch reports whether levels, the states per level of a
+// checkpoint taken before the level at depth was expanded, are
+// depth+1 positive counts that add up to its n states and end with the
+// width of the level to expand.
+func levelsMatch(levels []uint64, depth int, n, width uint64) bool {
+	if len(levels) != depth+1 || levels[depth] != width {
+		return false
+	}
+	var sum uint64
+	for _, v := range levels {
+		if v == 0 || v > n {
+			return false
+		}
+		sum += v
+	}
+	return sum == n
 }
 
 // u64s reads a length-prefixed array, appended to dst, with capacity at

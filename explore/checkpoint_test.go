@@ -35,6 +35,7 @@ type outcome struct {
 	Statistics                []properties.StatValue
 	Unreached                 int
 	SleepNoteRestart, Resumed bool
+	Levels                    []int64
 }
 
 func outcomeOf(t *testing.T, ck *properties.Checker, r explore.Result, err error) outcome {
@@ -45,7 +46,7 @@ func outcomeOf(t *testing.T, ck *properties.Checker, r explore.Result, err error
 	o := outcome{Verdict: r.Verdict, States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth,
 		Trace: r.Trace, Loop: r.Loop, SleepOn: r.Sleep.On, Skipped: r.Sleep.Skipped,
 		Statistics: ck.Statistics(), Unreached: len(ck.Unreached()),
-		SleepNoteRestart: strings.Contains(r.Sleep.Note, "searched again")}
+		SleepNoteRestart: strings.Contains(r.Sleep.Note, "searched again"), Levels: r.Stats.Levels}
 	if r.Violation != nil {
 		o.Violation = r.Violation.PropertyName()
 	}

@@ -182,6 +182,13 @@ type Stats struct {
 	// GraphBytes is the memory of the recorded state graph and of the
 	// liveness analysis (liveness checks only).
 	GraphBytes int64 `json:"graph_bytes,omitempty"`
+	// Levels is the number of states stored at each depth of a
+	// breadth-first search, from the initial state's (depth 0) to the
+	// deepest; the search's last level when it stopped early (a limit,
+	// a violation) is counted as far as it got. A frontier search counts
+	// a state stored again at a greater depth at each (Frontier says how
+	// many were).
+	Levels []int64 `json:"levels,omitempty"`
 	// CollisionProb is TLC's optimistic estimate of the probability that
 	// two distinct states shared a fingerprint (fingerprint mode only).
 	CollisionProb float64 `json:"collision_probability,omitempty"`
@@ -355,6 +362,9 @@ func (s *search) finish(v Verdict, reason string) Result {
 	st.StoreBytes = s.size().MemBytes() + int64(cap(s.parent)+cap(s.action))*4
 	if d, ok := s.size().(interface{ DiskBytes() int64 }); ok {
 		st.DiskBytes = d.DiskBytes()
+	}
+	if l, ok := s.size().(interface{ Levels() []int64 }); ok {
+		st.Levels = l.Levels()
 	}
 	if s.g != nil {
 		st.GraphBytes = s.g.bytes()

@@ -429,21 +429,25 @@ const resultFormat = "lfccheck-result/1"
 
 // checkResult is the JSON form of a check. Field names are interface.
 type checkResult struct {
-	Format        string       `json:"format"`
-	Protocol      string       `json:"protocol"`
-	Variant       string       `json:"variant"`
-	Config        model.Config `json:"config"`
-	Verdict       string       `json:"verdict"`
-	Property      string       `json:"property,omitempty"`
-	Message       string       `json:"message,omitempty"`
-	Reason        string       `json:"reason,omitempty"`
-	States        int64        `json:"states"`
-	Transitions   int64        `json:"transitions"`
-	Depth         int          `json:"depth"`
-	ElapsedS      float64      `json:"elapsed_s"`
-	StatesPerS    float64      `json:"states_per_s"`
-	PeakHeapBytes uint64       `json:"peak_heap_bytes"`
-	StoreBytes    int64        `json:"store_bytes"`
+	Format      string       `json:"format"`
+	Protocol    string       `json:"protocol"`
+	Variant     string       `json:"variant"`
+	Config      model.Config `json:"config"`
+	Verdict     string       `json:"verdict"`
+	Property    string       `json:"property,omitempty"`
+	Message     string       `json:"message,omitempty"`
+	Reason      string       `json:"reason,omitempty"`
+	States      int64        `json:"states"`
+	Transitions int64        `json:"transitions"`
+	Depth       int          `json:"depth"`
+	// Levels is the number of states stored at each depth of a
+	// breadth-first search, from depth 0 (the initial state) on; when
+	// the search stopped early, the last is the level it was building.
+	Levels        []int64 `json:"levels,omitempty"`
+	ElapsedS      float64 `json:"elapsed_s"`
+	StatesPerS    float64 `json:"states_per_s"`
+	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
+	StoreBytes    int64   `json:"store_bytes"`
 	// DiskBytes is what the breadth-first search wrote to temporary files
 	// (the key and parent of every state, for traces; removed at the end).
 	DiskBytes     int64   `json:"disk_bytes,omitempty"`
@@ -769,7 +773,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 	c := checked{json: checkResult{
 		Format: resultFormat, Protocol: cfg.Protocol, Variant: cfg.Variant, Config: cfg,
 		Verdict: string(r.Verdict), Reason: r.Reason,
-		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth,
+		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth, Levels: r.Stats.Levels,
 		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
 		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes, DiskBytes: r.Stats.DiskBytes,
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
@@ -877,6 +881,32 @@ func symmetryNote(ck *properties.Checker) string {
 	return fmt.Sprintf("off (--symmetry=off; %d renamings of node ids map the configuration onto itself)", len(sym)+1)
 }
 
+// levelsLine summarises the states per level of a breadth-first search:
+// the widest level and, for a search that stopped early, how the last
+// complete level compares with the one before it (whether the levels
+// were still growing).
+func levelsLine(levels []int64, verdict string) string {
+	if len(levels) == 0 {
+		return ""
+	}
+	wide := 0
+	for d, n := range levels {
+		if n > levels[wide] {
+			wide = d
+		}
+	}
+	s := fmt.Sprintf("levels: %d (depth 0 to %d), the widest %d states at depth %d", len(levels), len(levels)-1, levels[wide], wide)
+	if verdict != string(explore.Incomplete) {
+		return s
+	}
+	last := len(levels) - 1
+	s += fmt.Sprintf("; the search stopped in the level at depth %d (%d states so far)", last, levels[last])
+	if d := last - 1; d >= 1 {
+		s += fmt.Sprintf(", the one before it had %d states, %.2f times its predecessor's", levels[d], float64(levels[d])/float64(levels[d-1]))
+	}
+	return s + " (the JSON output lists every level)"
+}
+
 func printCheck(w io.Writer, c checked) {
 	j := c.json
 	fmt.Fprintf(w, "%s\n", j.Config.Describe())
@@ -922,6 +952,9 @@ func printCheck(w io.Writer, c checked) {
 			disk = fmt.Sprintf("; keys and parents for traces in %s, %s", where, explore.FormatBytes(uint64(j.DiskBytes)))
 		}
 		fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)%s\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per, disk)
+		if l := levelsLine(j.Levels, j.Verdict); l != "" {
+			fmt.Fprintln(w, l)
+		}
 	case "dfs":
 		shard := ""
 		if j.Shard != "" {

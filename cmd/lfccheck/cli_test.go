@@ -43,9 +43,31 @@ func TestCheckPassJSON(t *testing.T) {
 	if m["verdict"] != "pass" || m["states"].(float64) != 87 || m["symmetry"] != true || m["symmetry_group"].(float64) != 2 {
 		t.Fatalf("got %v", m)
 	}
+	levels, _ := m["levels"].([]any)
+	sum := 0.0
+	for _, v := range levels {
+		sum += v.(float64)
+	}
+	if len(levels) != int(m["depth"].(float64))+1 || sum != 87 {
+		t.Fatalf("levels %v for %v states to depth %v", levels, m["states"], m["depth"])
+	}
 	cfg := m["config"].(map[string]any)
 	if cfg["nodes"].(float64) != 2 || cfg["refresh"].(float64) != 1 {
 		t.Fatalf("config %v", cfg)
+	}
+}
+
+// The text output's levels line: the widest level, and for a search cut
+// short the level it stopped in and the growth of the one before.
+func TestLevelsLine(t *testing.T) {
+	args := []string{"check", "--protocol", "mcast", "--tree", "binary", "--nodes", "3", "--credits", "1", "--packets", "1", "-q"}
+	code, out, errs := runCLI(args...)
+	if code != 0 || !strings.Contains(out, "levels: 22 (depth 0 to 21), the widest 353 states at depth 11\n") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(append(args, "--max-states", "1000")...)
+	if code != 3 || !strings.Contains(out, "levels: 11 (depth 0 to 10), the widest 277 states at depth 9; the search stopped in the level at depth 10 (247 states so far), the one before it had 277 states, 1.39 times its predecessor's") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 }
 
