@@ -28,6 +28,10 @@
 #            model it lost 0.13% of the states at P=3 K=2 and 0.9% at P=4,
 #            see README.md.)
 #   SPIN_DEFS extra spin -D options for mcast.pml, e.g. "-DEXACT=0"
+#   REPEAT   runs of each tool on a configuration that it completes in
+#            under a second (default 5): such times are tens of
+#            milliseconds, where one run's noise decides the ratio; the
+#            median time is reported (1: one run each)
 #   KEEP     a directory to keep the logs (pan output, lfccheck JSON) in
 #
 # Timings come from the tools themselves (lfccheck's elapsed_s, pan's
@@ -53,6 +57,8 @@ for tool in gcc go; do
 done
 
 TIMEOUT=${TIMEOUT:-600}
+REPEAT=${REPEAT:-5}
+case $REPEAT in '' | *[!0-9]* | 0) echo "compare.sh: REPEAT must be a positive number of runs, not '$REPEAT'" >&2; exit 2 ;; esac
 MEMLIM=${MEMLIM:-8000}
 COMPACT=${COMPACT:-auto}
 DEFAULT="binary:3:1:1 binomial:3:1:1 chain:4:1:1 binary:4:1:1 binomial:4:1:1 binary:2:4:6"
@@ -94,6 +100,14 @@ mb() { # kB -> MB, one decimal
 	case $k in '' | *[!0-9]*) echo "?" ;; *) awk -v k="$k" 'BEGIN { printf "%.1f", k / 1024 }' ;; esac
 }
 
+median() { # the median of the numbers on stdin, as given
+	sort -g | awk '{ v[NR] = $0 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
+short() { # time -> status 0 if it is a number under a second (worth repeating)
+	awk -v t="$1" 'BEGIN { exit !(t ~ /^[0-9.]+$/ && t + 0 < 1) }'
+}
+
 ratio() { # a / b, two decimals, or "-"
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else printf "-" }'
 }
@@ -117,6 +131,16 @@ lfc() { # tag tree P C K [flags...] -> sets L_verdict L_states L_time L_mem
 	[ "$(jnum "$out" verdict)" = incomplete ] && L_states=">$L_states"
 	L_time=$(awk -v t="$(jnum "$out" elapsed_s)" 'BEGIN { if (t == "") print "?"; else printf "%.3f", t }')
 	L_mem=$(mb "$work/$tag.rss")
+	if short "$L_time"; then
+		local times=$L_time i
+		for ((i = 1; i < REPEAT; i++)); do
+			run "$work/$tag.again" "$work/$tag.rss2" "$work/lfccheck" check --protocol mcast --nodes "$p" --credits "$c" \
+				--packets "$k" --tree "$tree" --json -q --timeout "${TIMEOUT}s" --max-memory "${MEMLIM}MiB" "$@"
+			times="$times
+$(awk -v t="$(jnum "$work/$tag.again" elapsed_s)" 'BEGIN { printf "%.3f", t }')"
+		done
+		L_time=$(median <<<"$times")
+	fi
 }
 
 compact() { # P -> status 0 if compact storage is used
@@ -167,6 +191,15 @@ spinrun() { # tag tree P C K BITSTATE(0/1) -> sets S_verdict S_states S_time S_m
 		case $S_verdict in incomplete*) S_states=">$S_states" ;; esac
 		S_time=$(sed -n 's/^pan: elapsed time \([0-9.e+-]*\) seconds.*/\1/p' "$out" | tail -n 1)
 		[ -z "$S_time" ] && S_time="?"
+		if short "$S_time"; then
+			local times=$S_time i
+			for ((i = 1; i < REPEAT; i++)); do
+				(cd "$dir" && run pan.again pan.rss2 timeout "$TIMEOUT" ./pan -m100000 "${args[@]}")
+				times="$times
+$(sed -n 's/^pan: elapsed time \([0-9.e+-]*\) seconds.*/\1/p' "$dir/pan.again" | tail -n 1)"
+			done
+			S_time=$(median <<<"$times")
+		fi
 	fi
 	S_mem=$(mb "$dir/pan.rss")
 }
@@ -175,7 +208,7 @@ echo "lfccheck vs SPIN $(spin -V | sed -n 's/^Spin Version \([^ ]*\).*/\1/p') on
 [ -n "$SPIN_DEFS" ] && echo "mcast.pml options: $SPIN_DEFS"
 echo "L = lfccheck with its reductions (ample set + symmetry), R = lfccheck --symmetry off --no-reduce, S = SPIN"
 echo "(*: lfccheck --fingerprint; ~: SPIN -DBITSTATE -w34 -k3, a lower bound); S-R = difference of the state counts"
-echo "times in s (search only), memory = peak RSS in MB; ratios are R/S and L/S"
+echo "times in s (search only; the median of $REPEAT runs where a run takes under a second), memory = peak RSS in MB (of the first run); ratios are R/S and L/S"
 echo
 printf '| %-20s | %-16s | %-14s | %9s | %11s | %11s | %5s | %7s | %7s | %7s | %7s | %7s | %7s | %6s | %6s | %6s | %6s |\n' \
 	config "verdict L / R" "verdict S" "states L" "states R" "states S" "S-R" "time L" "time R" "time S" \
