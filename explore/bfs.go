@@ -667,8 +667,14 @@ func (b *bfs) progress() {
 	s := b.search
 	el := time.Since(s.start)
 	n := b.n + b.lvl.len()
-	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d, %d queued, %.0f states/s, heap %s, %s\n",
-		n, b.trans.Load(), s.depth, b.hi-b.lo-int(min(b.nextChunk.Load()*chunkStates, int64(b.hi-b.lo)))+b.lvl.len(),
+	// The level being expanded, and its growth over the one before: on a
+	// long search, whether the levels are still growing.
+	lvl := ""
+	if d := s.depth; d >= 1 && d < len(b.levels) {
+		lvl = fmt.Sprintf(" (%d states, %.2fx depth %d)", b.levels[d], float64(b.levels[d])/float64(b.levels[d-1]), d-1)
+	}
+	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d%s, %d queued, %.0f states/s, heap %s, %s\n",
+		n, b.trans.Load(), s.depth, lvl, b.hi-b.lo-int(min(b.nextChunk.Load()*chunkStates, int64(b.hi-b.lo)))+b.lvl.len(),
 		float64(n)/el.Seconds(), FormatBytes(s.peak), el.Round(time.Second))
 }
 

@@ -1,8 +1,13 @@
 package explore_test
 
 import (
+	"bytes"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -114,5 +119,32 @@ func TestLevels(t *testing.T) {
 	}
 	if err != nil || r.Verdict != explore.Incomplete || sum != 1000 || r.Stats.States != 1000 {
 		t.Errorf("state limit 1000: %v %v, %d states, levels %v", r.Verdict, err, r.Stats.States, r.Stats.Levels)
+	}
+}
+
+// The progress lines name the level being expanded with its width and
+// its growth over the level before, as Stats.Levels has them.
+func TestProgressNamesTheLevel(t *testing.T) {
+	var buf bytes.Buffer
+	r, err := explore.BFS(build(t, mcast.Config("binary", 3, 1, 2)), explore.Options{Workers: 2, Progress: &buf, ProgressEvery: time.Millisecond})
+	if err != nil || r.Verdict != explore.Pass {
+		t.Fatal(r.Verdict, err)
+	}
+	re := regexp.MustCompile(`depth (\d+) \((\d+) states, ([\d.]+)x depth (\d+)\), `)
+	l, n := r.Stats.Levels, 0
+	for _, line := range strings.Split(buf.String(), "\n") {
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n++
+		d, _ := strconv.Atoi(m[1])
+		want := fmt.Sprintf("depth %d (%d states, %.2fx depth %d), ", d, l[d], float64(l[d])/float64(l[d-1]), d-1)
+		if m[0] != want {
+			t.Errorf("progress line %q, want %q", line, want)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no progress line names its level:\n%s", buf.String())
 	}
 }
