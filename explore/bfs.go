@@ -234,13 +234,14 @@ func newBFS(m Model, opt Options) *bfs {
 // Len is the number of states stored.
 func (b *bfs) Len() int { return b.n + b.pending }
 
-// Levels is the number of states stored at each depth (Stats.Levels).
-func (b *bfs) Levels() []int64 {
+// Levels is the number of states stored at each depth, and whether the
+// last is of a level the search was still building (Stats.Levels).
+func (b *bfs) Levels() ([]int64, bool) {
 	l := append([]int64(nil), b.levels...)
 	if b.pending > 0 {
-		l = append(l, int64(b.pending))
+		return append(l, int64(b.pending)), true
 	}
-	return l
+	return l, false
 }
 
 // MemBytes is the memory of the visited set, the keys (and sleep sets) of

@@ -184,11 +184,14 @@ type Stats struct {
 	GraphBytes int64 `json:"graph_bytes,omitempty"`
 	// Levels is the number of states stored at each depth of a
 	// breadth-first search, from the initial state's (depth 0) to the
-	// deepest; the search's last level when it stopped early (a limit,
-	// a violation) is counted as far as it got. A frontier search counts
-	// a state stored again at a greater depth at each (Frontier says how
-	// many were).
+	// deepest (LevelPartial says whether the last was complete). A
+	// frontier search counts a state stored again at a greater depth at
+	// each (Frontier says how many were).
 	Levels []int64 `json:"levels,omitempty"`
+	// LevelPartial is set when the last of Levels is a level the search
+	// was still building when it stopped (a limit or a violation in the
+	// middle of a level): fewer states than the level has.
+	LevelPartial bool `json:"level_partial,omitempty"`
 	// CollisionProb is TLC's optimistic estimate of the probability that
 	// two distinct states shared a fingerprint (fingerprint mode only).
 	CollisionProb float64 `json:"collision_probability,omitempty"`
@@ -363,8 +366,8 @@ func (s *search) finish(v Verdict, reason string) Result {
 	if d, ok := s.size().(interface{ DiskBytes() int64 }); ok {
 		st.DiskBytes = d.DiskBytes()
 	}
-	if l, ok := s.size().(interface{ Levels() []int64 }); ok {
-		st.Levels = l.Levels()
+	if l, ok := s.size().(interface{ Levels() ([]int64, bool) }); ok {
+		st.Levels, st.LevelPartial = l.Levels()
 	}
 	if s.g != nil {
 		st.GraphBytes = s.g.bytes()

@@ -96,7 +96,7 @@ func TestLevels(t *testing.T) {
 					}
 					return
 				}
-				if r.Verdict != explore.Pass || len(l) != r.Stats.Depth+1 {
+				if r.Verdict != explore.Pass || len(l) != r.Stats.Depth+1 || r.Stats.LevelPartial {
 					t.Errorf("%v, depth %d, levels %v", r.Verdict, r.Stats.Depth, l)
 				}
 				if diff := cmp.Diff(want, l); diff != "" {
@@ -109,7 +109,7 @@ func TestLevels(t *testing.T) {
 	cfg := mcast.Config("binary", 3, 1, 1)
 	want, _ := layers(t, cfg)
 	r, err := explore.BFS(build(t, cfg), explore.Options{Workers: 2, MaxDepth: 5})
-	if err != nil || r.Verdict != explore.Incomplete || !cmp.Equal(r.Stats.Levels, want[:6]) {
+	if err != nil || r.Verdict != explore.Incomplete || !cmp.Equal(r.Stats.Levels, want[:6]) || r.Stats.LevelPartial {
 		t.Errorf("depth limit 5: %v %v, levels %v, want %v", r.Verdict, err, r.Stats.Levels, want[:6])
 	}
 	r, err = explore.BFS(build(t, cfg), explore.Options{Workers: 2, MaxStates: 1000})
@@ -117,7 +117,7 @@ func TestLevels(t *testing.T) {
 	for _, v := range r.Stats.Levels {
 		sum += v
 	}
-	if err != nil || r.Verdict != explore.Incomplete || sum != 1000 || r.Stats.States != 1000 {
+	if err != nil || r.Verdict != explore.Incomplete || sum != 1000 || r.Stats.States != 1000 || !r.Stats.LevelPartial {
 		t.Errorf("state limit 1000: %v %v, %d states, levels %v", r.Verdict, err, r.Stats.States, r.Stats.Levels)
 	}
 }

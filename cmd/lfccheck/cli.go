@@ -441,9 +441,11 @@ type checkResult struct {
 	Transitions int64        `json:"transitions"`
 	Depth       int          `json:"depth"`
 	// Levels is the number of states stored at each depth of a
-	// breadth-first search, from depth 0 (the initial state) on; when
-	// the search stopped early, the last is the level it was building.
+	// breadth-first search, from depth 0 (the initial state) on;
+	// LevelPartial is set when the last is a level the search was still
+	// building when it stopped.
 	Levels        []int64 `json:"levels,omitempty"`
+	LevelPartial  bool    `json:"level_partial,omitempty"`
 	ElapsedS      float64 `json:"elapsed_s"`
 	StatesPerS    float64 `json:"states_per_s"`
 	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
@@ -773,7 +775,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 	c := checked{json: checkResult{
 		Format: resultFormat, Protocol: cfg.Protocol, Variant: cfg.Variant, Config: cfg,
 		Verdict: string(r.Verdict), Reason: r.Reason,
-		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth, Levels: r.Stats.Levels,
+		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth, Levels: r.Stats.Levels, LevelPartial: r.Stats.LevelPartial,
 		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
 		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes, DiskBytes: r.Stats.DiskBytes,
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
@@ -882,10 +884,10 @@ func symmetryNote(ck *properties.Checker) string {
 }
 
 // levelsLine summarises the states per level of a breadth-first search:
-// the widest level and, for a search that stopped early, how the last
-// complete level compares with the one before it (whether the levels
-// were still growing).
-func levelsLine(levels []int64, verdict string) string {
+// the widest level and, for a search cut short, the last level and how
+// the last complete one compares with the one before it (whether the
+// levels were still growing).
+func levelsLine(levels []int64, partial bool, verdict string) string {
 	if len(levels) == 0 {
 		return ""
 	}
@@ -900,9 +902,14 @@ func levelsLine(levels []int64, verdict string) string {
 		return s
 	}
 	last := len(levels) - 1
-	s += fmt.Sprintf("; the search stopped in the level at depth %d (%d states so far)", last, levels[last])
-	if d := last - 1; d >= 1 {
-		s += fmt.Sprintf(", the one before it had %d states, %.2f times its predecessor's", levels[d], float64(levels[d])/float64(levels[d-1]))
+	if partial {
+		s += fmt.Sprintf("; the search stopped while building the level at depth %d (%d states so far)", last, levels[last])
+		last--
+	} else {
+		s += fmt.Sprintf("; the search stopped before expanding the level at depth %d", last)
+	}
+	if last >= 1 {
+		s += fmt.Sprintf("; depth %d had %d states, %.2f times depth %d", last, levels[last], float64(levels[last])/float64(levels[last-1]), last-1)
 	}
 	return s + " (the JSON output lists every level)"
 }
@@ -952,7 +959,7 @@ func printCheck(w io.Writer, c checked) {
 			disk = fmt.Sprintf("; keys and parents for traces in %s, %s", where, explore.FormatBytes(uint64(j.DiskBytes)))
 		}
 		fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)%s\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per, disk)
-		if l := levelsLine(j.Levels, j.Verdict); l != "" {
+		if l := levelsLine(j.Levels, j.LevelPartial, j.Verdict); l != "" {
 			fmt.Fprintln(w, l)
 		}
 	case "dfs":

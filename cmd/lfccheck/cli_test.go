@@ -66,7 +66,11 @@ func TestLevelsLine(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 	code, out, errs = runCLI(append(args, "--max-states", "1000")...)
-	if code != 3 || !strings.Contains(out, "levels: 11 (depth 0 to 10), the widest 277 states at depth 9; the search stopped in the level at depth 10 (247 states so far), the one before it had 277 states, 1.39 times its predecessor's") {
+	if code != 3 || !strings.Contains(out, "levels: 11 (depth 0 to 10), the widest 277 states at depth 9; the search stopped while building the level at depth 10 (247 states so far); depth 9 had 277 states, 1.39 times depth 8 (the JSON output lists every level)\n") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(append(args, "--max-depth", "5")...)
+	if code != 3 || !strings.Contains(out, "levels: 6 (depth 0 to 5), the widest 39 states at depth 5; the search stopped before expanding the level at depth 5; depth 5 had 39 states, 2.05 times depth 4 (the JSON output lists every level)\n") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 }
