@@ -68,6 +68,20 @@ type Segmenter interface {
 	Segments(dst []int) []int
 }
 
+// LeafUser is implemented by Segmenters that can use what the exact store
+// knows of a state about to be expanded: UseLeaves, called just before
+// the state is passed to Successors (or SuccessorsAsleep), gives the
+// store's id of each of its segments and their end offsets. Equal ids of
+// one owner (a number that identifies the store among all searches) are
+// equal bytes, so the model may keep what it made of a segment (its
+// decoded node) by id. It is not called in fingerprint mode.
+type LeafUser interface {
+	UseLeaves(owner uint64, ids []uint32, ends []int)
+}
+
+// storeSerial numbers the searches' stores (LeafUser's owner).
+var storeSerial atomic.Uint64
+
 // The parallel breadth-first search.
 //
 // The search runs level by level. The workers take the states of the
@@ -129,6 +143,7 @@ type bfs struct {
 	levelNew  atomic.Int64 // fresh states of the level, for the state limit
 	pending   int          // states of the level counted as stored at the end
 	levels    []int64      // states committed per depth (Stats.Levels)
+	serial    uint64       // the store's number (LeafUser)
 	transBase int64        // transitions before the level
 
 	// Sleep sets (see Sleeper): in use, the sleep sets of ids [lo, hi),
@@ -171,6 +186,7 @@ type worker struct {
 	num   uint32
 	m     Model
 	sg    Segmenter
+	lu    LeafUser // with the exact store and segments
 	lb    Labeler
 	fc    FreshChecker
 	sl    Sleeper    // when sleep sets are in use
@@ -196,7 +212,7 @@ type worker struct {
 func newBFS(m Model, opt Options) *bfs {
 	s := &search{m: m, opt: opt, start: time.Now()}
 	s.lastProg, s.runStart = s.start, s.start
-	b := &bfs{search: s, fp: opt.Fingerprint}
+	b := &bfs{search: s, fp: opt.Fingerprint, serial: storeSerial.Add(1)}
 	s.traceFn = b.path
 	s.sized = b
 	b.roots.lvl = &b.lvl
@@ -335,6 +351,9 @@ func (b *bfs) search1() (Result, error) {
 	for i, m := range b.models {
 		w := &worker{b: b, num: uint32(i), m: m}
 		w.sg, _ = m.(Segmenter)
+		if w.sg != nil && !b.fp {
+			w.lu, _ = m.(LeafUser)
+		}
 		w.lb, _ = m.(Labeler)
 		if fc, ok := m.(FreshChecker); ok && m != s.m {
 			fc.DeferStateChecks()
@@ -700,6 +719,9 @@ func (w *worker) run() {
 		id := lo
 		for ; id < hi && !b.halt.Load() && uint64(id)<<32 < b.vkey.Load(); id++ {
 			enc := w.state(id)
+			if w.lu != nil {
+				w.lu.UseLeaves(b.serial, w.ref.ids, w.ref.ends)
+			}
 			w.pid, w.idx, w.skip = uint32(id), 0, 0
 			if w.g != nil {
 				w.g.off = append(w.g.off, int32(len(w.g.to)))

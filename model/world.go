@@ -281,24 +281,15 @@ func (s *System) DecodeSpans(b []byte, w *World, spans []int) ([]int, error) {
 }
 
 func (s *System) decode(b []byte, w *World, spans []int, withSpans bool) ([]int, error) {
-	P := s.P
-	if w.Sys != s || len(w.Nodes) != P {
+	if w.Sys != s || len(w.Nodes) != s.P {
 		*w = *s.Initial()
 	}
 	d := &w.dec
 	*d = Decoder{b: b}
-	for i, n := range w.Nodes {
+	for j := 0; j < s.P && d.err == nil; j++ {
+		st, end := s.decodeSegment(d, len(b), w, nil, j, nil)
 		if withSpans {
-			spans = append(spans, len(b)-len(d.b))
-		}
-		n.Decode(d)
-		if withSpans {
-			spans = append(spans, len(b)-len(d.b))
-		}
-		for j := 0; j < P; j++ {
-			if i != j {
-				w.Links[i*P+j] = d.Packets(w.Links[i*P+j])
-			}
+			spans = append(spans, st, end)
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {
@@ -306,6 +297,55 @@ func (s *System) decode(b []byte, w *World, spans []int, withSpans bool) ([]int,
 	}
 	w.clearChanges()
 	return spans, d.err
+}
+
+// decodeSegment reads segment j of an encoding of total bytes from d into
+// w: with scratch nil, node j's own segment (its node, then its outgoing
+// links); else, in the relative form (see DecodeRenamed), node 0's segment
+// renamed by p, which maps node 0 to node j (nil: the identity, for j = 0
+// only), decoded through scratch where the node cannot rename while it
+// decodes. It returns the start and end offsets of the node's own
+// encoding.
+func (s *System) decodeSegment(d *Decoder, total int, w, scratch *World, j int, p *Perm) (int, int) {
+	P := s.P
+	st := total - len(d.b)
+	if scratch == nil || p == nil {
+		if scratch != nil && j != 0 {
+			d.err = fmt.Errorf("model: DecodeRenamed: no renaming for node %d", j)
+			return st, st
+		}
+		w.Nodes[j].Decode(d)
+		end := total - len(d.b)
+		for k := 0; k < P; k++ {
+			if k != j {
+				w.Links[j*P+k] = d.Packets(w.Links[j*P+k])
+			}
+		}
+		return st, end
+	}
+	sym := s.M.(Symmetric)
+	if rc := CodesRenamed(w.Nodes[j]); rc != nil {
+		// Renamed while decoded, straight into node j.
+		rc.DecodeRenamed(d, 0, p)
+		end := total - len(d.b)
+		for k := 1; k < P; k++ {
+			dst := &w.Links[j*P+int(p.Node[k])]
+			*dst = d.Packets(*dst)
+			*dst = RenamePackets(sym, (*dst)[:0], *dst, p) // in place
+		}
+		return st, end
+	}
+	scratch.Nodes[0].Decode(d)
+	end := total - len(d.b)
+	for k := 1; k < P; k++ {
+		scratch.Links[k] = d.Packets(scratch.Links[k])
+	}
+	w.Nodes[j].(Renamable).RenameFrom(scratch.Nodes[0], p)
+	for k := 1; k < P; k++ {
+		dst := &w.Links[j*P+int(p.Node[k])]
+		*dst = RenamePackets(sym, (*dst)[:0], scratch.Links[k], p)
+	}
+	return st, end
 }
 
 // DecodeRenamed overwrites w with the state encoded in b in the relative
@@ -317,57 +357,106 @@ func (s *System) decode(b []byte, w *World, spans []int, withSpans bool) ([]int,
 // start and end offset in b of its node's own encoding (as DecodeSpans).
 // The machine must be Symmetric and its nodes Renamable.
 func (s *System) DecodeRenamed(b []byte, w, scratch *World, spans []int, perm func(j int) *Perm) ([]int, error) {
-	P := s.P
-	if w.Sys != s || len(w.Nodes) != P {
-		*w = *s.Initial()
-	}
-	if scratch.Sys != s || len(scratch.Nodes) != P {
-		*scratch = *s.Initial()
-	}
-	sym := s.M.(Symmetric)
+	s.prepare(w, scratch)
 	d := &w.dec
 	*d = Decoder{b: b}
-	for j := 0; j < P && d.err == nil; j++ {
-		p := perm(j)
-		if rc := CodesRenamed(w.Nodes[j]); p != nil && rc != nil {
-			// Renamed while decoded, straight into node j.
-			spans = append(spans, len(b)-len(d.b))
-			rc.DecodeRenamed(d, 0, p)
-			spans = append(spans, len(b)-len(d.b))
-			for k := 1; k < P; k++ {
-				dst := &w.Links[j*P+int(p.Node[k])]
-				*dst = d.Packets(*dst)
-				*dst = RenamePackets(sym, (*dst)[:0], *dst, p) // in place
-			}
-			continue
-		}
-		into := scratch
-		if p == nil {
-			into = w // the identity: decoded in place
-		}
-		spans = append(spans, len(b)-len(d.b))
-		into.Nodes[0].Decode(d)
-		spans = append(spans, len(b)-len(d.b))
-		for k := 1; k < P; k++ {
-			into.Links[k] = d.Packets(into.Links[k])
-		}
-		if p == nil {
-			if j != 0 {
-				d.err = fmt.Errorf("model: DecodeRenamed: no renaming for node %d", j)
-			}
-			continue
-		}
-		w.Nodes[j].(Renamable).RenameFrom(scratch.Nodes[0], p)
-		for k := 1; k < P; k++ {
-			dst := &w.Links[j*P+int(p.Node[k])]
-			*dst = RenamePackets(sym, (*dst)[:0], scratch.Links[k], p)
-		}
+	for j := 0; j < s.P && d.err == nil; j++ {
+		st, end := s.decodeSegment(d, len(b), w, scratch, j, perm(j))
+		spans = append(spans, st, end)
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.err = errCorrupt
 	}
 	w.clearChanges()
 	return spans, d.err
+}
+
+// prepare makes w and scratch (when not nil) worlds of s.
+func (s *System) prepare(w, scratch *World) {
+	if w.Sys != s || len(w.Nodes) != s.P {
+		*w = *s.Initial()
+	}
+	if scratch != nil && (scratch.Sys != s || len(scratch.Nodes) != s.P) {
+		*scratch = *s.Initial()
+	}
+}
+
+// SegmentCache remembers decoded segments by the ids a store gave them
+// (equal ids, equal bytes), for DecodeLeaves.
+type SegmentCache struct {
+	owner uint64 // the store the ids are of
+	segs  map[uint64]*decodedSegment
+	max   int
+}
+
+type decodedSegment struct {
+	node    Node
+	links   [][]Packet // node j's outgoing links, by destination (its own empty)
+	nodeLen int        // bytes of the node's own encoding
+	segLen  int        // bytes of the segment
+}
+
+// NewSegmentCache returns a cache of at most max decoded segments (it is
+// emptied when full).
+func NewSegmentCache(max int) *SegmentCache { return &SegmentCache{max: max} }
+
+// DecodeLeaves is DecodeRenamed (with scratch and perm, the relative form)
+// or DecodeSpans (scratch and perm nil) for an encoding b whose segments a
+// store has interned: segment j is the store's ids[j] and ends at ends[j]
+// in b. A segment decoded before at the same position, with ids of the
+// same store (owner, a number no other store has), is copied from c
+// instead of decoded: most states share their
+// segments with many others (a few thousand segments make up MCAST's
+// 808,510 states at P=4).
+func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm func(j int) *Perm, c *SegmentCache, owner uint64, ids []uint32, ends []int) ([]int, error) {
+	P := s.P
+	s.prepare(w, scratch)
+	if len(ids) != P || len(ends) != P || ends[P-1] != len(b) {
+		return spans, errCorrupt
+	}
+	if c.owner != owner || c.segs == nil || len(c.segs) >= c.max {
+		c.owner, c.segs = owner, make(map[uint64]*decodedSegment)
+	}
+	d := &w.dec
+	st := 0
+	for j := 0; j < P; j++ {
+		key := uint64(ids[j])<<16 | uint64(j)
+		ds := c.segs[key]
+		if ds == nil || ds.segLen != ends[j]-st {
+			*d = Decoder{b: b[:ends[j]]}
+			d.b = d.b[st:]
+			var p *Perm
+			if perm != nil {
+				p = perm(j)
+			}
+			_, end := s.decodeSegment(d, ends[j], w, scratch, j, p)
+			if d.err == nil && len(d.b) != 0 {
+				d.err = errCorrupt
+			}
+			if d.err != nil {
+				return spans, d.err
+			}
+			ds = &decodedSegment{node: s.M.NewNode(NodeID(j)), links: make([][]Packet, P), nodeLen: end - st, segLen: ends[j] - st}
+			ds.node.CopyFrom(w.Nodes[j])
+			for k := 0; k < P; k++ {
+				if k != j {
+					ds.links[k] = append([]Packet(nil), w.Links[j*P+k]...)
+				}
+			}
+			c.segs[key] = ds
+		} else {
+			w.Nodes[j].CopyFrom(ds.node)
+			for k := 0; k < P; k++ {
+				if k != j {
+					w.Links[j*P+k] = append(w.Links[j*P+k][:0], ds.links[k]...)
+				}
+			}
+		}
+		spans = append(spans, st, st+ds.nodeLen)
+		st = ends[j]
+	}
+	w.clearChanges()
+	return spans, nil
 }
 
 // CopyFrom makes w a deep copy of src, reusing w's storage.

@@ -82,6 +82,14 @@ type Checker struct {
 	sEnc    []byte
 	sAt     []int
 
+	// The store's leaf ids and segment ends of the next state to expand
+	// (UseLeaves), and the segments decoded by them.
+	leafOwner uint64
+	leafIDs   []uint32
+	leafEnds  []int
+	leafNext  bool
+	segCache  *model.SegmentCache
+
 	// Workers write the fields above at every successor: keep the next
 	// allocation (another worker's checker) off their cache line.
 	_ [64]byte
@@ -174,6 +182,22 @@ func (c *Checker) NewReplayer() explore.Model {
 	f.statVals = newStatVals(len(c.statVals))
 	f.reached = make([]atomic.Bool, len(c.reached))
 	return f
+}
+
+// segCacheMax bounds a worker's cache of decoded segments (UseLeaves).
+const segCacheMax = 1 << 15
+
+// UseLeaves implements explore.LeafUser: the next state this checker
+// expands has segment i stored as leaf ids[i] of the store owner, ending
+// at ends[i]; segments decoded before from the same leaf at the same
+// position are copied instead of decoded again.
+func (c *Checker) UseLeaves(owner uint64, ids []uint32, ends []int) {
+	if c.segCache == nil {
+		c.segCache = model.NewSegmentCache(segCacheMax)
+	}
+	c.leafOwner, c.leafNext = owner, true
+	c.leafIDs = append(c.leafIDs[:0], ids...)
+	c.leafEnds = append(c.leafEnds[:0], ends...)
 }
 
 // Segments implements explore.Segmenter: it appends the end offsets of the
@@ -538,11 +562,19 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 	var err error
 	// The state's node spans let canonical reuse the bytes of what a
 	// successor shares with it.
-	if c.relative() {
+	leaves := c.leafNext
+	c.leafNext = false
+	switch {
+	case leaves && c.relative():
+		c.pAt, err = c.Sys.DecodeLeaves(state, &c.cur, &c.tmp, c.pAt[:0], c.fromZero, c.segCache, c.leafOwner, c.leafIDs, c.leafEnds)
+	case leaves:
+		c.pAt, err = c.Sys.DecodeLeaves(state, &c.cur, nil, c.pAt[:0], nil, c.segCache, c.leafOwner, c.leafIDs, c.leafEnds)
+	case c.relative():
 		c.pAt, err = c.Sys.DecodeRenamed(state, &c.cur, &c.tmp, c.pAt[:0], c.fromZero)
-	} else {
+	default:
 		c.pAt, err = c.Sys.DecodeSpans(state, &c.cur, c.pAt[:0])
 	}
+
 	if err != nil {
 		return err
 	}

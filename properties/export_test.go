@@ -1,6 +1,10 @@
 package properties
 
-import "fmt"
+import (
+	"fmt"
+
+	"lfccheck/model"
+)
 
 // SetSleepAllIndependent makes the sleep sets of checkers built from now
 // on treat every two actions as independent, even actions of one node (a
@@ -66,3 +70,6 @@ func CheckSleepTab(c *Checker) (tracked, names, drops int, err error) {
 	}
 	return t.tracked, len(t.bitOf), drops, nil
 }
+
+// FromZero is the checker's renaming from node 0 to node j (nil for 0).
+func (c *Checker) FromZero(j int) *model.Perm { return c.fromZero(j) }
