@@ -143,6 +143,7 @@ type bfs struct {
 	levelNew  atomic.Int64 // fresh states of the level, for the state limit
 	pending   int          // states of the level counted as stored at the end
 	levels    []int64      // states committed per depth (Stats.Levels)
+	partial   bool         // the search stopped while expanding a level (Levels)
 	serial    uint64       // the store's number (LeafUser)
 	transBase int64        // transitions before the level
 
@@ -251,10 +252,12 @@ func newBFS(m Model, opt Options) *bfs {
 func (b *bfs) Len() int { return b.n + b.pending }
 
 // Levels is the number of states stored at each depth, and whether the
-// last is of a level the search was still building (Stats.Levels).
+// search stopped while expanding the last complete level: then the states
+// of the next level it stored so far (perhaps none) come last
+// (Stats.Levels).
 func (b *bfs) Levels() ([]int64, bool) {
 	l := append([]int64(nil), b.levels...)
-	if b.pending > 0 {
+	if b.partial {
 		return append(l, int64(b.pending)), true
 	}
 	return l, false
@@ -612,6 +615,9 @@ func (b *bfs) incomplete(reason string) (Result, bool, error) {
 	if max := s.opt.MaxStates; max > 0 && b.n+b.pending > int(max) {
 		b.pending = int(max) - b.n
 	}
+	// Stopped in the middle of the level, or before any worker took a
+	// chunk of it (a limit checked as the level began).
+	b.partial = b.nextChunk.Load() > 0 || s.transitions > b.transBase
 	b.fold(b.chunkCounts)
 	b.setCounts()
 	return s.finish(Incomplete, reason), true, nil
@@ -681,20 +687,24 @@ func (b *bfs) stop(reason string) {
 	b.halt.Store(true)
 }
 
+// levelNote describes, for a progress line, the level at depth d being
+// expanded: its width and its growth over the one before (on a long
+// search, whether the levels are still growing).
+func levelNote(levels []int64, d int) string {
+	if d < 1 || d >= len(levels) {
+		return ""
+	}
+	return fmt.Sprintf(" (%d states, %.2fx depth %d)", levels[d], float64(levels[d])/float64(levels[d-1]), d-1)
+}
+
 func (b *bfs) progress() {
 	b.limMu.Lock() // s.peak: workers sample memory too
 	defer b.limMu.Unlock()
 	s := b.search
 	el := time.Since(s.start)
 	n := b.n + b.lvl.len()
-	// The level being expanded, and its growth over the one before: on a
-	// long search, whether the levels are still growing.
-	lvl := ""
-	if d := s.depth; d >= 1 && d < len(b.levels) {
-		lvl = fmt.Sprintf(" (%d states, %.2fx depth %d)", b.levels[d], float64(b.levels[d])/float64(b.levels[d-1]), d-1)
-	}
 	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d%s, %d queued, %.0f states/s, heap %s, %s\n",
-		n, b.trans.Load(), s.depth, lvl, b.hi-b.lo-int(min(b.nextChunk.Load()*chunkStates, int64(b.hi-b.lo)))+b.lvl.len(),
+		n, b.trans.Load(), s.depth, levelNote(b.levels, s.depth), b.hi-b.lo-int(min(b.nextChunk.Load()*chunkStates, int64(b.hi-b.lo)))+b.lvl.len(),
 		float64(n)/el.Seconds(), FormatBytes(s.peak), el.Round(time.Second))
 }
 
@@ -1117,7 +1127,7 @@ func (b *bfs) failAt(vk uint64, bad bool) (Result, bool, error) {
 		tr = append(tr, b.vcode)
 	}
 	s.transitions = t
-	b.pending = fresh
+	b.pending, b.partial = fresh, true
 	b.setCounts()
 	r, err := s.fail(b.verr, tr)
 	return r, true, err

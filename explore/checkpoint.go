@@ -757,10 +757,10 @@ func int64s(v []int64) []uint64 {
 
 // levelsMatch reports whether levels, the states per level of a
 // checkpoint taken before the level at depth was expanded, are
-// depth+1 positive counts that add up to its n states and end with the
-// width of the level to expand.
+// depth+1 positive counts, the first 1 (the initial state), that add up
+// to its n states and end with the width of the level to expand.
 func levelsMatch(levels []uint64, depth int, n, width uint64) bool {
-	if len(levels) != depth+1 || levels[depth] != width {
+	if len(levels) != depth+1 || levels[0] != 1 || levels[depth] != width {
 		return false
 	}
 	var sum uint64

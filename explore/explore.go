@@ -188,9 +188,9 @@ type Stats struct {
 	// frontier search counts a state stored again at a greater depth at
 	// each (Frontier says how many were).
 	Levels []int64 `json:"levels,omitempty"`
-	// LevelPartial is set when the last of Levels is a level the search
-	// was still building when it stopped (a limit or a violation in the
-	// middle of a level): fewer states than the level has.
+	// LevelPartial is set when the search stopped (a limit, a violation)
+	// while expanding the level at Depth: the last of Levels is then the
+	// level after it, as far as the search got (perhaps 0 states).
 	LevelPartial bool `json:"level_partial,omitempty"`
 	// CollisionProb is TLC's optimistic estimate of the probability that
 	// two distinct states shared a fingerprint (fingerprint mode only).

@@ -91,7 +91,7 @@ func TestLevels(t *testing.T) {
 				if failed {
 					// The search stops in the level of the violation:
 					// the levels before it are complete.
-					if r.Verdict != explore.Fail || len(l) < 2 || !cmp.Equal(l[:len(l)-1], want[:len(l)-1]) {
+					if r.Verdict != explore.Fail || !r.Stats.LevelPartial || len(l) != r.Stats.Depth+2 || !cmp.Equal(l[:len(l)-1], want[:len(l)-1]) {
 						t.Errorf("%v with levels %v, want a failure and levels starting %v", r.Verdict, l, want)
 					}
 					return
@@ -112,6 +112,16 @@ func TestLevels(t *testing.T) {
 	if err != nil || r.Verdict != explore.Incomplete || !cmp.Equal(r.Stats.Levels, want[:6]) || r.Stats.LevelPartial {
 		t.Errorf("depth limit 5: %v %v, levels %v, want %v", r.Verdict, err, r.Stats.Levels, want[:6])
 	}
+	// The states of levels 0 to 9: the limit stops the search in level 9
+	// before it stores a state of level 10.
+	var upTo9 int64
+	for _, v := range want[:10] {
+		upTo9 += v
+	}
+	r, err = explore.BFS(build(t, cfg), explore.Options{Workers: 2, MaxStates: upTo9})
+	if err != nil || r.Verdict != explore.Incomplete || !r.Stats.LevelPartial || !cmp.Equal(r.Stats.Levels, append(want[:10:10], 0)) {
+		t.Errorf("state limit %d: %v %v, levels %v (partial %v), want %v and 0", upTo9, r.Verdict, err, r.Stats.Levels, r.Stats.LevelPartial, want[:10])
+	}
 	r, err = explore.BFS(build(t, cfg), explore.Options{Workers: 2, MaxStates: 1000})
 	var sum int64
 	for _, v := range r.Stats.Levels {
@@ -126,7 +136,10 @@ func TestLevels(t *testing.T) {
 // its growth over the level before, as Stats.Levels has them.
 func TestProgressNamesTheLevel(t *testing.T) {
 	var buf bytes.Buffer
-	r, err := explore.BFS(build(t, mcast.Config("binary", 3, 1, 2)), explore.Options{Workers: 2, Progress: &buf, ProgressEvery: time.Millisecond})
+	// One worker: the search takes long enough for many progress lines
+	// (they come every 20 ms at most); levelNote's own test checks the
+	// wording.
+	r, err := explore.BFS(build(t, mcast.Config("binary", 3, 1, 2)), explore.Options{Workers: 1, Progress: &buf, ProgressEvery: time.Millisecond})
 	if err != nil || r.Verdict != explore.Pass {
 		t.Fatal(r.Verdict, err)
 	}

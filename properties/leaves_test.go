@@ -3,12 +3,16 @@ package properties_test
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"lfccheck/model"
 	"lfccheck/protocols"
+	"lfccheck/protocols/fa"
+	"lfccheck/protocols/gsb"
+	"lfccheck/protocols/intr"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/recov"
 	"lfccheck/protocols/ucast"
@@ -28,6 +32,9 @@ func TestDecodeLeavesMatchesDecode(t *testing.T) {
 		{"mcast-binary-3-k2/plain", mcast.Config("binary", 3, 1, 2), false},
 		{"ucast-3-c2-k2/relative", ucast.Config(3, 2, 2), true},
 		{"recov-chain-3/relative", recov.Config("chain", 3, 1, 1), true},
+		{"fa-3", fa.Config(3, 1, 2), true},
+		{"gsb-3", gsb.Config(3, 1, 1, 1), true},
+		{"intr-2", intr.Config(2, 1, ucast.Flow{Src: 0, Dst: 1, Count: 2}, ucast.Flow{Src: 1, Dst: 0, Count: 1}), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ck, err := protocols.Build(c.cfg)
@@ -35,7 +42,7 @@ func TestDecodeLeavesMatchesDecode(t *testing.T) {
 				t.Fatal(err)
 			}
 			ck.Symmetry = ck.Symmetry && c.sym
-			if c.sym && !ck.RelativeForm() {
+			if strings.HasSuffix(c.name, "/relative") && !ck.RelativeForm() {
 				t.Fatal("the configuration is not stored in the relative form")
 			}
 			init, err := ck.Initial()

@@ -442,8 +442,9 @@ type checkResult struct {
 	Depth       int          `json:"depth"`
 	// Levels is the number of states stored at each depth of a
 	// breadth-first search, from depth 0 (the initial state) on;
-	// LevelPartial is set when the last is a level the search was still
-	// building when it stopped.
+	// LevelPartial is set when the search stopped while expanding the
+	// level at depth: the last of Levels is then the next level as far
+	// as the search got.
 	Levels        []int64 `json:"levels,omitempty"`
 	LevelPartial  bool    `json:"level_partial,omitempty"`
 	ElapsedS      float64 `json:"elapsed_s"`
@@ -883,6 +884,14 @@ func symmetryNote(ck *properties.Checker) string {
 	return fmt.Sprintf("off (--symmetry=off; %d renamings of node ids map the configuration onto itself)", len(sym)+1)
 }
 
+// plural is n and noun, in the plural unless n is 1.
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // levelsLine summarises the states per level of a breadth-first search:
 // the widest level and, for a search cut short, the last level and how
 // the last complete one compares with the one before it (whether the
@@ -897,19 +906,19 @@ func levelsLine(levels []int64, partial bool, verdict string) string {
 			wide = d
 		}
 	}
-	s := fmt.Sprintf("levels: %d (depth 0 to %d), the widest %d states at depth %d", len(levels), len(levels)-1, levels[wide], wide)
+	s := fmt.Sprintf("levels: %d (depth 0 to %d), the widest %s at depth %d", len(levels), len(levels)-1, plural(levels[wide], "state"), wide)
 	if verdict != string(explore.Incomplete) {
 		return s
 	}
 	last := len(levels) - 1
 	if partial {
-		s += fmt.Sprintf("; the search stopped while building the level at depth %d (%d states so far)", last, levels[last])
 		last--
+		s += fmt.Sprintf("; the search stopped while expanding the level at depth %d (%s of depth %d stored so far)", last, plural(levels[last+1], "state"), last+1)
 	} else {
 		s += fmt.Sprintf("; the search stopped before expanding the level at depth %d", last)
 	}
 	if last >= 1 {
-		s += fmt.Sprintf("; depth %d had %d states, %.2f times depth %d", last, levels[last], float64(levels[last])/float64(levels[last-1]), last-1)
+		s += fmt.Sprintf("; depth %d had %s, %.2f times depth %d", last, plural(levels[last], "state"), float64(levels[last])/float64(levels[last-1]), last-1)
 	}
 	return s + " (the JSON output lists every level)"
 }

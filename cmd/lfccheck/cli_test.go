@@ -66,7 +66,17 @@ func TestLevelsLine(t *testing.T) {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 	code, out, errs = runCLI(append(args, "--max-states", "1000")...)
-	if code != 3 || !strings.Contains(out, "levels: 11 (depth 0 to 10), the widest 277 states at depth 9; the search stopped while building the level at depth 10 (247 states so far); depth 9 had 277 states, 1.39 times depth 8 (the JSON output lists every level)\n") {
+	if code != 3 || !strings.Contains(out, "levels: 11 (depth 0 to 10), the widest 277 states at depth 9; the search stopped while expanding the level at depth 9 (247 states of depth 10 stored so far); depth 9 had 277 states, 1.39 times depth 8 (the JSON output lists every level)\n") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	// Stopped in level 9 before it stored a state of level 10 (the limit
+	// is the states of levels 0 to 9), and stopped before level 9.
+	code, out, errs = runCLI(append(args, "--max-states", "753")...)
+	if code != 3 || !strings.Contains(out, "the search stopped while expanding the level at depth 9 (0 states of depth 10 stored so far); depth 9 had 277 states") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCLI(append(args, "--max-depth", "9")...)
+	if code != 3 || !strings.Contains(out, "levels: 10 (depth 0 to 9), the widest 277 states at depth 9; the search stopped before expanding the level at depth 9; depth 9 had 277 states") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 	code, out, errs = runCLI(append(args, "--max-depth", "5")...)

@@ -31,7 +31,10 @@
 #   REPEAT   runs of each tool on a configuration that it completes in
 #            under a second (default 5): such times are tens of
 #            milliseconds, where one run's noise decides the ratio; the
-#            median time is reported (1: one run each)
+#            median time is reported (the lower middle one for an even
+#            REPEAT; 1: one run each). A repeated run that ends
+#            otherwise than the first (verdict, states) is reported on
+#            stderr and its time left out.
 #   KEEP     a directory to keep the logs (pan output, lfccheck JSON) in
 #
 # Timings come from the tools themselves (lfccheck's elapsed_s, pan's
@@ -58,7 +61,11 @@ done
 
 TIMEOUT=${TIMEOUT:-600}
 REPEAT=${REPEAT:-5}
-case $REPEAT in '' | *[!0-9]* | 0) echo "compare.sh: REPEAT must be a positive number of runs, not '$REPEAT'" >&2; exit 2 ;; esac
+if ! [[ $REPEAT =~ ^[0-9]+$ ]] || [ $((10#$REPEAT)) -eq 0 ]; then
+	echo "compare.sh: REPEAT must be a positive number of runs, not '$REPEAT'" >&2
+	exit 2
+fi
+REPEAT=$((10#$REPEAT))
 MEMLIM=${MEMLIM:-8000}
 COMPACT=${COMPACT:-auto}
 DEFAULT="binary:3:1:1 binomial:3:1:1 chain:4:1:1 binary:4:1:1 binomial:4:1:1 binary:2:4:6"
@@ -100,12 +107,12 @@ mb() { # kB -> MB, one decimal
 	case $k in '' | *[!0-9]*) echo "?" ;; *) awk -v k="$k" 'BEGIN { printf "%.1f", k / 1024 }' ;; esac
 }
 
-median() { # the median of the numbers on stdin, as given
-	sort -g | awk '{ v[NR] = $0 } END { if (NR) print v[int((NR + 1) / 2)] }'
+median() { # the median of the numbers on stdin (the lower middle one of an even count), as given; other lines are left out
+	grep -E '^[0-9]+([.][0-9]*)?([eE][-+]?[0-9]+)?$' | sort -g | awk '{ v[NR] = $0 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
 short() { # time -> status 0 if it is a number under a second (worth repeating)
-	awk -v t="$1" 'BEGIN { exit !(t ~ /^[0-9.]+$/ && t + 0 < 1) }'
+	awk -v t="$1" 'BEGIN { exit !(t ~ /^[0-9]+([.][0-9]*)?([eE][-+]?[0-9]+)?$/ && t + 0 < 1) }'
 }
 
 ratio() { # a / b, two decimals, or "-"
@@ -132,14 +139,19 @@ lfc() { # tag tree P C K [flags...] -> sets L_verdict L_states L_time L_mem
 	L_time=$(awk -v t="$(jnum "$out" elapsed_s)" 'BEGIN { if (t == "") print "?"; else printf "%.3f", t }')
 	L_mem=$(mb "$work/$tag.rss")
 	if short "$L_time"; then
-		local times=$L_time i
+		local times=$L_time i again
 		for ((i = 1; i < REPEAT; i++)); do
-			run "$work/$tag.again" "$work/$tag.rss2" "$work/lfccheck" check --protocol mcast --nodes "$p" --credits "$c" \
+			again="$work/$tag.again"
+			run "$again" "$work/$tag.rss2" "$work/lfccheck" check --protocol mcast --nodes "$p" --credits "$c" \
 				--packets "$k" --tree "$tree" --json -q --timeout "${TIMEOUT}s" --max-memory "${MEMLIM}MiB" "$@"
+			if [ "$(jnum "$again" verdict) $(jnum "$again" states)" != "$(jnum "$out" verdict) $(jnum "$out" states)" ]; then
+				echo "compare.sh: $tag: run $((i + 1)) gave '$(jnum "$again" verdict) $(jnum "$again" states)', the first '$(jnum "$out" verdict) $(jnum "$out" states)'; its time is left out" >&2
+				continue
+			fi
 			times="$times
-$(awk -v t="$(jnum "$work/$tag.again" elapsed_s)" 'BEGIN { printf "%.3f", t }')"
+$(jnum "$again" elapsed_s)"
 		done
-		L_time=$(median <<<"$times")
+		L_time=$(awk -v t="$(median <<<"$times")" 'BEGIN { printf "%.3f", t }')
 	fi
 }
 
@@ -192,9 +204,15 @@ spinrun() { # tag tree P C K BITSTATE(0/1) -> sets S_verdict S_states S_time S_m
 		S_time=$(sed -n 's/^pan: elapsed time \([0-9.e+-]*\) seconds.*/\1/p' "$out" | tail -n 1)
 		[ -z "$S_time" ] && S_time="?"
 		if short "$S_time"; then
-			local times=$S_time i
+			local times=$S_time i n1 n2
+			n1=$(sed -n 's/^ *\([0-9][0-9e+.]*\) states, stored.*/\1/p' "$out" | tail -n 1)
 			for ((i = 1; i < REPEAT; i++)); do
 				(cd "$dir" && run pan.again pan.rss2 timeout "$TIMEOUT" ./pan -m100000 "${args[@]}")
+				n2=$(sed -n 's/^ *\([0-9][0-9e+.]*\) states, stored.*/\1/p' "$dir/pan.again" | tail -n 1)
+				if [ "$n2" != "$n1" ]; then
+					echo "compare.sh: $tag: pan run $((i + 1)) stored '$n2' states, the first '$n1'; its time is left out" >&2
+					continue
+				fi
 				times="$times
 $(sed -n 's/^pan: elapsed time \([0-9.e+-]*\) seconds.*/\1/p' "$dir/pan.again" | tail -n 1)"
 			done
