@@ -405,9 +405,8 @@ func NewSegmentCache(max int) *SegmentCache { return &SegmentCache{max: max} }
 // store has interned: segment j is the store's ids[j] and ends at ends[j]
 // in b. A segment decoded before at the same position, with ids of the
 // same store (owner, a number no other store has), is copied from c
-// instead of decoded: most states share their
-// segments with many others (a few thousand segments make up MCAST's
-// 808,510 states at P=4).
+// instead of decoded: most states share their segments with many others
+// (a few thousand segments make up MCAST's 808,510 states at P=4).
 func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm func(j int) *Perm, c *SegmentCache, owner uint64, ids []uint32, ends []int) ([]int, error) {
 	P := s.P
 	s.prepare(w, scratch)
@@ -421,10 +420,12 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 	st := 0
 	for j := 0; j < P; j++ {
 		key := uint64(ids[j])<<16 | uint64(j)
+		if ends[j] < st {
+			return spans, errCorrupt
+		}
 		ds := c.segs[key]
 		if ds == nil || ds.segLen != ends[j]-st {
-			*d = Decoder{b: b[:ends[j]]}
-			d.b = d.b[st:]
+			*d = Decoder{b: b[st:ends[j]]}
 			var p *Perm
 			if perm != nil {
 				p = perm(j)
