@@ -59,6 +59,15 @@ func layers(t *testing.T, cfg model.Config) ([]int64, bool) {
 	return out, false
 }
 
+// total is the sum of levels.
+func total(levels []int64) int64 {
+	var n int64
+	for _, v := range levels {
+		n += v
+	}
+	return n
+}
+
 // TestLevels checks Stats.Levels against the layers of a plain
 // breadth-first search of the same model, for every store and worker
 // count, and that the levels add up to the states stored, also when a
@@ -81,12 +90,8 @@ func TestLevels(t *testing.T) {
 					t.Fatal(err)
 				}
 				l := r.Stats.Levels
-				var sum int64
-				for _, v := range l {
-					sum += v
-				}
-				if sum != r.Stats.States {
-					t.Errorf("levels %v add up to %d, states %d", l, sum, r.Stats.States)
+				if sum := total(l); sum != r.Stats.States {
+					t.Errorf("levels %v add up to %d, states %d", l, total(l), r.Stats.States)
 				}
 				if failed {
 					// The search stops in the level of the violation:
@@ -114,20 +119,13 @@ func TestLevels(t *testing.T) {
 	}
 	// The states of levels 0 to 9: the limit stops the search in level 9
 	// before it stores a state of level 10.
-	var upTo9 int64
-	for _, v := range want[:10] {
-		upTo9 += v
-	}
+	upTo9 := total(want[:10])
 	r, err = explore.BFS(build(t, cfg), explore.Options{Workers: 2, MaxStates: upTo9})
 	if err != nil || r.Verdict != explore.Incomplete || !r.Stats.LevelPartial || !cmp.Equal(r.Stats.Levels, append(want[:10:10], 0)) {
 		t.Errorf("state limit %d: %v %v, levels %v (partial %v), want %v and 0", upTo9, r.Verdict, err, r.Stats.Levels, r.Stats.LevelPartial, want[:10])
 	}
 	r, err = explore.BFS(build(t, cfg), explore.Options{Workers: 2, MaxStates: 1000})
-	var sum int64
-	for _, v := range r.Stats.Levels {
-		sum += v
-	}
-	if err != nil || r.Verdict != explore.Incomplete || sum != 1000 || r.Stats.States != 1000 || !r.Stats.LevelPartial {
+	if sum := total(r.Stats.Levels); err != nil || r.Verdict != explore.Incomplete || sum != 1000 || r.Stats.States != 1000 || !r.Stats.LevelPartial {
 		t.Errorf("state limit 1000: %v %v, %d states, levels %v", r.Verdict, err, r.Stats.States, r.Stats.Levels)
 	}
 }

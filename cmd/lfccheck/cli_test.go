@@ -61,27 +61,23 @@ func TestCheckPassJSON(t *testing.T) {
 // short the level it stopped in and the growth of the one before.
 func TestLevelsLine(t *testing.T) {
 	args := []string{"check", "--protocol", "mcast", "--tree", "binary", "--nodes", "3", "--credits", "1", "--packets", "1", "-q"}
-	code, out, errs := runCLI(args...)
-	if code != 0 || !strings.Contains(out, "levels: 22 (depth 0 to 21), the widest 353 states at depth 11\n") {
-		t.Fatalf("exit %d:\n%s%s", code, out, errs)
-	}
-	code, out, errs = runCLI(append(args, "--max-states", "1000")...)
-	if code != 3 || !strings.Contains(out, "levels: 11 (depth 0 to 10), the widest 277 states at depth 9; the search stopped while expanding the level at depth 9 (247 states of depth 10 stored so far); depth 9 had 277 states, 1.39 times depth 8 (the JSON output lists every level)\n") {
-		t.Fatalf("exit %d:\n%s%s", code, out, errs)
-	}
-	// Stopped in level 9 before it stored a state of level 10 (the limit
-	// is the states of levels 0 to 9), and stopped before level 9.
-	code, out, errs = runCLI(append(args, "--max-states", "753")...)
-	if code != 3 || !strings.Contains(out, "the search stopped while expanding the level at depth 9 (0 states of depth 10 stored so far); depth 9 had 277 states") {
-		t.Fatalf("exit %d:\n%s%s", code, out, errs)
-	}
-	code, out, errs = runCLI(append(args, "--max-depth", "9")...)
-	if code != 3 || !strings.Contains(out, "levels: 10 (depth 0 to 9), the widest 277 states at depth 9; the search stopped before expanding the level at depth 9; depth 9 had 277 states") {
-		t.Fatalf("exit %d:\n%s%s", code, out, errs)
-	}
-	code, out, errs = runCLI(append(args, "--max-depth", "5")...)
-	if code != 3 || !strings.Contains(out, "levels: 6 (depth 0 to 5), the widest 39 states at depth 5; the search stopped before expanding the level at depth 5; depth 5 had 39 states, 2.05 times depth 4 (the JSON output lists every level)\n") {
-		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	for _, c := range []struct {
+		extra []string
+		code  int
+		want  string
+	}{
+		{nil, 0, "levels: 22 (depth 0 to 21), the widest 353 states at depth 11\n"},
+		{[]string{"--max-states", "1000"}, 3, "levels: 11 (depth 0 to 10), the widest 277 states at depth 9; the search stopped while expanding the level at depth 9 (247 states of depth 10 stored so far); depth 9 had 277 states, 1.39 times depth 8 (the JSON output lists every level)\n"},
+		// Stopped in level 9 before it stored a state of level 10 (the
+		// limit is the states of levels 0 to 9), and stopped before it.
+		{[]string{"--max-states", "753"}, 3, "the search stopped while expanding the level at depth 9 (0 states of depth 10 stored so far); depth 9 had 277 states"},
+		{[]string{"--max-depth", "9"}, 3, "levels: 10 (depth 0 to 9), the widest 277 states at depth 9; the search stopped before expanding the level at depth 9; depth 9 had 277 states"},
+		{[]string{"--max-depth", "5"}, 3, "levels: 6 (depth 0 to 5), the widest 39 states at depth 5; the search stopped before expanding the level at depth 5; depth 5 had 39 states, 2.05 times depth 4 (the JSON output lists every level)\n"},
+	} {
+		code, out, errs := runCLI(append(append([]string(nil), args...), c.extra...)...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Fatalf("%v: exit %d, want %d and %q:\n%s%s", c.extra, code, c.code, c.want, out, errs)
+		}
 	}
 }
 
