@@ -42,8 +42,8 @@ type LiveOptions struct {
 // NIs, the broadcast and the hosts' upcalls run by themselves.
 //
 // Payloads travel by reference: a packet carries its sender and message
-// number, and the receiving process looks the bytes up, as a pointer in an
-// in-process packet would.
+// number, and the receiving process looks up the group's copy of the
+// bytes, as a pointer in an in-process packet would.
 type Group struct {
 	m        *Machine
 	opt      LiveOptions
@@ -145,6 +145,8 @@ func (g *Group) observe(id model.NodeID, mn model.Node) {
 // Broadcast broadcasts payload from node in total order and returns once
 // node has delivered it itself (as Orca's replicated-object writes wait
 // for their own update). Calls for one node are numbered in call order.
+// Broadcast copies payload: the caller may reuse it once Broadcast
+// returns, while other nodes have yet to deliver the message.
 func (g *Group) Broadcast(node model.NodeID, payload []byte) error {
 	g.mu.Lock()
 	if g.closed {
@@ -159,7 +161,7 @@ func (g *Group) Broadcast(node model.NodeID, payload []byte) error {
 		g.mu.Unlock()
 		return fmt.Errorf("gsb: node %d has broadcast all %d of its messages", node, g.m.Messages[node])
 	}
-	g.payloads[node] = append(g.payloads[node], payload)
+	g.payloads[node] = append(g.payloads[node], append([]byte(nil), payload...))
 	g.requests[node] <- struct{}{}
 	g.mu.Unlock()
 	select {
