@@ -262,11 +262,16 @@ func build(cfg model.Config, p *Params, messages int, live bool) (*Machine, erro
 		ordered[t] = topo.Trees[t].Group == g
 	}
 	count := make([]int, cfg.Nodes)
+	trees := make([]int, cfg.Nodes)
+	for i := range trees {
+		trees[i] = -1
+	}
 	for _, s := range senders {
 		t := topo.TreeOf(g, model.NodeID(s))
 		if t < 0 {
 			return nil, fmt.Errorf("sender %d has no tree in the broadcast group", s)
 		}
+		trees[s] = t
 		count[s] = messages
 		for k := 0; k < messages; k++ {
 			for f := 0; f < p.Fragments; f++ {
@@ -284,7 +289,7 @@ func build(cfg model.Config, p *Params, messages int, live bool) (*Machine, erro
 	mm := &mcast.Machine{Machine: u, Topo: topo}
 	mm.Attach(cfg.Variant)
 	m := &Machine{Machine: mm, Sequencer: model.NodeID(p.Sequencer), Fragments: p.Fragments, Messages: count,
-		Total: messages * len(senders), item: items, ordered: ordered, casts: len(p.Casts) > 0, variant: cfg.Variant}
+		Total: messages * len(senders), item: items, trees: trees, ordered: ordered, casts: len(p.Casts) > 0, variant: cfg.Variant}
 	u.NodeOf = func(n model.Node) *ucast.Node { return &n.(*Node).Node }
 	return m, nil
 }

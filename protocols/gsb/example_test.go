@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"lfccheck/model"
 	"lfccheck/protocols/gsb"
 )
 
 // runGroup runs nodes in-process nodes, every one broadcasting messages
-// ordered messages with a payload, and returns each node's deliveries as
-// "sender.k:payload" strings.
+// ordered messages with a payload (reusing one buffer: Broadcast copies
+// it), and returns each node's deliveries as "sender.k:payload" strings.
 func runGroup(nodes, messages int) ([][]string, error) {
 	cfg := gsb.Config(nodes, 2, 1, 255)
 	got := make([][]string, nodes)
@@ -22,8 +21,8 @@ func runGroup(nodes, messages int) ([][]string, error) {
 	// deadline turns that into an error instead of a hang.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	g, err := gsb.StartLive(ctx, gsb.LiveOptions{Config: cfg, Messages: messages,
-		OnDeliver: func(n model.NodeID, d gsb.Delivery) {
+	g, err := gsb.StartLive(ctx, gsb.LiveOptions{Config: cfg,
+		OnDeliver: func(n int, d gsb.Delivery) {
 			got[n] = append(got[n], fmt.Sprintf("%d.%d:%s", d.From, d.K, d.Payload))
 		}})
 	if err != nil {
@@ -33,15 +32,17 @@ func runGroup(nodes, messages int) ([][]string, error) {
 	errs := make(chan error, nodes)
 	for s := 0; s < nodes; s++ {
 		wg.Add(1)
-		go func(s model.NodeID) {
+		go func(s int) {
 			defer wg.Done()
+			var buf []byte
 			for k := 1; k <= messages; k++ {
-				if err := g.Broadcast(s, []byte(fmt.Sprintf("update %d of %d", k, s))); err != nil {
+				buf = fmt.Appendf(buf[:0], "update %d of %d", k, s)
+				if err := g.Broadcast(s, buf); err != nil {
 					errs <- err
 					return
 				}
 			}
-		}(model.NodeID(s))
+		}(s)
 	}
 	wg.Wait()
 	close(errs)

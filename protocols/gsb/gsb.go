@@ -134,6 +134,14 @@
 //
 // held-back's counterpart is the claim with a single sender, where nothing
 // is ever held back and the goal fails.
+//
+// # The live API
+//
+// StartLive runs GSB in-process as a library, Panda-style: Group.Broadcast
+// is the totally-ordered group send (fetch-and-add on the sequencer, then
+// broadcast), LiveOptions.OnDeliver the receive upcall, and Group.Close
+// returns the run, which Result.Check replays through this model. Group
+// says which calls may be made from which goroutines.
 package gsb
 
 import (
@@ -293,6 +301,9 @@ type Machine struct {
 	// is a packet of (0-based) and the packet's place in it, or message
 	// -1 for a plain multicast (a cast).
 	item [][]itemInfo
+	// trees gives, per node, its tree in the broadcast group, or -1 for a
+	// node that does not broadcast.
+	trees []int
 	// ordered marks the trees of the broadcast group.
 	ordered []bool
 	// Total is the number of messages of the run.
