@@ -22,7 +22,7 @@ func Defaults() *Params { return &Params{Params: *ucast.Defaults()} }
 // ParamSpecs declares the parameters.
 func ParamSpecs() []model.ParamSpec {
 	var specs []model.ParamSpec
-	for _, s := range ucast.ParamSpecs() {
+	for _, s := range ucast.WithoutHostLibrary(ucast.ParamSpecs()) {
 		switch s.Key {
 		case "packets":
 			s.Doc = "fetch-and-add requests every process but the server's issues, K"
@@ -93,6 +93,9 @@ func Config(nodes, credits, packets int) model.Config {
 // New builds the machine for a resolved configuration.
 func New(cfg model.Config) (*Machine, error) {
 	p := cfg.Params.(*Params)
+	if err := p.NoHostLibrary("fa"); err != nil {
+		return nil, err
+	}
 	work := make([][]ucast.WorkItem, cfg.Nodes)
 	for c := range work {
 		if c == p.Server {

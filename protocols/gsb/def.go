@@ -40,7 +40,7 @@ func Defaults() *Params {
 // ParamSpecs declares GSB's parameters.
 func ParamSpecs() []model.ParamSpec {
 	var specs []model.ParamSpec
-	for _, s := range mcast.ParamSpecs() {
+	for _, s := range ucast.WithoutHostLibrary(mcast.ParamSpecs()) {
 		switch s.Key {
 		case "flow", "work", "keep", "server":
 			continue
@@ -213,6 +213,9 @@ func broadcastGroup(t *model.Topology, nodes int) (int, error) {
 // New builds GSB for a resolved configuration.
 func New(cfg model.Config) (*Machine, error) {
 	p := cfg.Params.(*Params)
+	if err := p.NoHostLibrary("gsb"); err != nil {
+		return nil, err
+	}
 	return build(cfg, p, p.Packets, false)
 }
 

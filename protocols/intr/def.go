@@ -25,6 +25,9 @@ const maxPackets = 200
 
 // New builds INTR for a resolved configuration.
 func New(cfg model.Config) (*Machine, error) {
+	if err := cfg.Params.(*ucast.Params).NoHostLibrary("intr"); err != nil {
+		return nil, err
+	}
 	u, err := ucast.New(cfg)
 	if err != nil {
 		return nil, err
@@ -65,7 +68,7 @@ func unprocessed(n *Node) int {
 var Def = &model.Def{
 	Name:      "intr",
 	Doc:       "polling watchdog: interrupts only when the host does not poll (thesis §3.7, §4.4)",
-	Params:    ucast.ParamSpecs(),
+	Params:    ucast.WithoutHostLibrary(ucast.ParamSpecs()),
 	NewParams: func() model.Params { return ucast.Defaults() },
 	Variants: []model.Variant{
 		{Name: Correct, Doc: "the watchdog of Fig. 4.16, with the signal handler of §3.7"},

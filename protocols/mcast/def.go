@@ -46,7 +46,7 @@ var Def = &model.Def{
 	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound,
 		properties.FIFO, ucast.ExactlyOnce, BufferHeld, ucast.FAValues, ucast.EventualDelivery},
 	Acyclic: true,
-	Stats:   []model.Stat{Forwarded},
+	Stats:   append([]model.Stat{Forwarded}, ucast.HostLibraryStats...),
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:  claims(),
 	Static:  staticClaims(),
@@ -68,6 +68,19 @@ func faWork() model.Config {
 	p := c.Params.(*Params)
 	p.Work = []Work{{Node: 1, Items: []WorkEntry{{Dest: 2, Count: 1}, {FetchAdd: true, Count: 1}}},
 		{Node: 2, Items: []WorkEntry{{FetchAdd: true, Count: 1}, {Dest: 1, Count: 1}, {FetchAdd: true, Count: 1}}}}
+	return c
+}
+
+// ReplyTree is request/reply through a forwarding tree (reply=on): binary
+// trees on 4 NIs, one credit, one host buffer and one send packet; node 0
+// multicasts two requests, which every member answers from its upcall,
+// and node 3 sends node 0 a unicast request, which node 0 answers while
+// its own second multicast waits for a send packet (so node 0 drains).
+func ReplyTree() model.Config {
+	c := Casts("binary", 4, 1, model.Cast{Root: 0, Count: 2})
+	p := c.Params.(*Params)
+	p.Reply, p.SendBuffers = true, 1
+	p.Flows = []ucast.Flow{{Src: 3, Dst: 0, Count: 1}}
 	return c
 }
 

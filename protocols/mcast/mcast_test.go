@@ -332,3 +332,31 @@ func TestBadMulticastConfigs(t *testing.T) {
 		}
 	}
 }
+
+// Request/reply through a forwarding tree (mcast.ReplyTree, the README's
+// P=4 reply check): every member answers node 0's multicast requests from
+// its upcall, and node 0 answers node 3's unicast request while its own
+// second multicast waits for a send packet. The search is complete, nothing
+// is violated, packets are forwarded, and the hosts drain and nest. Run
+// outside -short (about 20 s).
+func TestReplyThroughTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 2.7M-state search")
+	}
+	ck, err := protocols.Build(mcast.ReplyTree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := explore.BFS(ck, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := map[string]int64{}
+	for _, s := range ck.Statistics() {
+		stats[s.Name] = s.Value
+	}
+	if r.Verdict != explore.Pass || stats["forwarded-packets"] == 0 || stats["drained-buffers"] == 0 || stats["upcalls-aside"] < 2 {
+		t.Fatalf("%v %v after %d states; statistics %v", r.Verdict, r.Violation, r.Stats.States, stats)
+	}
+	t.Logf("%d states, statistics %v", r.Stats.States, stats)
+}

@@ -22,8 +22,10 @@ var Def = &model.Def{
 		{Name: NoCreditReturn, Doc: "event_packet_released forgets to return the credit", Catches: "credit-conservation",
 			Example: Config(2, 1, 1)},
 		BounceVariant(oneWay()),
+		NoDrainVariant(ReplyConfig(2, 1, 3)),
 	},
 	Properties: Properties(),
+	Stats:      HostLibraryStats,
 	Acyclic:    true,
 	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:     claims(),
@@ -34,6 +36,17 @@ func Config(nodes, credits, packets int) model.Config {
 	p := Defaults()
 	p.Credits, p.Packets = credits, packets
 	return model.Config{Protocol: "ucast", Nodes: nodes, Params: p}
+}
+
+// ReplyConfig is UCAST with every node sending packets requests to every
+// other node and every upcall replying (reply=on), with C credits, one
+// host buffer and one send packet: handlers that wait for send packets
+// hold the only host buffer.
+func ReplyConfig(nodes, credits, packets int) model.Config {
+	c := Config(nodes, credits, packets)
+	p := c.Params.(*Params)
+	p.Reply, p.SendBuffers = true, 1
+	return c
 }
 
 // Flows is a UCAST configuration of nodes NIs and credits C whose
@@ -53,6 +66,19 @@ func claims() []model.Claim {
 	}
 	fl := []Flow{{0, 1, 3}, {1, 0, 3}, {2, 1, 2}}
 	cs = append(cs, model.Claim{Name: "P=3 C=1 flows=" + Join(fl), Config: Flows(3, 1, fl...), Expect: "pass", Ref: "§4.1", Doc: doc})
+	const replyDoc = "handlers that reply from their upcalls do not deadlock: every call that waits for a send packet drains the network"
+	for _, c := range []struct {
+		nodes, packets int
+		nested         bool
+	}{{2, 3, true}, {2, 3, false}, {3, 1, true}} {
+		cfg := ReplyConfig(c.nodes, 1, c.packets)
+		name := fmt.Sprintf("reply P=%d C=1 K=%d send-buffers=1", c.nodes, c.packets)
+		if !c.nested {
+			cfg.Params.(*Params).NoNestedUpcalls = true
+			name += " upcalls-allowed=off"
+		}
+		cs = append(cs, model.Claim{Name: name, Config: cfg, Expect: "pass", Ref: "§3.1.4, §3.6, §6.2.3", Doc: replyDoc})
+	}
 	refresh := Config(2, 1, 2)
 	refresh.Params.(*Params).Refresh = 2
 	cs = append(cs, model.Claim{Name: "refresh>C P=2 C=1 K=2", Config: refresh, Expect: "fail deadlock", Ref: "Fig. 4.3",
@@ -70,7 +96,7 @@ func New(cfg model.Config) (*Machine, error) {
 	m := NewMachine(cfg, p, work)
 	m.Finish(func(_ int, it WorkItem) []model.NodeID { return []model.NodeID{it.Dest} })
 	m.AllowSymmetry = true
-	return m, nil
+	return m, m.ReplyErr
 }
 
 // Machine of a world built from a machine of this package (or one that
@@ -139,7 +165,7 @@ var ExactlyOnce = properties.ExactlyOnce(
 func Finished(w *model.World) bool {
 	for i := range w.Nodes {
 		n := NodeAt(w, i)
-		if n.Next < len(n.M.Work[i]) || n.HostBuffersUsed() > 0 || len(n.Recv) > 0 || len(n.Send) > 0 || n.FA.Outstanding {
+		if n.Next < len(n.M.Work[i]) || n.HostBuffersUsed() > 0 || n.Extra > 0 || len(n.Recv) > 0 || len(n.Send) > 0 || n.FA.Outstanding {
 			return false
 		}
 		for p := range n.PCB {

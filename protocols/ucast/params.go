@@ -63,9 +63,25 @@ type Params struct {
 	HostBuffers int    `json:"host_buffers"`
 	SendBuffers int    `json:"send_buffers"`
 	Flows       []Flow `json:"flows,omitempty"`
+	// Reply makes every packet of the workload a request: the upcall that
+	// handles it at a destination sends a reply to its origin before it
+	// returns (§3.1.4, §6.2.3). It turns on LFC's host library (Drain).
+	Reply bool `json:"reply,omitempty"`
+	// Drain models LFC's host library (§3.1.4, §3.6): upcalls are steps
+	// of their own, and a routine that waits for a resource drains the
+	// network, taking host receive buffers from the pool when the NI
+	// needs them.
+	Drain bool `json:"drain,omitempty"`
+	// NoNestedUpcalls is upcalls_allowed = 0 (Table 3.1): draining makes
+	// no upcalls. Only with Drain or Reply.
+	NoNestedUpcalls bool `json:"no_nested_upcalls,omitempty"`
 
 	packetsGiven bool
 }
+
+// HostLibrary reports whether the configuration models LFC's host
+// library (Drain, or Reply, which implies it).
+func (p *Params) HostLibrary() bool { return p.Drain || p.Reply }
 
 // Defaults returns UCAST's default parameters.
 func Defaults() *Params { return &Params{Credits: 1, Packets: 1, HostBuffers: 1, SendBuffers: 2} }
@@ -79,6 +95,9 @@ func ParamSpecs() []model.ParamSpec {
 		{Key: "host-buffers", Doc: "host receive buffers per host", Default: "1"},
 		{Key: "send-buffers", Doc: "NI send pool size per NI", Default: "2"},
 		{Key: "flow", Doc: "explicit unicast workload entry SRC:DST:COUNT, repeatable (replaces --packets)", Repeat: true},
+		{Key: "reply", Doc: "on: every packet is a request whose upcall replies to its sender before returning (implies drain=on)", Default: "off"},
+		{Key: "drain", Doc: "on: LFC's host library: upcalls are steps, and a routine waiting for a resource drains the network, adding host buffers", Default: "off"},
+		{Key: "upcalls-allowed", Doc: "with drain or reply: off makes draining add buffers only, without nested upcalls (upcalls_allowed = 0)", Default: "on"},
 	}
 }
 
@@ -108,6 +127,14 @@ func (p *Params) Set(key, v string) (err error) {
 		p.HostBuffers, err = IntIn(v, 1, MaxBuffers)
 	case "send-buffers":
 		p.SendBuffers, err = IntIn(v, 1, MaxBuffers)
+	case "reply":
+		p.Reply, err = OnOff(v)
+	case "drain":
+		p.Drain, err = OnOff(v)
+	case "upcalls-allowed":
+		var on bool
+		on, err = OnOff(v)
+		p.NoNestedUpcalls = !on
 	case "flow":
 		var f Flow
 		if f, err = ParseFlow(v); err == nil {
@@ -117,6 +144,44 @@ func (p *Params) Set(key, v string) (err error) {
 		err = fmt.Errorf("unknown parameter %q", key)
 	}
 	return err
+}
+
+// HostLibraryKey reports whether key is one of the parameters of LFC's
+// host library (reply, drain, upcalls-allowed), which only UCAST, MCAST
+// and RECOV model.
+func HostLibraryKey(key string) bool {
+	return key == "reply" || key == "drain" || key == "upcalls-allowed"
+}
+
+// WithoutHostLibrary returns specs without the host library's parameters.
+func WithoutHostLibrary(specs []model.ParamSpec) []model.ParamSpec {
+	var out []model.ParamSpec
+	for _, s := range specs {
+		if !HostLibraryKey(s.Key) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// NoHostLibrary returns an error when p sets the host library's
+// parameters, for protocols that do not model it.
+func (p *Params) NoHostLibrary(protocol string) error {
+	if p.HostLibrary() || p.NoNestedUpcalls {
+		return fmt.Errorf("%s does not model LFC's host library: reply, drain and upcalls-allowed are for ucast, mcast and recov", protocol)
+	}
+	return nil
+}
+
+// OnOff parses on or off.
+func OnOff(v string) (bool, error) {
+	switch v {
+	case "on":
+		return true, nil
+	case "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("want on or off, got %q", v)
 }
 
 // PacketsGiven reports whether packets was set explicitly with Set.
@@ -143,6 +208,14 @@ func (p *Params) Settings() []model.Setting {
 	for _, f := range p.Flows {
 		s = append(s, model.Setting{Key: "flow", Value: f.String()})
 	}
+	for _, b := range []struct {
+		key string
+		on  bool
+	}{{"reply", p.Reply}, {"drain", p.Drain}, {"upcalls-allowed", !p.NoNestedUpcalls}} {
+		if b.on != (b.key == "upcalls-allowed") {
+			s = append(s, model.Setting{Key: b.key, Value: map[bool]string{true: "on", false: "off"}[b.on]})
+		}
+	}
 	return s
 }
 
@@ -155,9 +228,20 @@ func (p *Params) Describe() string {
 	return fmt.Sprintf("credits=%d %s %s", p.Credits, work, p.DescribeBuffers())
 }
 
-// DescribeBuffers renders refresh and the buffer sizes.
+// DescribeBuffers renders refresh and the buffer sizes (and the host
+// library's settings, when it is modeled).
 func (p *Params) DescribeBuffers() string {
-	return fmt.Sprintf("refresh=%d host-buffers=%d send-buffers=%d", p.Refresh, p.HostBuffers, p.SendBuffers)
+	s := fmt.Sprintf("refresh=%d host-buffers=%d send-buffers=%d", p.Refresh, p.HostBuffers, p.SendBuffers)
+	if p.Reply {
+		s += " reply=on"
+	}
+	if p.Drain {
+		s += " drain=on"
+	}
+	if p.NoNestedUpcalls {
+		s += " upcalls-allowed=off"
+	}
+	return s
 }
 
 // DefaultRefresh is the credit refresh threshold used when none is given:
@@ -206,6 +290,9 @@ func (p *Params) Validate(nodes int) error {
 	}
 	if p.Packets < 0 || p.Packets > model.MaxStreamSeq {
 		return fmt.Errorf("packets must be in 0..%d, got %d", model.MaxStreamSeq, p.Packets)
+	}
+	if p.NoNestedUpcalls && !p.HostLibrary() {
+		return fmt.Errorf("upcalls-allowed=off needs drain=on or reply=on: without LFC's host library nothing drains")
 	}
 	per := map[[2]int]int{}
 	for i, f := range p.Flows {

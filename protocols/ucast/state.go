@@ -62,12 +62,21 @@ type Host struct {
 	// lfc_packet_free: they occupy host buffers like Queue's. Only
 	// protocols whose machine sets KeepsPackets have any.
 	Held []model.Packet
-	Log  []model.StreamLog // per stream (see Machine.Stream)
+	// Up are the packets whose upcalls are aside (Machine.HostLibrary):
+	// their handlers run (a request's replies) or wait in a routine that
+	// drains, innermost last; each holds its host buffer.
+	Up []model.Packet
+	// Extra is the number of host receive buffers draining took from the
+	// pool beyond the machine's HostBuffers (Machine.HostLibrary), at
+	// most MaxExtraBuffers.
+	Extra int
+	Log   []model.StreamLog // per stream (see Machine.Stream)
 }
 
 // HostBuffersUsed is the number of host receive buffers in use: packets
-// delivered and not yet processed plus packets the client keeps.
-func (h *Host) HostBuffersUsed() int { return len(h.Queue) + len(h.Held) }
+// delivered and not yet processed, packets whose upcalls are aside, and
+// packets the client keeps.
+func (h *Host) HostBuffersUsed() int { return len(h.Queue) + len(h.Held) + len(h.Up) }
 
 // FAState is the state of LFC's fetch-and-add (§3.8) in machines that
 // offer it beside their traffic (Machine.FetchAdd): the NI's variable and
@@ -163,6 +172,9 @@ func (n *Node) encode(buf []byte, p, inv *model.Perm) []byte {
 	if m.KeepsPackets {
 		buf = m.appendRenamed(buf, n.Held, p)
 	}
+	if m.HostLibrary {
+		buf = m.appendRenamed(binary.AppendUvarint(buf, uint64(n.Extra)), n.Up, p)
+	}
 	for st := range n.Log {
 		l := &n.Log[m.streamOf(st, inv)]
 		buf = binary.AppendUvarint(buf, uint64(l.Last))
@@ -220,6 +232,10 @@ func (n *Node) decode(d *model.Decoder, from model.NodeID, p *model.Perm) {
 	if m.KeepsPackets {
 		n.Held = m.renameAll(d.Packets(n.Held), p)
 	}
+	if m.HostLibrary {
+		n.Extra = int(d.Uvarint())
+		n.Up = m.renameAll(d.Packets(n.Up), p)
+	}
 	for st := range n.Log {
 		l := &n.Log[m.streamOf(st, p)]
 		l.Last = uint16(d.Uvarint())
@@ -262,6 +278,8 @@ func (n *Node) CopyNode(s *Node) {
 	n.Next = s.Next
 	n.Queue = append(n.Queue[:0], s.Queue...)
 	n.Held = append(n.Held[:0], s.Held...)
+	n.Up = append(n.Up[:0], s.Up...)
+	n.Extra = s.Extra
 	n.Log = append(n.Log[:0], s.Log...)
 	n.FA.Var, n.FA.Outstanding = s.FA.Var, s.FA.Outstanding
 	n.FA.Got = append(n.FA.Got[:0], s.FA.Got...)
@@ -313,6 +331,9 @@ func (n *Node) Describe() []string {
 	if n.M.KeepsPackets {
 		h += " held " + model.PacketList(n.Held)
 	}
+	if n.M.HostLibrary {
+		h += fmt.Sprintf(" upcalls %s extra buffers %d", model.PacketList(n.Up), n.Extra)
+	}
 	if n.M.FetchAdd {
 		s += fmt.Sprintf(" fa-var %d", n.FA.Var)
 		h += fmt.Sprintf(" fa outstanding %v got %v", n.FA.Outstanding, n.FA.Got)
@@ -336,6 +357,8 @@ func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	ch(fmt.Sprintf("host %d launched", id), fmt.Sprint(x.Next), fmt.Sprint(n.Next))
 	ch(fmt.Sprintf("host %d queue", id), model.PacketList(x.Queue), model.PacketList(n.Queue))
 	ch(fmt.Sprintf("host %d held", id), model.PacketList(x.Held), model.PacketList(n.Held))
+	ch(fmt.Sprintf("host %d upcalls", id), model.PacketList(x.Up), model.PacketList(n.Up))
+	ch(fmt.Sprintf("host %d extra buffers", id), fmt.Sprint(x.Extra), fmt.Sprint(n.Extra))
 	ch(fmt.Sprintf("ni %d fa variable", id), fmt.Sprint(x.FA.Var), fmt.Sprint(n.FA.Var))
 	ch(fmt.Sprintf("host %d fa outstanding", id), fmt.Sprint(x.FA.Outstanding), fmt.Sprint(n.FA.Outstanding))
 	ch(fmt.Sprintf("host %d fa got", id), fmt.Sprint(x.FA.Got), fmt.Sprint(n.FA.Got))
@@ -414,7 +437,7 @@ func (n *Node) Marks() []model.Mark {
 				ms = append(ms, model.Mark{Part: model.OwnerNI, Text: fmt.Sprintf("pool for %d full", p)})
 			}
 		}
-		if n.HostBuffersUsed() >= n.M.HostBuffers {
+		if n.HostBuffersUsed() >= n.M.HostBuffers+n.Extra {
 			ms = append(ms, model.Mark{Part: model.OwnerHost, Text: "host buffers full"})
 		}
 	}

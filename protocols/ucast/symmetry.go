@@ -66,6 +66,9 @@ func (m *Machine) renameStream(s int, p *model.Perm) int {
 	if s < m.P {
 		return int(p.Node[s])
 	}
+	if m.Replies && s >= m.ReplyBase {
+		return m.ReplyBase + int(p.Node[s-m.ReplyBase])
+	}
 	if p.Tree == nil {
 		panic(fmt.Sprintf("ucast: stream %d of a machine without trees", s))
 	}
@@ -110,6 +113,11 @@ func (n *Node) RenameFrom(src model.Node, p *model.Perm) {
 	for _, q := range s.Held {
 		n.Held = append(n.Held, m.RenamePacket(q, p))
 	}
+	n.Up = n.Up[:0]
+	for _, q := range s.Up {
+		n.Up = append(n.Up, m.RenamePacket(q, p))
+	}
+	n.Extra = s.Extra
 	if len(n.Log) != len(s.Log) {
 		n.Log = make([]model.StreamLog, len(s.Log))
 	}

@@ -137,11 +137,20 @@ const (
 	// FetchAdd use them.
 	TagFARequest model.Tag = 4
 	TagFAReply   model.Tag = 5
+	// TagReply is the reply a request's upcall sends to the request's
+	// origin (Machine.Replies): a data packet routed like UNICAST.
+	TagReply model.Tag = 7
 )
+
+// ReplyWanted is the Val of a request packet (Machine.Replies): its
+// upcall must reply to its origin before returning.
+const ReplyWanted uint32 = 1
 
 func init() {
 	model.RegisterTag(TagUnicast, model.TagInfo{Name: "UNICAST", Data: true,
-		Brief: func(p model.Packet) string { return fmt.Sprintf("u%d#%d", p.Origin, p.Seq) }})
+		Brief: func(p model.Packet) string { return fmt.Sprintf("u%d#%d%s", p.Origin, p.Seq, RequestMark(p)) }})
+	model.RegisterTag(TagReply, model.TagInfo{Name: "REPLY", Data: true,
+		Brief: func(p model.Packet) string { return fmt.Sprintf("r%d#%d", p.Origin, p.Seq) }})
 	model.RegisterTag(TagCredit, model.TagInfo{Name: "CREDIT",
 		Brief: func(model.Packet) string { return "cr" }})
 	model.RegisterTag(TagFARequest, model.TagInfo{Name: "FA_REQUEST", Data: true,
@@ -162,6 +171,15 @@ const (
 	// increments its variable only for the first request.
 	FANoIncrement = "fa-no-increment"
 )
+
+// RequestMark is "?" for a request packet (one whose upcall replies), ""
+// otherwise: the suffix of a data packet's brief form.
+func RequestMark(p model.Packet) string {
+	if p.Val == ReplyWanted && p.Tag != TagFARequest && p.Tag != TagReply {
+		return "?"
+	}
+	return ""
+}
 
 // WorkItem is one packet a host launches: Tag says which protocol handler
 // takes it (UNICAST to Dest, or a tag of a protocol built on UCAST), Seq
@@ -215,6 +233,27 @@ type Machine struct {
 	// protocol on its own, with its properties and variants.
 	FetchAdd bool
 	Server   model.NodeID
+	// HostLibrary models LFC's host library (§3.1.4, §3.6, §6.2.3): an
+	// upcall may be a step of its own ("host H upcall" moves the packet
+	// whose handler runs aside, Host.Up, still holding its host buffer;
+	// "host H return" ends it), and a routine that waits for a resource
+	// (a send packet, a fetch-and-add reply) drains the network: "host H
+	// drain" takes a host receive buffer from the pool (Host.Extra) when
+	// the NI has a packet for the host and every buffer is full. A freed
+	// buffer goes back to the pool while buffers from it are in use. With
+	// Nested (upcalls_allowed), a waiting routine also makes upcalls for
+	// the packets that follow.
+	HostLibrary bool
+	Nested      bool
+	// Replies makes every packet of the workload a request (Val
+	// ReplyWanted): its upcall replies to its origin (a REPLY packet,
+	// numbered like the request, in stream ReplyBase+replier at the
+	// requester) before it returns. Set HostLibrary with it.
+	Replies   bool
+	ReplyBase int
+	// ReplyErr, set by Finish, rejects a workload whose replies cannot be
+	// numbered (requests to one destination in two streams).
+	ReplyErr error
 	Variant  string
 	// Work lists, per host, the packets it launches in order.
 	Work [][]WorkItem
@@ -278,7 +317,8 @@ type owedTo struct {
 // parameters p and workload work.
 func NewMachine(cfg model.Config, p *Params, work [][]WorkItem) *Machine {
 	m := &Machine{P: cfg.Nodes, C: p.Credits, Refresh: p.Refresh, HostBuffers: p.HostBuffers,
-		SendBuffers: p.SendBuffers, Variant: cfg.Variant, Work: work, Streams: cfg.Nodes}
+		SendBuffers: p.SendBuffers, Variant: cfg.Variant, Work: work, Streams: cfg.Nodes,
+		HostLibrary: p.HostLibrary(), Nested: p.HostLibrary() && !p.NoNestedUpcalls, Replies: p.Reply}
 	m.Stream = func(p model.Packet) int { return int(p.Origin) }
 	m.ReturnTo = func(_ *Node, rb *RecvBuf) model.NodeID { return rb.From }
 	m.OnCopied = func(n *Node, pkt model.Packet, out *model.Outbox) { m.Release(n, pkt, out) }
@@ -294,7 +334,15 @@ func (m *Machine) Finish(dests func(src int, it WorkItem) []model.NodeID) {
 	for h := range m.Expect {
 		m.Expect[h] = make([]uint16, m.Streams)
 	}
+	if m.Replies {
+		m.ReplyBase = m.Streams
+		m.Streams += m.P
+		for h := range m.Expect {
+			m.Expect[h] = append(m.Expect[h], make([]uint16, m.P)...)
+		}
+	}
 	m.owed = make([][][]owedTo, m.P)
+	replyVia := map[[2]int]int{} // (requester, replier): the requests' stream
 	for src := range m.Work {
 		m.owed[src] = make([][]owedTo, len(m.Work[src]))
 		for i, it := range m.Work[src] {
@@ -302,6 +350,13 @@ func (m *Machine) Finish(dests func(src int, it WorkItem) []model.NodeID) {
 			for _, d := range dests(src, it) {
 				m.Expect[d][st]++
 				m.owed[src][i] = append(m.owed[src][i], owedTo{d, st})
+				if m.Replies && it.Tag != TagFARequest {
+					m.Expect[src][m.ReplyBase+int(d)]++
+					if prev, ok := replyVia[[2]int{src, int(d)}]; ok && prev != st && m.ReplyErr == nil {
+						m.ReplyErr = fmt.Errorf("reply=on: node %d sends requests to node %d in two streams (unicast and multicast, or two trees); replies are numbered like their requests, so give each node one way to reach each destination", src, d)
+					}
+					replyVia[[2]int{src, int(d)}] = st
+				}
 			}
 		}
 	}
@@ -335,16 +390,16 @@ func (m *Machine) Kinds() []*model.ActionKind {
 			{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ni {node}",
 				Enabled: func(n model.Node) bool { return m.canCopy(m.NodeOf(n)) },
 				Apply:   func(n model.Node, out *model.Outbox) { m.Copy(m.NodeOf(n), out) }},
-			{Name: "process", Pattern: "host {node} process", Owner: model.OwnerHost, Ample: m.Keep == 0,
+			{Name: "process", Pattern: "host {node} process", Owner: model.OwnerHost, Ample: m.Keep == 0 && !m.HostLibrary,
 				Fair: model.Weak, FairClass: "host {node}", Live: m.processMode(),
-				Enabled: func(n model.Node) bool { return len(m.NodeOf(n).Queue) > 0 },
+				Enabled: func(n model.Node) bool { return m.mayTakeHead(m.NodeOf(n)) },
 				Apply:   func(n model.Node, _ *model.Outbox) { m.Process(m.NodeOf(n)) }},
 		}
 		if m.Keep > 0 {
 			m.kinds = append(m.kinds,
 				&model.ActionKind{Name: "keep", Pattern: "host {node} keep", Owner: model.OwnerHost,
 					Fair: model.Weak, FairClass: "host {node}", Live: model.LiveClient,
-					Enabled: func(n model.Node) bool { u := m.NodeOf(n); return len(u.Queue) > 0 && len(u.Held) < m.Keep },
+					Enabled: func(n model.Node) bool { u := m.NodeOf(n); return m.mayTakeHead(u) && len(u.Held) < m.Keep },
 					Apply: func(n model.Node, _ *model.Outbox) {
 						u := m.NodeOf(n)
 						u.Held = append(u.Held, u.Queue[0])
@@ -360,7 +415,11 @@ func (m *Machine) Kinds() []*model.ActionKind {
 						// oldest.
 						u := m.NodeOf(n)
 						u.Held = append(u.Held[:0], u.Held[1:]...)
+						m.freed(u)
 					}})
+		}
+		if m.HostLibrary {
+			m.kinds = append(m.kinds, m.hostLibraryKinds()...)
 		}
 	}
 	return m.kinds
@@ -395,7 +454,7 @@ func (m *Machine) canLaunch(n *Node) bool {
 }
 
 func (m *Machine) canCopy(n *Node) bool {
-	return n.HostBuffersUsed() < m.HostBuffers && n.NextCopy() >= 0
+	return n.HostBuffersUsed() < m.HostBuffers+n.Extra && n.NextCopy() >= 0
 }
 
 // Launch allocates a send packet for host n's next work item and runs the
@@ -411,6 +470,9 @@ func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 	if fa && n.ID == m.Server {
 		m.fetchAdd(n, out) // local: no packet
 		return
+	}
+	if m.Replies && !fa {
+		val = ReplyWanted
 	}
 	pkt := model.Packet{Tag: it.Tag, Src: n.ID, Tree: it.Tree, Origin: n.ID, Seq: it.Seq, Val: val}
 	n.Send = append(n.Send, SendBuf{Pkt: pkt})
@@ -436,11 +498,11 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	// Accepting credits only transmits (it never takes or frees a receive
 	// buffer), so the packet may take its buffer afterwards.
 	pkt = m.AcceptNewCredits(n, pkt, out)
-	if pkt.Tag == TagUnicast {
+	if pkt.Tag == TagUnicast || pkt.Tag == TagReply {
 		n.Recv = append(n.Recv, RecvBuf{Pkt: pkt, From: from})
 	}
 	switch {
-	case pkt.Tag == TagUnicast || pkt.Tag == TagCredit:
+	case pkt.Tag == TagUnicast || pkt.Tag == TagCredit || pkt.Tag == TagReply:
 	case pkt.Tag == TagFARequest && m.FetchAdd:
 		// The server's NI reads and increments its variable and answers
 		// at once; the request's buffer is free again, and its credit
@@ -479,8 +541,25 @@ func (m *Machine) Copy(n *Node, out *model.Outbox) {
 	n.Recv[i].Copied = true
 	pkt := n.Recv[i].Pkt
 	n.Queue = append(n.Queue, pkt)
-	out.Deliver(n.ID, pkt, m.Stream(pkt), &n.Log[m.Stream(pkt)])
+	st := m.StreamOf(pkt)
+	out.Deliver(n.ID, pkt, st, &n.Log[st])
+	if pkt.Tag == TagReply && m.Nested {
+		// Nested upcalls reply in another order than the requests came:
+		// a reply's number is its request's, not its place in the
+		// stream, so the stream has no order to check (exactly-once
+		// still reads its mask).
+		n.Log[st].Last = 0
+	}
 	m.OnCopied(n, pkt, out)
+}
+
+// StreamOf is the stream a data packet belongs to at its destination
+// hosts: the Stream hook's, and for a REPLY the replier's reply stream.
+func (m *Machine) StreamOf(pkt model.Packet) int {
+	if pkt.Tag == TagReply {
+		return m.ReplyBase + int(pkt.Origin)
+	}
+	return m.Stream(pkt)
 }
 
 // Process is the host's processing of its oldest delivered packet, which
@@ -488,6 +567,7 @@ func (m *Machine) Copy(n *Node, out *model.Outbox) {
 func (m *Machine) Process(n *Node) {
 	copy(n.Queue, n.Queue[1:])
 	n.Queue = n.Queue[:len(n.Queue)-1]
+	m.freed(n)
 }
 
 // CreditSend is credit_send (Fig. 4.2; Fig. 4.13 with the NoCredit hook).
