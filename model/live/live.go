@@ -326,7 +326,25 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 	}
 	tm := newTimers(r.sys, r.opt.Timers)
 	reqs := r.clients[id].reqs
+	serve := func(req request) {
+		if req.kind < 0 {
+			req.view(n)
+			req.reply <- true
+			return
+		}
+		req.reply <- perform(req.kind)
+	}
 	for {
+		// A client's request is served between any two steps, so that a
+		// node kept busy by arriving packets and eager steps (a host
+		// whose waiting call drains the network) does not starve its own
+		// program.
+		select {
+		case req := <-reqs:
+			serve(req)
+			continue
+		default:
+		}
 		m, ok, wait := box.pop()
 		if ok {
 			emit(rn.Receive(m.from, m.pkt))
@@ -358,12 +376,7 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 		case <-arrive:
 		case <-box.signal:
 		case req := <-reqs:
-			if req.kind < 0 {
-				req.view(n)
-				req.reply <- true
-				break
-			}
-			req.reply <- perform(req.kind)
+			serve(req)
 		case <-fire:
 			tm.fired(n, perform)
 		}
