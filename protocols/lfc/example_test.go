@@ -74,7 +74,8 @@ func ExampleNode_Multicast() {
 }
 
 // Polling: packets wait in host buffers until the program polls; Poll
-// runs the handler in the caller's goroutine. With two host buffers and
+// runs the handler in the caller's goroutine for at most one packet
+// (lfc_poll). With two host buffers and
 // two credits, a receiver that does not poll holds up its senders, whose
 // Send calls block: nothing is lost.
 func ExampleNode_Poll() {
@@ -93,7 +94,9 @@ func ExampleNode_Poll() {
 		done <- true
 	}()
 	for len(got) < 10 {
-		if c.Node(1).Poll() == 0 {
+		if ok, err := c.Node(1).Poll(); err != nil {
+			panic(err)
+		} else if !ok {
 			time.Sleep(time.Millisecond)
 		}
 	}
@@ -136,7 +139,7 @@ func ExampleCluster_Recording() {
 	fmt.Println(rec.Config.Describe())
 	// Output:
 	// accepted by the model: true violation: <nil>
-	// mcast (correct) nodes=4 credits=1 tree=binary work=4 nodes refresh=1 host-buffers=1 send-buffers=4
+	// mcast (correct) nodes=4 credits=1 tree=binary work=4 nodes refresh=1 host-buffers=1 send-buffers=4 drain=on
 }
 
 // Keeping a packet past its upcall (lfc_upcall returning nonzero) and

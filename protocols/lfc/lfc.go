@@ -2,32 +2,70 @@
 // run the very handlers lfccheck checks (MCAST on UCAST's credits, or
 // RECOV for trees that MCAST would deadlock on) on the live runtime
 // (model/live, one goroutine per node), behind LFC's client interface
-// (thesis Table 3.1, §3.1):
+// (thesis Table 3.1, §3.1). Each Go call names the LFC call it is:
 //
-//   - Node.Send (lfc_send) and Node.Multicast (lfc_mcast) copy the payload
-//     into a send packet and return once the NI has taken the packet (so a
-//     sender whose destinations stop consuming blocks: flow control, not
-//     loss);
-//   - delivery in one of LFC's two modes: Upcall, where the library hands
-//     every packet to the handler as soon as the NI has copied it to a host
-//     buffer (LFC's interrupt-driven upcalls), or Polling, where packets
-//     wait in host buffers until the program calls Node.Poll (lfc_poll),
-//     which runs the handler for each;
-//   - the host buffer of a packet is freed when the handler returns
-//     (lfc_upcall returning 0), unless the handler calls Packet.Keep
-//     (lfc_upcall returning nonzero): then the program frees it later with
-//     Kept.Free (lfc_packet_free), and until then the packet holds one of
-//     the node's host buffers (at most Options.Keep at once);
-//   - Node.FetchAndAdd (lfc_fetch_and_add, §3.8) increments the variable
-//     on the NI of Options.Server and returns its old value; the program
-//     waits for it (one outstanding request per process), and its NI
-//     sends nothing else meanwhile.
+//   - Node.Send, Node.SendContext: lfc_send_alloc + lfc_ucast_launch. The
+//     payload is copied; the call returns once the NI has taken the
+//     packet, so a sender whose destination stops consuming blocks (flow
+//     control, not loss).
+//   - Node.Multicast, Node.MulticastContext: lfc_mcast_launch (and
+//     lfc_bcast_launch, with the group of all nodes).
+//   - Node.FetchAndAdd, Node.FetchAndAddContext: lfc_fetch_and_add (§3.8)
+//     on the NI of Options.Server.
+//   - Options.Handler: lfc_upcall. In Upcall mode the library calls it
+//     for every packet as soon as the NI has copied it to a host buffer
+//     (LFC's interrupt-driven upcalls); in Polling mode Node.Poll
+//     (lfc_poll) calls it for at most one waiting packet, Node.PollAll
+//     for every waiting one.
+//   - Packet.Keep is lfc_upcall returning nonzero, Kept.Free is
+//     lfc_packet_free: a kept packet holds one of the node's host buffers
+//     (at most Options.Keep at once) until it is freed.
+//   - Options.NoNestedUpcalls is upcalls_allowed = 0 on every call.
+//
+// # Draining and nested upcalls (§3.1.4, §3.6, §6.2.3)
+//
+// A handler may send, multicast and fetch-and-add: a request's upcall may
+// reply before it returns. As in LFC, every call that waits for a resource
+// (a send packet, a fetch-and-add value) drains the network: when the NI
+// has a packet for the host and every host buffer is full, the library
+// takes another buffer from host memory, so the NI's receive buffers are
+// released and the credits flow back to the senders, whose own waiting
+// handlers could otherwise hold every buffer in a cycle. When the waiting
+// call was made from the node's own handler and upcalls are allowed (the
+// default; Options.NoNestedUpcalls turns them off; they are off with
+// Options.Keep, which the model does not combine with them), the drain
+// also makes nested upcalls: the handler of the next waiting packet runs
+// on the same goroutine, inside the waiting call, as LFC's Fig. 6.4 shows
+// (at most 16 deep; deeper calls drain without upcalls).
+// Handlers must therefore be reentrant: a handler that holds a lock while
+// it sends can be entered again, and would then wait for itself. The
+// model checks exactly this host library (UCAST and MCAST parameters
+// drain, reply and upcalls-allowed; the built-in suite's request/reply
+// rows and the variant no-drain, which deadlocks).
+//
+// # Goroutines
+//
+// Every method may be called from any goroutine, concurrently; calls on
+// one node are served in the order they take its send lock. A handler
+// runs on the library's goroutine for its node (Upcall mode) or on the
+// caller of Poll (Polling mode), one packet at a time per node (nested
+// upcalls aside). From inside a handler, a program may call its own
+// node's Send, Multicast, FetchAndAdd (and their Context forms),
+// Packet.Keep and Kept.Free; calls that would wait for the handler itself
+// return ErrInUpcall: Poll and PollAll, Cluster.Drain, Cluster.Close, and
+// any blocking call on another node (in LFC a process has one NI). Calls
+// on a nil *Node (Cluster.Node of an id out of range) return ErrNoNode;
+// nothing panics on misuse.
+//
+// Sequence numbers wrap: a stream (per sender and destination, or per
+// tree) numbers its packets 1..65535 and starts again at 1, so a cluster
+// may run for ever; Packet.Seq is that number.
 //
 // # Conformance
 //
-// A recording cluster (Options.Record: by default in tests, that is in a
-// test binary, and not otherwise) records every step of every node as the
-// model action it is, and every send as the node's workload (the MCAST
+// A recording cluster (Options.Record = RecordOn; off by default, in tests
+// and programs alike) records every step of every node as the model
+// action it is, and every send as the node's workload (the MCAST
 // parameter work), so that Cluster.Recording returns a model execution.
 // Close replays it through the model with every property of the protocol
 // (Recording.Check) and returns a *ConformanceError if the model rejects a
@@ -36,10 +74,10 @@
 // counterexample a person can read. The same replay counts the protocol's
 // statistics over the run (Report.Statistics, Recording.Statistics:
 // RECOV's recoveries and recovery-channel packets, Table 5.2's RC and D;
-// MCAST's forwarded packets). The model numbers at most 64 packets
-// per stream (per ordered pair for unicast, per tree for multicast) and
-// 16384 per host, so a recording cluster refuses sends beyond that;
-// without recording the limits are 65535 per stream and none per host.
+// MCAST's forwarded packets). The model numbers at most 64 packets per
+// stream (per ordered pair for unicast, per tree for multicast) and 16384
+// per host, so a recording cluster refuses sends beyond that; without
+// recording there is no limit.
 //
 // # Payloads
 //
@@ -56,11 +94,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"testing"
+	"sync/atomic"
 	"time"
 
+	"lfccheck/internal/goid"
 	"lfccheck/model"
 	"lfccheck/model/live"
+	"lfccheck/model/topology"
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/recov"
@@ -103,15 +143,20 @@ type Options struct {
 	// buffers, so Keep must be below HostBuffers.
 	Keep int
 	Mode Mode
-	// Handler is the upcall: it receives every packet delivered to node,
-	// in delivery order per node (per sender and tree, the send order).
-	// In Upcall mode it runs in the node's library goroutine, so it must
-	// not wait for deliveries to its own node; it may send, and keep the
-	// packet (Packet.Keep); it must not call Poll.
+	// Handler is the upcall (lfc_upcall): it receives every packet
+	// delivered to node, in delivery order per node (per sender and tree,
+	// the send order; nested upcalls aside). It may send, multicast and
+	// fetch-and-add on its own node, and keep the packet (Packet.Keep);
+	// calls that would wait for itself return ErrInUpcall (see the
+	// package doc).
 	Handler func(node int, p Packet)
+	// NoNestedUpcalls is upcalls_allowed = 0 (Table 3.1): a call that
+	// waits drains the network without making upcalls (it still takes
+	// host buffers). The default allows them, as LFC's clients do.
+	NoNestedUpcalls bool
 	// Record says whether the cluster records itself as a model execution
 	// and checks it against the model on Close (see Cluster.Recording);
-	// the default records in tests only.
+	// the default (zero) records nothing.
 	Record RecordMode
 	// Server is the NI whose fetch-and-add variable Node.FetchAndAdd
 	// increments (default 0; mcast only).
@@ -124,13 +169,10 @@ type Options struct {
 // RecordMode says whether a cluster records itself.
 type RecordMode int
 
-// Record modes.
+// Record modes. The zero value records nothing, like RecordOff.
 const (
-	// RecordInTests records when the program is a test binary
-	// (testing.Testing), and not otherwise.
-	RecordInTests RecordMode = iota
-	RecordOn
-	RecordOff
+	RecordOn  RecordMode = 1
+	RecordOff RecordMode = 2
 )
 
 // Packet is a delivered packet.
@@ -144,10 +186,12 @@ type Packet struct {
 	d *delivery
 }
 
-// delivery is one handler call's keep state, guarded by c.mu.
+// delivery is one handler call's keep state, guarded by c.mu (aside by
+// the node's poll lock).
 type delivery struct {
 	state int   // 0: in the handler, 1: kept, 2: returned, not kept, 3: returned, kept, 4: kept and freed in the handler
 	k     *Kept // when kept
+	aside bool  // moved aside ("host H upcall") so that a drain could make nested upcalls
 }
 
 // Keep keeps the packet's host buffer after the handler returns (LFC's
@@ -223,6 +267,27 @@ const (
 // ErrClosed is returned by calls on a closed cluster.
 var ErrClosed = errors.New("lfc: cluster closed")
 
+// ErrInUpcall is returned by calls made from inside a handler that would
+// wait for that handler (see the package doc's Goroutines).
+var ErrInUpcall = errors.New("lfc: called from inside a handler, where it would wait for the handler itself")
+
+// ErrNoNode is returned by every method of a nil *Node, which
+// Cluster.Node returns for an id out of range.
+var ErrNoNode = errors.New("lfc: no such node")
+
+// maxNesting bounds nested upcalls: a call that waits inside the
+// maxNesting-th nested handler drains without upcalls. Each nested handler
+// that waits in turn holds its packet's host buffer until the ones it
+// nests return (LIFO), so unbounded nesting under a steady stream of
+// requests only grows the stack and the buffers taken from host memory;
+// the model allows a drain to make no upcall, so the bound keeps runs
+// conforming.
+const maxNesting = 16
+
+// maxSeq is the largest sequence number; a stream's numbers wrap from it
+// to 1.
+const maxSeq = 65535
+
 type key struct {
 	tag    model.Tag
 	origin model.NodeID
@@ -256,6 +321,9 @@ type Cluster struct {
 	payloads map[key]*stored
 	expected int // deliveries owed for every packet posted
 	handled  int // deliveries handed to a handler
+
+	gen     uint64       // counts the changes observe reports (guarded by mu)
+	upcalls atomic.Int32 // handlers running, over all nodes
 }
 
 // Node is one node's client interface.
@@ -275,6 +343,12 @@ type Node struct {
 	queued    int      // packets in host buffers
 	work      []mcast.WorkEntry
 	changed   chan struct{}
+
+	// handlerG is the goroutine running the node's handler (0: none).
+	handlerG atomic.Uint64
+	// stack holds the deliveries whose handlers run, innermost last
+	// (nested upcalls); only the goroutine holding poll touches it.
+	stack []*delivery
 }
 
 // Start starts a cluster. It runs until Close.
@@ -298,6 +372,15 @@ func Start(opt Options) (*Cluster, error) {
 	case *recov.Machine:
 		mm = m.Machine
 	}
+	if opt.Protocol == "mcast" {
+		if dg := topology.Dependencies(mm.Topo, opt.Nodes); !dg.Acyclic {
+			steps := make([]string, len(dg.Cycle))
+			for i, st := range dg.Cycle {
+				steps[i] = st.String()
+			}
+			return nil, fmt.Errorf("lfc: MCAST can deadlock on these trees: their buffer dependency graph has a cycle (%s); use Protocol \"recov\", which recovers from such deadlocks, or trees without one (see 'lfccheck trees')", strings.Join(steps, "; "))
+		}
+	}
 	um := mm.Machine
 	um.ClientProcess = true
 	if cfg.Protocol == "mcast" {
@@ -311,7 +394,7 @@ func Start(opt Options) (*Cluster, error) {
 		return nil, fmt.Errorf("lfc: %v", err)
 	}
 	c := &Cluster{opt: opt, cfg: cfg, sys: sys, um: um, topo: mm.Topo, payloads: map[key]*stored{}, done: make(chan struct{}),
-		record: opt.Record == RecordOn || opt.Record == RecordInTests && testing.Testing()}
+		record: opt.Record == RecordOn}
 	c.cond = sync.NewCond(&c.mu)
 	for i := 0; i < opt.Nodes; i++ {
 		c.nodes = append(c.nodes, &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, changed: make(chan struct{}, 1)})
@@ -366,7 +449,7 @@ func configFor(opt *Options) (model.Config, error) {
 	if opt.Keep < 0 || opt.Keep >= opt.HostBuffers {
 		return model.Config{}, fmt.Errorf("lfc: keep must be in 0..%d (below the host buffers), got %d", opt.HostBuffers-1, opt.Keep)
 	}
-	if opt.Record < RecordInTests || opt.Record > RecordOff {
+	if opt.Record < 0 || opt.Record > RecordOff {
 		return model.Config{}, fmt.Errorf("lfc: unknown record mode %d", opt.Record)
 	}
 	if opt.Server < 0 || opt.Server >= opt.Nodes {
@@ -383,6 +466,10 @@ func configFor(opt *Options) (model.Config, error) {
 	}
 	p := mcast.Defaults()
 	p.Credits, p.HostBuffers, p.SendBuffers, p.Keep = opt.Credits, opt.HostBuffers, opt.SendBuffers, opt.Keep
+	// LFC's host library: calls that wait drain (and make nested upcalls
+	// unless the program says otherwise, or keeps packets, which the
+	// model does not combine with nested upcalls).
+	p.Drain, p.NoNestedUpcalls = true, opt.NoNestedUpcalls || opt.Keep > 0
 	switch {
 	case opt.Topology != "" && opt.Tree != "":
 		return model.Config{}, fmt.Errorf("lfc: give a tree family or a topology, not both")
@@ -423,8 +510,46 @@ func configFor(opt *Options) (model.Config, error) {
 	return cfg, nil
 }
 
-// Node returns node i's interface.
-func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
+// Node returns node i's interface, or nil for an id out of range (every
+// method of a nil *Node returns ErrNoNode).
+func (c *Cluster) Node(i int) *Node {
+	if i < 0 || i >= len(c.nodes) {
+		return nil
+	}
+	return c.nodes[i]
+}
+
+// upcallNode returns the node whose handler the calling goroutine runs,
+// or nil. It asks for the goroutine's id only while some handler runs.
+func (c *Cluster) upcallNode() *Node {
+	if c.upcalls.Load() == 0 {
+		return nil
+	}
+	g := goid.ID()
+	for _, n := range c.nodes {
+		if n.handlerG.Load() == g {
+			return n
+		}
+	}
+	return nil
+}
+
+// enter checks a blocking call on n: n exists, ctx has not ended, and the
+// caller is not the handler of another node. It reports whether the caller runs n's own
+// handler (where waiting drains with nested upcalls).
+func (n *Node) enter(ctx context.Context, what string) (own bool, err error) {
+	if n == nil {
+		return false, ErrNoNode
+	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("lfc: %s on node %d: %w", what, n.id, err)
+	}
+	u := n.c.upcallNode()
+	if u != nil && u != n {
+		return false, fmt.Errorf("lfc: %s on node %d from the handler of node %d: %w", what, n.id, u.id, ErrInUpcall)
+	}
+	return u == n, nil
+}
 
 // Nodes is the number of nodes.
 func (c *Cluster) Nodes() int { return len(c.nodes) }
@@ -436,9 +561,10 @@ func (c *Cluster) client(ctx context.Context, lc *live.Client) {
 	n := c.nodes[lc.Node()]
 	n.lc = lc
 	c.ready.Done()
+	g := goid.ID()
 	for {
 		if c.opt.Mode == Upcall {
-			for n.deliver() {
+			for n.deliver(g) {
 			}
 		}
 		select {
@@ -458,6 +584,7 @@ func (c *Cluster) observe(id model.NodeID, mn model.Node) {
 	n.launched, n.queued = u.Next, len(u.Queue)
 	n.values = append(n.values, u.FA.Got[len(n.values):]...)
 	if changed {
+		c.gen++
 		c.cond.Broadcast()
 	}
 	c.mu.Unlock()
@@ -467,26 +594,50 @@ func (c *Cluster) observe(id model.NodeID, mn model.Node) {
 	}
 }
 
-// Send sends payload to node dest (lfc_send): it returns once the packet
-// is in the NI's hands, or with an error.
+// Send sends payload to node dest (lfc_send_alloc + lfc_ucast_launch):
+// it returns once the packet is in the NI's hands, or with an error. It
+// is SendContext without a deadline.
 func (n *Node) Send(dest int, payload []byte) error {
+	return n.SendContext(context.Background(), dest, payload)
+}
+
+// SendContext is Send that gives up when ctx ends, returning its error.
+// A packet already posted to the NI when ctx ends is still sent (LFC
+// cannot take a launched packet back); the error says only that the call
+// stopped waiting.
+func (n *Node) SendContext(ctx context.Context, dest int, payload []byte) error {
+	own, err := n.enter(ctx, "Send")
+	if err != nil {
+		return err
+	}
 	if dest < 0 || dest >= len(n.c.nodes) || dest == int(n.id) {
 		return fmt.Errorf("lfc: node %d: destination %d is not another node in 0..%d", n.id, dest, len(n.c.nodes)-1)
 	}
-	return n.post(mcast.WorkEntry{Dest: dest, Count: 1}, ucast.WorkItem{Tag: ucast.TagUnicast, Dest: model.NodeID(dest)}, dest, 1, payload)
+	return n.post(ctx, own, mcast.WorkEntry{Dest: dest, Count: 1}, ucast.WorkItem{Tag: ucast.TagUnicast, Dest: model.NodeID(dest)}, dest, 1, payload)
 }
 
-// Multicast sends payload to every other member of group (lfc_mcast) on
-// the node's spanning tree of the group ("": the first group the node is
-// a member of; with a tree family, the group of all nodes). It returns
-// once the packet is in the NI's hands, or with an error.
+// Multicast sends payload to every other member of group (lfc_mcast_launch)
+// on the node's spanning tree of the group ("": the first group the node
+// is a member of; with a tree family, the group of all nodes, which makes
+// it lfc_bcast_launch). It returns once the packet is in the NI's hands,
+// or with an error. It is MulticastContext without a deadline.
 func (n *Node) Multicast(group string, payload []byte) error {
+	return n.MulticastContext(context.Background(), group, payload)
+}
+
+// MulticastContext is Multicast that gives up when ctx ends (see
+// SendContext).
+func (n *Node) MulticastContext(ctx context.Context, group string, payload []byte) error {
+	own, err := n.enter(ctx, "Multicast")
+	if err != nil {
+		return err
+	}
 	t, err := n.c.topo.CastTree(model.Cast{Group: group, Root: int(n.id), Count: 1})
 	if err != nil {
 		return fmt.Errorf("lfc: node %d: %v", n.id, err)
 	}
 	dests := len(n.c.topo.Groups[n.c.topo.Trees[t].Group].Members) - 1
-	return n.post(mcast.WorkEntry{Multicast: true, Group: group, Count: 1},
+	return n.post(ctx, own, mcast.WorkEntry{Multicast: true, Group: group, Count: 1},
 		ucast.WorkItem{Tag: mcast.TagMulticast, Tree: uint16(t)}, len(n.c.nodes)+t, dests, payload)
 }
 
@@ -494,8 +645,20 @@ func (n *Node) Multicast(group string, payload []byte) error {
 // (Options.Server) and returns the value it had (lfc_fetch_and_add, §3.8).
 // The request travels on the server's credits like a unicast packet; the
 // server's NI answers it at once. Concurrent calls on one node are
-// served one after the other.
+// served one after the other. It is FetchAndAddContext without a
+// deadline.
 func (n *Node) FetchAndAdd() (uint32, error) {
+	return n.FetchAndAddContext(context.Background())
+}
+
+// FetchAndAddContext is FetchAndAdd that gives up when ctx ends, returning
+// its error; a request already sent is still answered (and its value
+// lost to the caller).
+func (n *Node) FetchAndAddContext(ctx context.Context) (uint32, error) {
+	own, err := n.enter(ctx, "FetchAndAdd")
+	if err != nil {
+		return 0, err
+	}
 	c := n.c
 	if !c.um.FetchAdd {
 		return 0, fmt.Errorf("lfc: node %d: fetch-and-add is offered with protocol mcast only", n.id)
@@ -505,36 +668,37 @@ func (n *Node) FetchAndAdd() (uint32, error) {
 	want := len(n.values) + n.pendingFA + 1
 	n.pendingFA++
 	c.mu.Unlock()
-	err := n.postLocked(mcast.WorkEntry{FetchAdd: true, Count: 1}, ucast.WorkItem{Tag: ucast.TagFARequest}, -1, 0, nil)
+	err = n.postLocked(mcast.WorkEntry{FetchAdd: true, Count: 1}, ucast.WorkItem{Tag: ucast.TagFARequest}, -1, 0, nil)
 	n.send.Unlock()
-	if err != nil {
-		c.mu.Lock()
-		n.pendingFA--
-		c.mu.Unlock()
-		return 0, err
+	if err == nil {
+		err = n.await(ctx, own, func() bool { return len(n.values) >= want })
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for len(n.values) < want && !c.closed {
-		c.cond.Wait()
-	}
 	n.pendingFA--
-	if len(n.values) < want {
-		return 0, ErrClosed
+	if err != nil {
+		return 0, err
 	}
 	return n.values[want-1], nil
 }
 
 // post appends one item of stream to the node's workload and waits until
 // the NI has taken it.
-func (n *Node) post(e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) error {
+func (n *Node) post(ctx context.Context, own bool, e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) error {
 	n.send.Lock()
 	err := n.postLocked(e, it, stream, dests, payload)
+	want := n.postedNow()
 	n.send.Unlock()
 	if err != nil {
 		return err
 	}
-	return n.waitLaunched()
+	return n.await(ctx, own, func() bool { return n.launched >= want })
+}
+
+func (n *Node) postedNow() int {
+	n.c.mu.Lock()
+	defer n.c.mu.Unlock()
+	return n.posted
 }
 
 // postLocked appends one item to the node's workload (n.send held).
@@ -548,27 +712,30 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 		c.mu.Unlock()
 		return ErrClosed
 	}
-	limit := 65535
+	seq := n.seq[stream]%maxSeq + 1
 	if c.record {
-		limit = model.MaxStreamSeq
 		if n.posted >= ucast.MaxWorkPerHost {
 			c.mu.Unlock()
 			return fmt.Errorf("lfc: node %d: more than %d sends in a recorded run (the model's limit per host)", n.id, ucast.MaxWorkPerHost)
 		}
+		if n.seq[stream] >= model.MaxStreamSeq {
+			c.mu.Unlock()
+			return fmt.Errorf("lfc: node %d: more than %d packets in one stream (%s) in a recorded run: the model's limit, which a recording cluster keeps", n.id, model.MaxStreamSeq, e)
+		}
 	}
-	if n.seq[stream] >= limit {
-		c.mu.Unlock()
-		return fmt.Errorf("lfc: node %d: more than %d packets in one stream (%s)%s", n.id, limit, e, recordNote(c.record))
-	}
-	n.seq[stream]++
-	it.Seq = uint16(n.seq[stream])
+	it.Seq = uint16(seq)
 	k := key{it.Tag, n.id, uint16(it.Dest), it.Seq}
 	if it.Tag == mcast.TagMulticast {
 		k.to = it.Tree
 	}
 	if dests > 0 {
+		if _, busy := c.payloads[k]; busy {
+			c.mu.Unlock()
+			return fmt.Errorf("lfc: node %d: %d packets of one stream (%s) are undelivered: sequence number %d is still in use", n.id, maxSeq, e, seq)
+		}
 		c.payloads[k] = &stored{data: append([]byte(nil), payload...), left: dests}
 	}
+	n.seq[stream] = seq
 	c.expected += dests
 	n.posted++
 	if c.record {
@@ -586,52 +753,121 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 	return nil
 }
 
-func recordNote(rec bool) string {
-	if rec {
-		return ": the model's limit, which a recording cluster keeps"
-	}
-	return ""
-}
-
 func sameEntry(a, b mcast.WorkEntry) bool {
 	return a.FetchAdd == b.FetchAdd && a.Multicast == b.Multicast && a.Dest == b.Dest && a.Group == b.Group
 }
 
-// waitLaunched waits until the NI took every item posted so far.
-func (n *Node) waitLaunched() error {
+// await waits until done (read under c.mu) holds, the cluster closes or
+// ctx ends. Meanwhile the node's goroutine drains (the model's "host H
+// drain" is enabled while the node waits); a call from the node's own
+// handler (own) also makes nested upcalls, unless they are off.
+func (n *Node) await(ctx context.Context, own bool, done func() bool) error {
 	c := n.c
+	nested := own && c.um.Nested
+	stop := context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+	defer stop()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	want := n.posted
-	for n.launched < want && !c.closed {
+	for {
+		switch {
+		case done():
+			return nil
+		case c.closed:
+			return ErrClosed
+		case ctx.Err() != nil:
+			return fmt.Errorf("lfc: node %d: %w", n.id, ctx.Err())
+		}
+		if nested && len(n.stack) < maxNesting {
+			behind := n.queued
+			if d := n.stack[len(n.stack)-1]; !d.aside {
+				behind-- // the waiting handler's own packet heads the queue
+			}
+			if behind > 0 {
+				gen := c.gen
+				c.mu.Unlock()
+				progressed := n.nest()
+				c.mu.Lock()
+				if progressed || c.gen != gen {
+					continue // something changed while c.mu was free
+				}
+			}
+		}
 		c.cond.Wait()
 	}
-	if n.launched < want {
-		return ErrClosed
+}
+
+// nest makes one nested upcall for a call of the innermost handler that
+// waits: the handler's packet moves aside ("host H upcall", which the
+// model allows only while the node waits), and the next packet's handler
+// runs. It reports whether it handed a packet to a handler.
+func (n *Node) nest() bool {
+	d := n.stack[len(n.stack)-1]
+	if !d.aside {
+		if !n.lc.Do("upcall") {
+			return false // no longer waiting, or closed
+		}
+		d.aside = true
+	}
+	return n.deliverHead(n.handlerG.Load())
+}
+
+// Poll hands the oldest packet waiting in the node's host buffers to the
+// handler, in the caller's goroutine (lfc_poll, which delivers at most
+// one packet), and reports whether there was one. In Upcall mode the
+// library delivers by itself and Poll returns false at once. From inside
+// a handler it returns ErrInUpcall.
+func (n *Node) Poll() (bool, error) {
+	if err := n.pollable(); err != nil {
+		return false, err
+	}
+	if n.c.opt.Mode == Upcall {
+		return false, nil
+	}
+	return n.deliver(goid.ID()), nil
+}
+
+// PollAll is Poll until no packet waits; it returns how many it handed.
+func (n *Node) PollAll() (int, error) {
+	if err := n.pollable(); err != nil {
+		return 0, err
+	}
+	if n.c.opt.Mode == Upcall {
+		return 0, nil
+	}
+	g := goid.ID()
+	k := 0
+	for n.deliver(g) {
+		k++
+	}
+	return k, nil
+}
+
+func (n *Node) pollable() error {
+	if n == nil {
+		return ErrNoNode
+	}
+	if u := n.c.upcallNode(); u != nil {
+		return fmt.Errorf("lfc: Poll on node %d from the handler of node %d: %w", n.id, u.id, ErrInUpcall)
 	}
 	return nil
 }
 
-// Poll hands every packet waiting in the node's host buffers to the
-// handler, in the caller's goroutine (lfc_poll), and returns how many it
-// handed. In Upcall mode the library does this by itself and Poll
-// returns 0 at once.
-func (n *Node) Poll() int {
-	if n.c.opt.Mode == Upcall {
-		return 0
-	}
-	k := 0
-	for n.deliver() {
-		k++
-	}
-	return k
-}
-
 // deliver hands the oldest packet in the node's host buffers to the
-// handler and frees its buffer; false when there is none.
-func (n *Node) deliver() bool {
+// handler, on goroutine g (the caller), and frees its buffer; false when
+// there is none.
+func (n *Node) deliver(g uint64) bool {
 	n.poll.Lock()
 	defer n.poll.Unlock()
+	return n.deliverHead(g)
+}
+
+// deliverHead is deliver with n.poll held (by g, perhaps in a handler
+// further up its stack: a nested upcall).
+func (n *Node) deliverHead(g uint64) bool {
 	c := n.c
 	var pkt model.Packet
 	found := false
@@ -659,7 +895,13 @@ func (n *Node) deliver() bool {
 	}
 	c.mu.Unlock()
 	d := &delivery{}
+	n.stack = append(n.stack, d)
+	prev := n.handlerG.Swap(g)
+	c.upcalls.Add(1)
 	c.opt.Handler(int(n.id), Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data, n: n, d: d})
+	c.upcalls.Add(-1)
+	n.handlerG.Store(prev)
+	n.stack = n.stack[:len(n.stack)-1]
 	c.mu.Lock()
 	kept := d.state == 1
 	if kept {
@@ -670,9 +912,14 @@ func (n *Node) deliver() bool {
 	c.mu.Unlock()
 	// The handler ran while the packet was in its host buffer, as an
 	// upcall does; now the buffer is freed or kept. Only this node's
-	// client takes packets from its host queue, so the head is still pkt.
+	// handler goroutine takes packets from its host queue, so the head is
+	// still pkt, unless a nested upcall moved it aside: then it is the
+	// innermost packet aside.
 	step := "process"
-	if kept {
+	switch {
+	case d.aside:
+		step = "return"
+	case kept:
 		step = "keep"
 	}
 	ok := n.lc.Do(step)
@@ -691,8 +938,11 @@ func (n *Node) deliver() bool {
 
 // Drain waits until every packet sent so far has been handed to its
 // destinations' handlers (in Polling mode, programs must keep polling),
-// or until ctx ends.
+// or until ctx ends. From inside a handler it returns ErrInUpcall.
 func (c *Cluster) Drain(ctx context.Context) error {
+	if u := c.upcallNode(); u != nil {
+		return fmt.Errorf("lfc: Drain from the handler of node %d: %w", u.id, ErrInUpcall)
+	}
 	stop := context.AfterFunc(ctx, func() {
 		c.mu.Lock()
 		c.cond.Broadcast()
@@ -735,6 +985,9 @@ type Report struct {
 // first for a clean end. A recording cluster then checks its run against
 // the model and returns a *ConformanceError if it does not conform.
 func (c *Cluster) Close() (*Report, error) {
+	if u := c.upcallNode(); u != nil {
+		return nil, fmt.Errorf("lfc: Close from the handler of node %d: %w", u.id, ErrInUpcall)
+	}
 	c.mu.Lock()
 	already := c.closed
 	c.closed = true

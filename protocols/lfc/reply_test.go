@@ -1,0 +1,422 @@
+package lfc_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"lfccheck/protocols/lfc"
+)
+
+// replyCluster is a cluster whose handlers answer every request with a
+// reply to its sender, from inside the upcall (thesis §3.1.4: a handler
+// may send). Payloads are 'Q' or 'R' and a request number.
+type replyCluster struct {
+	c       *lfc.Cluster
+	replies []atomic.Int64 // per node: replies received
+	errs    chan error
+}
+
+func startReplies(t *testing.T, opt lfc.Options) *replyCluster {
+	t.Helper()
+	r := &replyCluster{replies: make([]atomic.Int64, opt.Nodes), errs: make(chan error, 1)}
+	opt.Handler = func(node int, p lfc.Packet) {
+		switch p.Payload[0] {
+		case 'Q':
+			msg := append([]byte{'R'}, p.Payload[1:]...)
+			if err := r.c.Node(node).Send(p.From, msg); err != nil && !errors.Is(err, lfc.ErrClosed) {
+				select {
+				case r.errs <- fmt.Errorf("node %d replying to %d: %v", node, p.From, err):
+				default:
+				}
+			}
+		case 'R':
+			r.replies[node].Add(1)
+		}
+	}
+	c, err := lfc.Start(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.c = c
+	return r
+}
+
+// request sends n requests from node from to node to.
+func (r *replyCluster) request(from, to, n int) error {
+	msg := make([]byte, 9)
+	msg[0] = 'Q'
+	for k := 0; k < n; k++ {
+		binary.LittleEndian.PutUint64(msg[1:], uint64(k))
+		if err := r.c.Node(from).Send(to, msg); err != nil {
+			return fmt.Errorf("node %d request %d to %d: %v", from, k, to, err)
+		}
+	}
+	return nil
+}
+
+// finish waits (a minute at most) until every node got want replies, then
+// drains and closes; a hang fails the test with the cluster's report.
+func (r *replyCluster) finish(t *testing.T, want []int64) *lfc.Report {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		done := true
+		for i := range want {
+			done = done && r.replies[i].Load() >= want[i]
+		}
+		if done {
+			break
+		}
+		select {
+		case err := <-r.errs:
+			t.Fatal(err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			rep, _ := r.c.Close()
+			got := make([]int64, len(want))
+			for i := range got {
+				got[i] = r.replies[i].Load()
+			}
+			t.Fatalf("replies %v after a minute, want %v: the cluster hangs (%s)", got, want, rep)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	checkDrained(t, r.c)
+	rep, err := r.c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// Two nodes each send 10,000 requests to the other, and every handler
+// replies from its upcall: the run completes, with default options and
+// with the smallest sizes (one credit, one host buffer, one send packet),
+// where waiting handlers would hold every buffer if calls did not drain.
+func TestReplyFromUpcall(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 2000
+	}
+	for _, tc := range []struct {
+		name string
+		opt  lfc.Options
+	}{
+		{"defaults", lfc.Options{Nodes: 2}},
+		{"C=1 H=1 S=1", lfc.Options{Nodes: 2, Credits: 1, HostBuffers: 1, SendBuffers: 1}},
+		{"C=1 H=1 S=1 no nested upcalls", lfc.Options{Nodes: 2, Credits: 1, HostBuffers: 1, SendBuffers: 1, NoNestedUpcalls: true}},
+		{"polling", lfc.Options{Nodes: 2, Credits: 1, HostBuffers: 1, SendBuffers: 1, Mode: lfc.Polling}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startReplies(t, tc.opt)
+			stop := make(chan struct{})
+			var pollers sync.WaitGroup
+			if tc.opt.Mode == lfc.Polling {
+				for i := 0; i < 2; i++ {
+					pollers.Add(1)
+					go func(i int) {
+						defer pollers.Done()
+						for {
+							select {
+							case <-stop:
+								return
+							default:
+							}
+							if ok, err := r.c.Node(i).Poll(); err != nil {
+								t.Error(err)
+								return
+							} else if !ok {
+								time.Sleep(20 * time.Microsecond)
+							}
+						}
+					}(i)
+				}
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 2)
+			for i := 0; i < 2; i++ {
+				wg.Add(1)
+				go func(i int) { defer wg.Done(); errs <- r.request(i, 1-i, n) }(i)
+			}
+			wg.Wait()
+			for i := 0; i < 2; i++ {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			rep := r.finish(t, []int64{int64(n), int64(n)})
+			close(stop)
+			pollers.Wait()
+			if rep.Delivered != 4*n {
+				t.Fatalf("%s; want %d deliveries", rep, 4*n)
+			}
+		})
+	}
+}
+
+// Sixteen nodes in a ring: node i sends requests to i+1, which replies
+// from its upcall; every node is requester and replier at once.
+func TestReplyRing(t *testing.T) {
+	const P = 16
+	n := 500
+	if testing.Short() {
+		n = 100
+	}
+	r := startReplies(t, lfc.Options{Nodes: P, Credits: 1, HostBuffers: 1, SendBuffers: 1})
+	var wg sync.WaitGroup
+	errs := make(chan error, P)
+	for i := 0; i < P; i++ {
+		wg.Add(1)
+		go func(i int) { defer wg.Done(); errs <- r.request(i, (i+1)%P, n) }(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := make([]int64, P)
+	for i := range want {
+		want[i] = int64(n)
+	}
+	r.finish(t, want)
+}
+
+// A recorded request/reply run is a model execution of LFC's host library:
+// its drains and nested upcalls are steps the model allows, and the run
+// uses them (with one host buffer, a handler's reply cannot wait for a
+// send packet without them).
+func TestReplyConforms(t *testing.T) {
+	for _, nested := range []bool{true, false} {
+		t.Run(fmt.Sprint("nested=", nested), func(t *testing.T) {
+			r := startReplies(t, lfc.Options{Nodes: 3, Credits: 1, HostBuffers: 1, SendBuffers: 1, NoNestedUpcalls: !nested, Record: lfc.RecordOn})
+			var wg sync.WaitGroup
+			errs := make(chan error, 3)
+			for i := 0; i < 3; i++ {
+				wg.Add(1)
+				go func(i int) { defer wg.Done(); errs <- r.request(i, (i+1)%3, 40) }(i)
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.finish(t, []int64{40, 40, 40})
+			rec, err := r.c.Recording()
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]int{}
+			for _, a := range rec.Actions {
+				f := strings.Fields(a)
+				kinds[f[len(f)-1]]++
+			}
+			t.Logf("steps by kind: %v", kinds)
+			if v, err := rec.Check(); v != nil || err != nil {
+				t.Fatalf("the model rejects the run: %v %v", v, err)
+			}
+			if !nested && kinds["upcall"] > 0 {
+				t.Fatalf("%d nested upcalls with upcalls not allowed", kinds["upcall"])
+			}
+		})
+	}
+}
+
+// Calls that would wait for the handler they are made from return
+// ErrInUpcall instead of hanging; a nil node's calls return ErrNoNode.
+func TestCallsFromHandler(t *testing.T) {
+	for _, mode := range []lfc.Mode{lfc.Upcall, lfc.Polling} {
+		t.Run(fmt.Sprint("mode", mode), func(t *testing.T) {
+			results := make(chan string, 10)
+			var c *lfc.Cluster
+			c, err := lfc.Start(lfc.Options{Nodes: 3, Mode: mode, Handler: func(node int, p lfc.Packet) {
+				if node != 1 {
+					return // the reply of the last call below
+				}
+				report := func(what string, err error) {
+					results <- fmt.Sprintf("%s: %v", what, errors.Is(err, lfc.ErrInUpcall))
+				}
+				_, err := c.Node(node).Poll()
+				report("Poll", err)
+				_, err = c.Node(node).PollAll()
+				report("PollAll", err)
+				report("Drain", c.Drain(context.Background()))
+				_, err = c.Close()
+				report("Close", err)
+				report("Send on another node", c.Node(2).Send(0, nil))
+				report("Send on its own node", c.Node(node).Send(0, nil))
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Node(0).Send(1, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+			if mode == lfc.Polling {
+				go func() {
+					for {
+						if ok, err := c.Node(1).Poll(); ok || err != nil {
+							return
+						}
+						time.Sleep(time.Millisecond)
+					}
+				}()
+			}
+			want := []string{"Poll: true", "PollAll: true", "Drain: true", "Close: true", "Send on another node: true", "Send on its own node: false"}
+			for _, w := range want {
+				select {
+				case got := <-results:
+					if got != w {
+						t.Fatalf("from the handler, %s; want %s", got, w)
+					}
+				case <-time.After(time.Minute):
+					t.Fatalf("no result for %q: a call from the handler hangs", w)
+				}
+			}
+			if _, err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	c, err := lfc.Start(lfc.Options{Nodes: 2, Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, i := range []int{-1, 2, 99} {
+		n := c.Node(i)
+		if n != nil {
+			t.Fatalf("Node(%d) = %v, want nil", i, n)
+		}
+		if err := n.Send(0, nil); !errors.Is(err, lfc.ErrNoNode) {
+			t.Fatalf("Send on Node(%d): %v", i, err)
+		}
+		if _, err := n.FetchAndAdd(); !errors.Is(err, lfc.ErrNoNode) {
+			t.Fatalf("FetchAndAdd on Node(%d): %v", i, err)
+		}
+		if err := n.Multicast("", nil); !errors.Is(err, lfc.ErrNoNode) {
+			t.Fatalf("Multicast on Node(%d): %v", i, err)
+		}
+		if _, err := n.Poll(); !errors.Is(err, lfc.ErrNoNode) {
+			t.Fatalf("Poll on Node(%d): %v", i, err)
+		}
+	}
+}
+
+// A long-lived stream: sequence numbers wrap after 65,535, so one stream
+// of 200,000 packets runs to the end, every packet delivered once and in
+// order (checked by the payload's counter), numbered 1..65535 round.
+func TestLongStream(t *testing.T) {
+	n := 200000
+	if testing.Short() {
+		n = 70000
+	}
+	var got, bad atomic.Int64
+	var lastSeq atomic.Int64
+	c, err := lfc.Start(lfc.Options{Nodes: 2, Handler: func(_ int, p lfc.Packet) {
+		k := int64(binary.LittleEndian.Uint64(p.Payload))
+		if k != got.Load() || int64(p.Seq) != k%65535+1 {
+			bad.Add(1)
+		}
+		lastSeq.Store(int64(p.Seq))
+		got.Add(1)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8) // reused for every send: Send copies it
+	for k := 0; k < n; k++ {
+		binary.LittleEndian.PutUint64(buf, uint64(k))
+		if err := c.Node(0).Send(1, buf); err != nil {
+			t.Fatalf("send %d: %v", k+1, err)
+		}
+	}
+	checkDrained(t, c)
+	if _, err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Load() != int64(n) || bad.Load() != 0 {
+		t.Fatalf("%d of %d delivered, %d out of order or misnumbered", got.Load(), n, bad.Load())
+	}
+}
+
+// Every blocking call can be cancelled, and Close ends calls that are
+// blocked: a receiver that never polls stalls its sender (flow control);
+// SendContext returns the context's error, and Send returns ErrClosed
+// when the cluster closes.
+func TestCancelAndCloseBlocked(t *testing.T) {
+	c, err := lfc.Start(lfc.Options{Nodes: 2, Credits: 1, HostBuffers: 1, SendBuffers: 1, Mode: lfc.Polling, Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fill the window: host buffer, receive buffer, send packet.
+	ctx, cancel := context.WithCancel(context.Background())
+	blocked := make(chan error, 1)
+	go func() {
+		for {
+			if err := c.Node(0).SendContext(ctx, 1, []byte("x")); err != nil {
+				blocked <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond) // the sender blocks once the window is full
+	cancel()
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled SendContext: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a cancelled SendContext does not return")
+	}
+	go func() { blocked <- c.Node(0).Send(1, []byte("y")) }()
+	time.Sleep(20 * time.Millisecond)
+	if _, err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-blocked:
+		if !errors.Is(err, lfc.ErrClosed) {
+			t.Fatalf("Send blocked across Close: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a Send blocked across Close does not return")
+	}
+	fctx, fcancel := context.WithCancel(context.Background())
+	fcancel()
+	c2, err := lfc.Start(lfc.Options{Nodes: 2, Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.Node(1).FetchAndAddContext(fctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("FetchAndAddContext with a cancelled context: %v", err)
+	}
+}
+
+// MCAST on trees whose buffer dependency graph has a cycle (a chain) can
+// deadlock: Start refuses it and names the cycle; RECOV runs it.
+func TestCyclicTreesRefused(t *testing.T) {
+	_, err := lfc.Start(lfc.Options{Nodes: 4, Tree: "chain", Handler: func(int, lfc.Packet) {}})
+	if err == nil || !strings.Contains(err.Error(), "cycle") || !strings.Contains(err.Error(), "ni ") {
+		t.Fatalf("MCAST on chains: %v", err)
+	}
+	t.Log(err)
+	c, err := lfc.Start(lfc.Options{Nodes: 4, Tree: "chain", Protocol: "recov", Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+}
