@@ -2,6 +2,7 @@ package explore_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +54,11 @@ func BenchmarkExplore(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
+			if testing.Short() && strings.Contains(c.name, "-c2-k1/") {
+				// The minute-long runs: CI runs every benchmark once with
+				// -short, and the smaller cases cover the same code.
+				b.Skip("a minute-long run; without -short it runs")
+			}
 			var states, store, graph int64
 			var secs float64
 			for i := 0; i < b.N; i++ {
