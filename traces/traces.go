@@ -99,28 +99,44 @@ func Run(ck *properties.Checker, actions []model.Action) (Outcome, error) {
 // changes, so long recordings (a live run's) are cheap to check. It
 // returns the first violation, or a *StepError when a step is not enabled.
 func Verify(ck *properties.Checker, actions []model.Action) (*properties.Violation, error) {
+	v, _, err := VerifyObserved(ck, actions, nil)
+	return v, err
+}
+
+// VerifyObserved is Verify that also hands every step to observe (when
+// not nil) after the model applied it, before its properties are checked:
+// i is the step's index in actions, out what the step did (out.Arrived: a
+// delivery's packet). An error from observe stops the replay as a
+// StepError at that step. It returns the state the replay ended in too
+// (nil when it stopped early).
+func VerifyObserved(ck *properties.Checker, actions []model.Action, observe func(i int, a model.Action, w *model.World, out *model.Outbox) error) (*properties.Violation, *model.World, error) {
 	w := ck.Sys.Initial()
 	if err := ck.CheckState(w); err != nil {
-		return asViolation(err), nil
+		return asViolation(err), nil, nil
 	}
 	var out model.Outbox
 	for i, a := range actions {
 		w.ClearChanges()
 		if err := w.Apply(a, &out); err != nil {
-			return nil, &StepError{Step: i + 1, Action: ck.Sys.ActionName(a), Err: errors.New("not enabled")}
+			return nil, nil, &StepError{Step: i + 1, Action: ck.Sys.ActionName(a), Err: errors.New("not enabled")}
+		}
+		if observe != nil {
+			if err := observe(i, a, w, &out); err != nil {
+				return nil, nil, &StepError{Step: i + 1, Action: ck.Sys.ActionName(a), Err: err}
+			}
 		}
 		if err := ck.CheckNextStep(w, a, &out); err != nil {
 			v := asViolation(err)
 			v.Message = fmt.Sprintf("step %d (%s): %s", i+1, ck.Sys.ActionName(a), v.Message)
-			return v, nil
+			return v, nil, nil
 		}
 	}
 	if len(w.Enabled(nil)) == 0 {
 		if err := ck.CheckFinal(w); err != nil {
-			return asViolation(err), nil
+			return asViolation(err), w, nil
 		}
 	}
-	return nil, nil
+	return nil, w, nil
 }
 
 // RunLasso is Run for a lasso whose last loop actions form a loop: after

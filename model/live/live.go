@@ -78,6 +78,15 @@ type Options struct {
 	// of hops a packet makes, as on a network (zero: packets are received
 	// as soon as the receiver gets to them).
 	LinkDelay time.Duration
+	// Tamper, when set, breaks the network's guarantees on purpose, for
+	// testing the checks that must notice (conformance): every packet a
+	// node transmits to another is replaced by the packets Tamper
+	// returns, which are put on the link from->to in order (none: the
+	// packet is lost; two copies: it is duplicated; a Tamper that keeps a
+	// packet and returns it with a later one reorders the link). It is
+	// called in the sending node's goroutine, for one link at a time per
+	// sender.
+	Tamper func(from, to model.NodeID, pkt model.Packet) []model.Packet
 }
 
 // Client is a node's program: it asks the node's goroutine to perform the
@@ -183,8 +192,13 @@ type Result struct {
 	Actions []model.Action
 	// Delivered lists, per host, the packets handed to it, in order.
 	Delivered [][]model.Packet
-	// Final is the state the run ended in: every node's state, no packet
-	// in flight, and no action enabled (unless the run was stopped).
+	// Arrived gives, for each step of Actions that is a delivery, the
+	// packet the node received (its identity: tag, origin, tree, number,
+	// value); other steps have the zero Packet.
+	Arrived []model.Packet
+	// Final is the state the run ended in: every node's state and the
+	// packets still on their links (none, and no action enabled, unless
+	// the run was stopped).
 	Final *model.World
 }
 
@@ -193,17 +207,19 @@ type run struct {
 	opt     Options
 	inboxes []*inbox
 	clients []*Client
-	mu      sync.Mutex // guards acts, active
+	mu      sync.Mutex // guards acts, arrived, active
 	acts    []model.Action
+	arrived []model.Packet
 	active  int // nodes not idle + packets in flight + running clients
 	done    chan struct{}
 	once    sync.Once
 	stopped chan struct{} // closed when the node goroutines stop
 }
 
-func (r *run) record(a model.Action) {
+func (r *run) record(a model.Action, arrived model.Packet) {
 	r.mu.Lock()
 	r.acts = append(r.acts, a)
+	r.arrived = append(r.arrived, arrived)
 	r.mu.Unlock()
 }
 
@@ -284,7 +300,14 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 	cwg.Wait()
 	r.mu.Lock()
 	res.Actions = append([]model.Action(nil), r.acts...)
+	res.Arrived = append([]model.Packet(nil), r.arrived...)
 	r.mu.Unlock()
+	for to, b := range r.inboxes {
+		for _, m := range b.q {
+			l := int(m.from)*P + to
+			res.Final.Links[l] = append(res.Final.Links[l], m.pkt)
+		}
+	}
 	if err != nil {
 		return res, fmt.Errorf("live run stopped before completion after %d steps: %w", len(res.Actions), err)
 	}
@@ -298,29 +321,35 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 	rn := newRawNode(r.sys, id, n)
 	var delivered []model.Packet
 	box := r.inboxes[id]
-	emit := func(rd Ready) {
-		r.record(rd.Action)
+	emit := func(rd Ready, arrived model.Packet) {
+		r.record(rd.Action, arrived)
 		if r.opt.Observe != nil {
 			r.opt.Observe(id, n)
 		}
 		for _, d := range rd.Deliveries {
 			delivered = append(delivered, d.Pkt)
 		}
-		if len(rd.Sends) > 0 {
-			r.adjust(len(rd.Sends))
-		}
 		var due time.Time
 		if r.opt.LinkDelay > 0 && len(rd.Sends) > 0 {
 			due = time.Now().Add(r.opt.LinkDelay)
 		}
 		for _, t := range rd.Sends {
-			r.inboxes[t.To].push(msg{from: id, pkt: t.Pkt, due: due})
+			pkts := []model.Packet{t.Pkt}
+			if r.opt.Tamper != nil {
+				pkts = r.opt.Tamper(id, t.To, t.Pkt)
+			}
+			if len(pkts) > 0 {
+				r.adjust(len(pkts))
+			}
+			for _, p := range pkts {
+				r.inboxes[t.To].push(msg{from: id, pkt: p, due: due})
+			}
 		}
 	}
 	perform := func(ki int) bool {
 		rd, ok := rn.Perform(ki)
 		if ok {
-			emit(rd)
+			emit(rd, model.Packet{})
 		}
 		return ok
 	}
@@ -347,12 +376,12 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 		}
 		m, ok, wait := box.pop()
 		if ok {
-			emit(rn.Receive(m.from, m.pkt))
+			emit(rn.Receive(m.from, m.pkt), m.pkt)
 			r.adjust(-1) // the packet is consumed
 			continue
 		}
 		if rd, ok := rn.Eager(); ok {
-			emit(rd)
+			emit(rd, model.Packet{})
 			continue
 		}
 		tm.arm(n)

@@ -105,6 +105,7 @@ import (
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/recov"
 	"lfccheck/protocols/ucast"
+	"lfccheck/traces"
 )
 
 // Mode is how packets reach the program.
@@ -164,6 +165,10 @@ type Options struct {
 	// LinkDelay is the time every packet spends on a link (see
 	// live.Options.LinkDelay; default 0: none).
 	LinkDelay time.Duration
+
+	// tamper is the live transport's fault hook (live.Options.Tamper),
+	// set by tests only (export_test.go).
+	tamper func(from, to model.NodeID, pkt model.Packet) []model.Packet
 }
 
 // RecordMode says whether a cluster records itself.
@@ -404,7 +409,7 @@ func Start(opt Options) (*Cluster, error) {
 	c.ready.Add(opt.Nodes)
 	go func() {
 		defer close(c.done)
-		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay})
+		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay, Tamper: opt.tamper})
 	}()
 	started := make(chan struct{})
 	go func() { c.ready.Wait(); close(started) }()
@@ -1009,7 +1014,12 @@ func (c *Cluster) Close() (*Report, error) {
 		}
 		v, stats, err := rec.verify()
 		if v != nil || err != nil {
-			return r, &ConformanceError{Recording: rec, Violation: v, Err: err}
+			ce := &ConformanceError{Recording: rec, Violation: v, Err: err}
+			var se *traces.StepError
+			if errors.As(err, &se) {
+				ce.Step = se.Step
+			}
+			return r, ce
 		}
 		r.Statistics = stats
 	}
@@ -1023,6 +1033,9 @@ type ConformanceError struct {
 	Recording *Recording
 	Violation *properties.Violation
 	Err       error
+	// Step is the step of the recording at which the model rejected the
+	// run (1-based; 0: a property, or the end state).
+	Step int
 }
 
 func (e *ConformanceError) Error() string {

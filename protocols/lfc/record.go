@@ -1,12 +1,14 @@
 package lfc
 
 import (
+	"errors"
 	"fmt"
 
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
 
@@ -16,6 +18,14 @@ import (
 type Recording struct {
 	Config  model.Config
 	Actions []string // model action names, as trace files hold them
+	// Arrived gives, for each delivery step of Actions, the identity of
+	// the packet the live node received (zero for other steps): the
+	// replay checks that the model delivers that very packet.
+	Arrived []model.Packet
+
+	// final is the live run's last state (nodes and links), which the
+	// replay's last state must equal; nil: not compared.
+	final *model.World
 }
 
 // Recording returns the run of a recording cluster (Options.Record), after
@@ -49,7 +59,7 @@ func (c *Cluster) Recording() (*Recording, error) {
 	if p.Work == nil {
 		p.Work = []mcast.Work{{Node: 0}} // nothing was sent
 	}
-	r := &Recording{Config: cfg}
+	r := &Recording{Config: cfg, Arrived: c.res.Arrived, final: c.res.Final}
 	for _, a := range c.res.Actions {
 		r.Actions = append(r.Actions, c.sys.ActionName(a))
 	}
@@ -88,16 +98,89 @@ func (r *Recording) Statistics() ([]properties.StatValue, error) {
 
 // verify replays the recording with every property (Check) and returns
 // the protocol's statistics over it.
+//
+// Besides the model accepting every step, the replay checks the packets:
+// every delivery must take off its link the very packet the live node
+// received (its tag, origin, tree and number), and the replay must end in
+// the live run's last state (every node's credits, pools, queues and
+// stream logs, and the packets still on the links). A link that reordered,
+// lost or duplicated a packet fails one of the two.
 func (r *Recording) verify() (*properties.Violation, []properties.StatValue, error) {
 	ck, acts, err := r.build()
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := traces.Verify(ck, acts)
+	if r.Arrived != nil && len(r.Arrived) != len(acts) {
+		return nil, nil, fmt.Errorf("lfc: the recording has %d steps and %d arrivals", len(acts), len(r.Arrived))
+	}
+	check := func(i int, a model.Action, w *model.World, out *model.Outbox) error {
+		if r.Arrived == nil || !out.Arrival {
+			return nil
+		}
+		if live := r.Arrived[i]; !live.SameData(out.Arrived) {
+			return fmt.Errorf("the live run delivered %s, but %s heads the model's link (a packet reordered, lost or duplicated on the link)", live, out.Arrived)
+		}
+		return nil
+	}
+	v, w, err := traces.VerifyObserved(ck, acts, check)
+	var se *traces.StepError
+	if errors.As(err, &se) && r.Arrived != nil && r.Arrived[se.Step-1] != (model.Packet{}) && ck.Sys.Kinds[acts[se.Step-1].Kind] == model.Deliver {
+		if w := r.replayTo(ck, acts[:se.Step-1]); w != nil && len(w.Link(acts[se.Step-1].Peer, acts[se.Step-1].Node)) == 0 {
+			se.Err = fmt.Errorf("the live run delivered %s, but the model's link is empty (a packet duplicated on the link)", r.Arrived[se.Step-1])
+		}
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("lfc: %v", err)
+		return nil, nil, fmt.Errorf("lfc: %w", err)
+	}
+	if v == nil && w != nil && r.final != nil {
+		if err := sameEnd(w, r.final); err != nil {
+			return nil, nil, fmt.Errorf("lfc: after the last step (%d): %v", len(acts), err)
+		}
 	}
 	return v, ck.Statistics(), nil
+}
+
+// replayTo replays acts (which the model accepts) and returns the state
+// they reach, or nil.
+func (r *Recording) replayTo(ck *properties.Checker, acts []model.Action) *model.World {
+	w := ck.Sys.Initial()
+	var out model.Outbox
+	for _, a := range acts {
+		if w.Apply(a, &out) != nil {
+			return nil
+		}
+	}
+	return w
+}
+
+// sameEnd compares the replay's last state with the live run's: the
+// packets on every link, and every node's UCAST state (the part both
+// machines encode alike: the live machine offers fetch-and-add whether or
+// not the run used it).
+func sameEnd(model_, live *model.World) error {
+	P := len(live.Nodes)
+	for l := range live.Links {
+		m, g := model_.Links[l], live.Links[l]
+		same := len(m) == len(g)
+		for k := 0; same && k < len(m); k++ {
+			same = m[k].SameData(g[k])
+		}
+		if !same {
+			return fmt.Errorf("link %d->%d holds %v in the model and %v in the live run (a packet lost or duplicated on the link)", l/P, l%P, m, g)
+		}
+	}
+	for i := range live.Nodes {
+		m, g := ucastState(model_.Nodes[i]), ucastState(live.Nodes[i])
+		if m != g {
+			return fmt.Errorf("node %d's state differs: the model has %s, the live run %s", i, m, g)
+		}
+	}
+	return nil
+}
+
+func ucastState(n model.Node) string {
+	u := n.(interface{ Base() *ucast.Node }).Base()
+	return fmt.Sprint(u.PCB, u.Recv, u.Send, u.Next, u.Queue, u.Held, u.Up, u.Extra, u.Log, u.FA.Var, u.FA.Got)
 }
 
 func (r *Recording) build() (*properties.Checker, []model.Action, error) {
