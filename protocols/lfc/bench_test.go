@@ -168,3 +168,48 @@ func BenchmarkRequestReply(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/round-trip")
 }
+
+// BenchmarkConformance measures what recording costs: a 4-node cluster in
+// which every node sends 64 packets to every other node (768 packets, the
+// model's 64 per stream), from Start to Close, without recording and with
+// it (Close then replays the run through the model with every property
+// and compares packet identities and the end state).
+func BenchmarkConformance(b *testing.B) {
+	for _, rec := range []lfc.RecordMode{lfc.RecordOff, lfc.RecordOn} {
+		b.Run(fmt.Sprintf("record=%v", rec == lfc.RecordOn), func(b *testing.B) {
+			const P, K = 4, 64
+			for i := 0; i < b.N; i++ {
+				c, err := lfc.Start(lfc.Options{Nodes: P, Record: rec, Handler: func(int, lfc.Packet) {}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				errs := make(chan error, P)
+				for n := 0; n < P; n++ {
+					go func(n int) {
+						for k := 0; k < K; k++ {
+							for d := 1; d < P; d++ {
+								if err := c.Node(n).Send((n+d)%P, nil); err != nil {
+									errs <- err
+									return
+								}
+							}
+						}
+						errs <- nil
+					}(n)
+				}
+				for n := 0; n < P; n++ {
+					if err := <-errs; err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := c.Drain(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*P*(P-1)*K)/b.Elapsed().Seconds(), "packets/s")
+		})
+	}
+}

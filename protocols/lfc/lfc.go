@@ -20,6 +20,9 @@
 //   - Packet.Keep is lfc_upcall returning nonzero, Kept.Free is
 //     lfc_packet_free: a kept packet holds one of the node's host buffers
 //     (at most Options.Keep at once) until it is freed.
+//   - Node.DisableInterrupts and Node.EnableInterrupts are
+//     lfc_intr_disable and lfc_intr_enable: Upcall mode starts with
+//     interrupts enabled, Polling mode with them disabled.
 //   - Options.NoNestedUpcalls is upcalls_allowed = 0 on every call.
 //
 // # Draining and nested upcalls (§3.1.4, §3.6, §6.2.3)
@@ -108,7 +111,9 @@ import (
 	"lfccheck/traces"
 )
 
-// Mode is how packets reach the program.
+// Mode is how packets reach the program at first: it sets every node's
+// interrupt flag, which Node.DisableInterrupts and Node.EnableInterrupts
+// change at run time.
 type Mode int
 
 // Delivery modes.
@@ -349,6 +354,9 @@ type Node struct {
 	work      []mcast.WorkEntry
 	changed   chan struct{}
 
+	// intr is the node's interrupt flag: set, the library makes upcalls
+	// by itself (Upcall mode's start, lfc_intr_enable).
+	intr atomic.Bool
 	// handlerG is the goroutine running the node's handler (0: none).
 	handlerG atomic.Uint64
 	// stack holds the deliveries whose handlers run, innermost last
@@ -402,7 +410,9 @@ func Start(opt Options) (*Cluster, error) {
 		record: opt.Record == RecordOn}
 	c.cond = sync.NewCond(&c.mu)
 	for i := 0; i < opt.Nodes; i++ {
-		c.nodes = append(c.nodes, &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, changed: make(chan struct{}, 1)})
+		n := &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, changed: make(chan struct{}, 1)}
+		n.intr.Store(opt.Mode == Upcall)
+		c.nodes = append(c.nodes, n)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -568,9 +578,11 @@ func (c *Cluster) client(ctx context.Context, lc *live.Client) {
 	c.ready.Done()
 	g := goid.ID()
 	for {
-		if c.opt.Mode == Upcall {
-			for n.deliver(g) {
-			}
+		// LFC's signal handler checks the interrupt flag before each
+		// upcall (§3.7, race 1), and a node whose interrupts were just
+		// enabled finds its waiting packets here (race 2: none is left
+		// unannounced).
+		for n.intr.Load() && n.deliver(g) {
 		}
 		select {
 		case <-n.changed:
@@ -822,26 +834,48 @@ func (n *Node) nest() bool {
 
 // Poll hands the oldest packet waiting in the node's host buffers to the
 // handler, in the caller's goroutine (lfc_poll, which delivers at most
-// one packet), and reports whether there was one. In Upcall mode the
-// library delivers by itself and Poll returns false at once. From inside
-// a handler it returns ErrInUpcall.
+// one packet), and reports whether there was one. It works with
+// interrupts enabled too (then it competes with the library's upcalls).
+// From inside a handler it returns ErrInUpcall.
 func (n *Node) Poll() (bool, error) {
 	if err := n.pollable(); err != nil {
 		return false, err
 	}
-	if n.c.opt.Mode == Upcall {
-		return false, nil
-	}
 	return n.deliver(goid.ID()), nil
+}
+
+// DisableInterrupts stops the library's upcalls on the node
+// (lfc_intr_disable): packets wait in host buffers until Poll, or until
+// EnableInterrupts. An upcall already running finishes. Polling mode
+// starts with interrupts disabled, Upcall mode with them enabled.
+func (n *Node) DisableInterrupts() error {
+	if n == nil {
+		return ErrNoNode
+	}
+	n.intr.Store(false)
+	return nil
+}
+
+// EnableInterrupts resumes the library's upcalls on the node
+// (lfc_intr_enable); packets that arrived meanwhile are handed to the
+// handler at once (LFC's watchdog keeps interrupting for them, §3.7: no
+// interrupt is lost).
+func (n *Node) EnableInterrupts() error {
+	if n == nil {
+		return ErrNoNode
+	}
+	n.intr.Store(true)
+	select {
+	case n.changed <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 // PollAll is Poll until no packet waits; it returns how many it handed.
 func (n *Node) PollAll() (int, error) {
 	if err := n.pollable(); err != nil {
 		return 0, err
-	}
-	if n.c.opt.Mode == Upcall {
-		return 0, nil
 	}
 	g := goid.ID()
 	k := 0

@@ -420,3 +420,54 @@ func TestCyclicTreesRefused(t *testing.T) {
 	}
 	c.Close()
 }
+
+// Interrupts switched at run time (lfc_intr_disable, lfc_intr_enable): no
+// upcall runs on its own while a node's interrupts are disabled, Poll
+// still delivers, and enabling them hands over the packets that waited
+// (none is left unannounced, §3.7).
+func TestInterruptsAtRunTime(t *testing.T) {
+	var disabled atomic.Bool
+	var polling atomic.Bool
+	var got, bad atomic.Int64
+	c, err := lfc.Start(lfc.Options{Nodes: 2, Handler: func(node int, p lfc.Packet) {
+		if node == 1 && disabled.Load() && !polling.Load() {
+			bad.Add(1)
+		}
+		got.Add(1)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	disabled.Store(true)
+	if err := c.Node(1).DisableInterrupts(); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 5; k++ {
+		if err := c.Node(0).Send(1, []byte{byte(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	polling.Store(true)
+	for got.Load() == 0 {
+		if _, err := c.Node(1).Poll(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	polling.Store(false)
+	if got.Load() != 1 {
+		t.Fatalf("one Poll handed %d packets", got.Load())
+	}
+	disabled.Store(false)
+	if err := c.Node(1).EnableInterrupts(); err != nil {
+		t.Fatal(err)
+	}
+	checkDrained(t, c)
+	if got.Load() != 5 || bad.Load() != 0 {
+		t.Fatalf("%d delivered, %d upcalls while interrupts were disabled", got.Load(), bad.Load())
+	}
+	var none *lfc.Node
+	if none.EnableInterrupts() == nil || none.DisableInterrupts() == nil {
+		t.Fatal("a nil node's interrupt calls succeed")
+	}
+}
