@@ -1042,12 +1042,13 @@ func (c *Cluster) Close() (*Report, error) {
 	}
 	r := c.report()
 	if c.record {
-		rec, err := c.Recording()
+		rec, err := c.recording()
 		if err != nil {
 			return r, err
 		}
 		v, stats, err := rec.verify()
 		if v != nil || err != nil {
+			rec.name()
 			ce := &ConformanceError{Recording: rec, Violation: v, Err: err}
 			var se *traces.StepError
 			if errors.As(err, &se) {

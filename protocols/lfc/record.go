@@ -26,11 +26,39 @@ type Recording struct {
 	// final is the live run's last state (nodes and links), which the
 	// replay's last state must equal; nil: not compared.
 	final *model.World
+	// acts are the steps as the live system sys numbers them (a
+	// cluster's recording; nil otherwise): while Actions is not rendered,
+	// the replay uses them when its system numbers the kinds alike.
+	acts []model.Action
+	sys  *model.System
 }
 
 // Recording returns the run of a recording cluster (Options.Record), after
 // Close.
 func (c *Cluster) Recording() (*Recording, error) {
+	r, err := c.recording()
+	if err != nil {
+		return nil, err
+	}
+	r.name()
+	return r, nil
+}
+
+// name fills in the action names from the run's actions (which
+// Cluster.recording keeps, to spare Close's replay the names).
+func (r *Recording) name() {
+	if r.Actions != nil || r.acts == nil {
+		return
+	}
+	r.Actions = make([]string, len(r.acts))
+	for i, a := range r.acts {
+		r.Actions[i] = r.sys.ActionName(a)
+	}
+}
+
+// recording is Recording without the action names: the actions as the
+// live system numbers them.
+func (c *Cluster) recording() (*Recording, error) {
 	if !c.record {
 		return nil, fmt.Errorf("lfc: the cluster does not record itself (Options.Record)")
 	}
@@ -59,11 +87,7 @@ func (c *Cluster) Recording() (*Recording, error) {
 	if p.Work == nil {
 		p.Work = []mcast.Work{{Node: 0}} // nothing was sent
 	}
-	r := &Recording{Config: cfg, Arrived: c.res.Arrived, final: c.res.Final}
-	for _, a := range c.res.Actions {
-		r.Actions = append(r.Actions, c.sys.ActionName(a))
-	}
-	return r, nil
+	return &Recording{Config: cfg, Arrived: c.res.Arrived, final: c.res.Final, acts: c.res.Actions, sys: c.sys}, nil
 }
 
 // Check replays the recording through the model, checking every property
@@ -188,6 +212,12 @@ func (r *Recording) build() (*properties.Checker, []model.Action, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("lfc: the recording's configuration: %v", err)
 	}
+	// The names are the recording (a program may change them); the live
+	// steps stand in for them only while they are not rendered.
+	if r.Actions == nil && r.acts != nil && sameKinds(ck.Sys, r.sys) {
+		return ck, r.acts, nil
+	}
+	r.name()
 	acts, err := traces.ParseActions(ck.Sys, r.Actions)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lfc: the recording's actions: %v", err)
@@ -209,4 +239,17 @@ func (r *Recording) TraceFile() ([]byte, error) {
 	f := traces.NewFile(ck.Sys, acts, o)
 	f.Steps = nil // the changes of every step: replay recomputes them
 	return traces.Marshal(f), nil
+}
+
+// sameKinds reports whether a and b number the same action kinds alike.
+func sameKinds(a, b *model.System) bool {
+	if len(a.Kinds) != len(b.Kinds) || a.P != b.P {
+		return false
+	}
+	for i := range a.Kinds {
+		if a.Kinds[i].Name != b.Kinds[i].Name {
+			return false
+		}
+	}
+	return true
 }
