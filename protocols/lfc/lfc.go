@@ -71,8 +71,12 @@
 // action it is, and every send as the node's workload (the MCAST
 // parameter work), so that Cluster.Recording returns a model execution.
 // Close replays it through the model with every property of the protocol
-// (Recording.Check) and returns a *ConformanceError if the model rejects a
-// step or a property fails; Recording.TraceFile writes the run as a trace
+// (Recording.Check), checks that every delivery takes off its link the
+// very packet the live node received (a recording keeps each delivery's
+// packet identity) and that the replay ends in the live run's state, and
+// returns a *ConformanceError, naming the step, if the model rejects a
+// step, a packet differs or a property fails: a live link that reorders,
+// loses or duplicates a packet is caught. Recording.TraceFile writes the run as a trace
 // file that `lfccheck replay` accepts. A bug seen live becomes a
 // counterexample a person can read. The same replay counts the protocol's
 // statistics over the run (Report.Statistics, Recording.Statistics:
