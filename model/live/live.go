@@ -87,6 +87,10 @@ type Options struct {
 	// called in the sending node's goroutine, for one link at a time per
 	// sender.
 	Tamper func(from, to model.NodeID, pkt model.Packet) []model.Packet
+	// Forget, when set, keeps no history: Result.Actions, Arrived and
+	// Delivered stay empty, so that a long run's memory does not grow
+	// with its steps (Result.Steps still counts them).
+	Forget bool
 }
 
 // Client is a node's program: it asks the node's goroutine to perform the
@@ -196,6 +200,9 @@ type Result struct {
 	// packet the node received (its identity: tag, origin, tree, number,
 	// value); other steps have the zero Packet.
 	Arrived []model.Packet
+	// Steps is the number of steps the run took (len(Actions) unless
+	// Options.Forget).
+	Steps int
 	// Final is the state the run ended in: every node's state and the
 	// packets still on their links (none, and no action enabled, unless
 	// the run was stopped).
@@ -210,6 +217,7 @@ type run struct {
 	mu      sync.Mutex // guards acts, arrived, active
 	acts    []model.Action
 	arrived []model.Packet
+	steps   int
 	active  int // nodes not idle + packets in flight + running clients
 	done    chan struct{}
 	once    sync.Once
@@ -218,8 +226,11 @@ type run struct {
 
 func (r *run) record(a model.Action, arrived model.Packet) {
 	r.mu.Lock()
-	r.acts = append(r.acts, a)
-	r.arrived = append(r.arrived, arrived)
+	r.steps++
+	if !r.opt.Forget {
+		r.acts = append(r.acts, a)
+		r.arrived = append(r.arrived, arrived)
+	}
 	r.mu.Unlock()
 }
 
@@ -301,6 +312,7 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 	r.mu.Lock()
 	res.Actions = append([]model.Action(nil), r.acts...)
 	res.Arrived = append([]model.Packet(nil), r.arrived...)
+	res.Steps = r.steps
 	r.mu.Unlock()
 	for to, b := range r.inboxes {
 		for _, m := range b.q {
@@ -309,7 +321,7 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 		}
 	}
 	if err != nil {
-		return res, fmt.Errorf("live run stopped before completion after %d steps: %w", len(res.Actions), err)
+		return res, fmt.Errorf("live run stopped before completion after %d steps: %w", res.Steps, err)
 	}
 	return res, nil
 }
@@ -326,8 +338,10 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 		if r.opt.Observe != nil {
 			r.opt.Observe(id, n)
 		}
-		for _, d := range rd.Deliveries {
-			delivered = append(delivered, d.Pkt)
+		if !r.opt.Forget {
+			for _, d := range rd.Deliveries {
+				delivered = append(delivered, d.Pkt)
+			}
 		}
 		var due time.Time
 		if r.opt.LinkDelay > 0 && len(rd.Sends) > 0 {

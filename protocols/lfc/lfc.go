@@ -35,8 +35,8 @@
 // released and the credits flow back to the senders, whose own waiting
 // handlers could otherwise hold every buffer in a cycle. When the waiting
 // call was made from the node's own handler and upcalls are allowed (the
-// default; Options.NoNestedUpcalls turns them off; they are off with
-// Options.Keep, which the model does not combine with them), the drain
+// default; Options.NoNestedUpcalls turns them off; the library also turns
+// them off with Options.Keep, whose kept packets it does not move aside), the drain
 // also makes nested upcalls: the handler of the next waiting packet runs
 // on the same goroutine, inside the waiting call, as LFC's Fig. 6.4 shows
 // (at most 16 deep; deeper calls drain without upcalls).
@@ -62,7 +62,10 @@
 //
 // Sequence numbers wrap: a stream (per sender and destination, or per
 // tree) numbers its packets 1..65535 and starts again at 1, so a cluster
-// may run for ever; Packet.Seq is that number.
+// may run for ever; Packet.Seq is that number. A cluster that does not
+// record keeps no history of its steps (a recording one keeps every
+// step, within the model's limits below); fetch-and-add values are kept,
+// four bytes per call.
 //
 // # Conformance
 //
@@ -298,6 +301,10 @@ var ErrNoNode = errors.New("lfc: no such node")
 // conforming.
 const maxNesting = 16
 
+// compactAt is how many launched items a node's workload holds before a
+// cluster that does not record drops them.
+const compactAt = 1024
+
 // maxSeq is the largest sequence number; a stream's numbers wrap from it
 // to 1.
 const maxSeq = 65535
@@ -336,7 +343,7 @@ type Cluster struct {
 	expected int // deliveries owed for every packet posted
 	handled  int // deliveries handed to a handler
 
-	gen     uint64       // counts the changes observe reports (guarded by mu)
+	gen     uint64       // counts the wake-ups: changes observe reports, Close, contexts ending (guarded by mu)
 	upcalls atomic.Int32 // handlers running, over all nodes
 }
 
@@ -349,14 +356,15 @@ type Node struct {
 	poll sync.Mutex  // one delivery at a time
 	seq  map[int]int // per stream (destination, or P + tree): last number given; guarded by send
 	// Guarded by c.mu:
-	posted    int      // workload items posted
-	kept      int      // packets kept (Packet.Keep) and not freed
-	launched  int      // workload items the NI took (the node's Next)
-	values    []uint32 // fetch-and-add values the process got
-	pendingFA int      // FetchAndAdd calls posted and not yet answered
-	queued    int      // packets in host buffers
-	work      []mcast.WorkEntry
-	changed   chan struct{}
+	posted     int      // workload items posted
+	kept       int      // packets kept (Packet.Keep) and not freed
+	launched   int      // workload items the NI took (launchBase + the node's Next)
+	launchBase int      // items dropped from the front of the workload (not recording)
+	values     []uint32 // fetch-and-add values the process got
+	pendingFA  int      // FetchAndAdd calls posted and not yet answered
+	queued     int      // packets in host buffers
+	work       []mcast.WorkEntry
+	changed    chan struct{}
 
 	// intr is the node's interrupt flag: set, the library makes upcalls
 	// by itself (Upcall mode's start, lfc_intr_enable).
@@ -423,7 +431,7 @@ func Start(opt Options) (*Cluster, error) {
 	c.ready.Add(opt.Nodes)
 	go func() {
 		defer close(c.done)
-		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay, Tamper: opt.tamper})
+		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay, Tamper: opt.tamper, Forget: !c.record})
 	}()
 	started := make(chan struct{})
 	go func() { c.ready.Wait(); close(started) }()
@@ -601,8 +609,9 @@ func (c *Cluster) observe(id model.NodeID, mn model.Node) {
 	u := c.um.NodeOf(mn)
 	n := c.nodes[id]
 	c.mu.Lock()
-	changed := n.launched != u.Next || n.queued != len(u.Queue) || len(n.values) != len(u.FA.Got)
-	n.launched, n.queued = u.Next, len(u.Queue)
+	launched := n.launchBase + u.Next
+	changed := n.launched != launched || n.queued != len(u.Queue) || len(n.values) != len(u.FA.Got)
+	n.launched, n.queued = launched, len(u.Queue)
 	n.values = append(n.values, u.FA.Got[len(n.values):]...)
 	if changed {
 		c.gen++
@@ -767,7 +776,20 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 		}
 	}
 	c.mu.Unlock()
-	ok := n.lc.Update(func(model.Node) { c.um.Work[n.id] = append(c.um.Work[n.id], it) })
+	ok := n.lc.Update(func(mn model.Node) {
+		w := append(c.um.Work[n.id], it)
+		if u := c.um.NodeOf(mn); !c.record && u.Next >= compactAt {
+			// Nothing replays this run: the launched items go, and the
+			// node's launch index restarts (Node.launchBase keeps the
+			// count).
+			w = append([]ucast.WorkItem(nil), w[u.Next:]...)
+			c.mu.Lock()
+			n.launchBase += u.Next
+			c.mu.Unlock()
+			u.Next = 0
+		}
+		c.um.Work[n.id] = w
+	})
 	if !ok {
 		return ErrClosed
 	}
@@ -787,6 +809,7 @@ func (n *Node) await(ctx context.Context, own bool, done func() bool) error {
 	nested := own && c.um.Nested
 	stop := context.AfterFunc(ctx, func() {
 		c.mu.Lock()
+		c.gen++
 		c.cond.Broadcast()
 		c.mu.Unlock()
 	})
@@ -938,13 +961,7 @@ func (n *Node) deliverHead(g uint64) bool {
 	}
 	c.mu.Unlock()
 	d := &delivery{}
-	n.stack = append(n.stack, d)
-	prev := n.handlerG.Swap(g)
-	c.upcalls.Add(1)
-	c.opt.Handler(int(n.id), Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data, n: n, d: d})
-	c.upcalls.Add(-1)
-	n.handlerG.Store(prev)
-	n.stack = n.stack[:len(n.stack)-1]
+	n.runHandler(g, d, Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data, n: n, d: d})
 	c.mu.Lock()
 	kept := d.state == 1
 	if kept {
@@ -979,6 +996,21 @@ func (n *Node) deliverHead(g uint64) bool {
 	return true
 }
 
+// runHandler runs the handler on goroutine g for delivery d, keeping the
+// bookkeeping of running handlers right even if it panics.
+func (n *Node) runHandler(g uint64, d *delivery, p Packet) {
+	c := n.c
+	n.stack = append(n.stack, d)
+	prev := n.handlerG.Swap(g)
+	c.upcalls.Add(1)
+	defer func() {
+		c.upcalls.Add(-1)
+		n.handlerG.Store(prev)
+		n.stack = n.stack[:len(n.stack)-1]
+	}()
+	c.opt.Handler(int(n.id), p)
+}
+
 // Drain waits until every packet sent so far has been handed to its
 // destinations' handlers (in Polling mode, programs must keep polling),
 // or until ctx ends. From inside a handler it returns ErrInUpcall.
@@ -988,6 +1020,7 @@ func (c *Cluster) Drain(ctx context.Context) error {
 	}
 	stop := context.AfterFunc(ctx, func() {
 		c.mu.Lock()
+		c.gen++
 		c.cond.Broadcast()
 		c.mu.Unlock()
 	})
@@ -1034,6 +1067,7 @@ func (c *Cluster) Close() (*Report, error) {
 	c.mu.Lock()
 	already := c.closed
 	c.closed = true
+	c.gen++
 	c.cond.Broadcast()
 	c.mu.Unlock()
 	c.cancel()
@@ -1093,7 +1127,7 @@ func (c *Cluster) report() *Report {
 		r.Kept += n.kept
 	}
 	if c.res != nil {
-		r.Steps = len(c.res.Actions)
+		r.Steps = c.res.Steps
 	}
 	for k, p := range c.payloads {
 		if k.tag == mcast.TagMulticast {

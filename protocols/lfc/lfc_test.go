@@ -560,7 +560,7 @@ func TestTopologyGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	var col collector
-	c, err := lfc.Start(lfc.Options{Nodes: 6, Protocol: "recov", Topology: string(topo), Credits: 1, HostBuffers: 1, Handler: col.handler})
+	c, err := lfc.Start(lfc.Options{Nodes: 6, Protocol: "recov", Topology: string(topo), Credits: 1, HostBuffers: 1, Handler: col.handler, Record: lfc.RecordOn})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,8 @@ func New(cfg model.Config) (*Machine, error) {
 		if err != nil {
 			return nil, err
 		}
-		return newMachine(cfg, p, topo, work), nil
+		m := newMachine(cfg, p, topo, work)
+		return m, m.ReplyErr
 	}
 	work := p.Params.UnicastWork(cfg.Nodes, make([][]ucast.WorkItem, cfg.Nodes), false)
 	tseq := make([]uint16, len(topo.Trees))
@@ -167,7 +168,8 @@ func New(cfg model.Config) (*Machine, error) {
 	if err := ucast.CheckWork(work); err != nil {
 		return nil, err
 	}
-	return newMachine(cfg, p, topo, work), nil
+	m := newMachine(cfg, p, topo, work)
+	return m, m.ReplyErr
 }
 
 func newMachine(cfg model.Config, p *Params, topo *model.Topology, work [][]ucast.WorkItem) *Machine {

@@ -54,6 +54,19 @@
 // Ample and the protocol Acyclic, and the explorer explores a process step
 // alone when one is enabled.
 //
+// With LFC's host library (Machine.HostLibrary, hostlib.go) "host H
+// process" is not ample: it competes with "host H upcall" for the head of
+// the queue and, by freeing a buffer, can disable "host H drain". Runs
+// stay finite, though "host H drain" and "host H upcall" advance no
+// packet: a drain adds a host buffer only while every buffer is in use
+// and one packet waits for it, so the buffers from the pool never exceed
+// the packets on the host (the next copy uses it), and each freed buffer
+// returns one; an upcall moves a packet that only a return or a reply,
+// which consume it, take back. So the graph is still acyclic, but not
+// layered: a packet processed in one step or through upcall and return
+// reaches the same state at two depths, and the explorer's sleep sets
+// switch themselves off for these configurations (sound, slower).
+//
 // # Modeling decisions
 //
 //   - A receive buffer is released right after its packet is copied to the
