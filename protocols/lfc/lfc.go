@@ -807,13 +807,7 @@ func sameEntry(a, b mcast.WorkEntry) bool {
 func (n *Node) await(ctx context.Context, own bool, done func() bool) error {
 	c := n.c
 	nested := own && c.um.Nested
-	stop := context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		c.gen++
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	})
-	defer stop()
+	defer c.wakeOnEnd(ctx)()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
@@ -1011,6 +1005,17 @@ func (n *Node) runHandler(g uint64, d *delivery, p Packet) {
 	c.opt.Handler(int(n.id), p)
 }
 
+// wakeOnEnd wakes every waiter when ctx ends (a waiter rechecks its
+// context); the returned func stops that.
+func (c *Cluster) wakeOnEnd(ctx context.Context) func() bool {
+	return context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.gen++
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+}
+
 // Drain waits until every packet sent so far has been handed to its
 // destinations' handlers (in Polling mode, programs must keep polling),
 // or until ctx ends. From inside a handler it returns ErrInUpcall.
@@ -1018,13 +1023,7 @@ func (c *Cluster) Drain(ctx context.Context) error {
 	if u := c.upcallNode(); u != nil {
 		return fmt.Errorf("lfc: Drain from the handler of node %d: %w", u.id, ErrInUpcall)
 	}
-	stop := context.AfterFunc(ctx, func() {
-		c.mu.Lock()
-		c.gen++
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	})
-	defer stop()
+	defer c.wakeOnEnd(ctx)()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for c.handled < c.expected && !c.closed && ctx.Err() == nil {

@@ -216,11 +216,7 @@ func TestReplyConforms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kinds := map[string]int{}
-			for _, a := range rec.Actions {
-				f := strings.Fields(a)
-				kinds[f[len(f)-1]]++
-			}
+			kinds := stepKinds(rec)
 			t.Logf("steps by kind: %v", kinds)
 			if v, err := rec.Check(); v != nil || err != nil {
 				t.Fatalf("the model rejects the run: %v %v", v, err)
@@ -544,12 +540,19 @@ func TestNestedUpcallDrains(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	kinds := stepKinds(rec)
+	if kinds["drain"] == 0 || kinds["upcall"] == 0 || kinds["return"] == 0 {
+		t.Fatalf("steps by kind: %v; want drains, upcalls and returns", kinds)
+	}
+}
+
+// stepKinds counts a recording's steps by kind (the last word of each
+// action, or the link of a delivery).
+func stepKinds(rec *lfc.Recording) map[string]int {
 	kinds := map[string]int{}
 	for _, a := range rec.Actions {
 		f := strings.Fields(a)
 		kinds[f[len(f)-1]]++
 	}
-	if kinds["drain"] == 0 || kinds["upcall"] == 0 || kinds["return"] == 0 {
-		t.Fatalf("steps by kind: %v; want drains, upcalls and returns", kinds)
-	}
+	return kinds
 }
