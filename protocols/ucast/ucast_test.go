@@ -164,3 +164,29 @@ func TestReductionRespectsWhatPropertiesSee(t *testing.T) {
 		t.Fatalf("a property that sees process must rule the reduction out: %q", ck2.SeenAmple())
 	}
 }
+
+// Request/reply between every pair at P=3 (ucast.ReplyConfig(3, 1, 1):
+// every node sends a request to each other node, and every upcall
+// replies), complete and violation-free, with draining and nested upcalls
+// exercised. Outside -short: 649,409 states (about 3 s; 50 s under the
+// race detector, which is why it is not a suite row).
+func TestReplyEveryPairP3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 650k-state search")
+	}
+	ck, err := protocols.Build(ucast.ReplyConfig(3, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := explore.BFS(ck, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := map[string]int64{}
+	for _, s := range ck.Statistics() {
+		stats[s.Name] = s.Value
+	}
+	if r.Verdict != explore.Pass || stats["drained-buffers"] == 0 || stats["upcalls-aside"] < 2 {
+		t.Fatalf("%v %v after %d states; statistics %v", r.Verdict, r.Violation, r.Stats.States, stats)
+	}
+}
