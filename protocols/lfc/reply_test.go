@@ -353,20 +353,18 @@ func TestCancelAndCloseBlocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fill the window: host buffer, receive buffer, send packet.
-	ctx, cancel := context.WithCancel(context.Background())
-	blocked := make(chan error, 1)
-	var sent atomic.Int64
-	go func() {
-		for {
-			if err := c.Node(0).SendContext(ctx, 1, []byte("x")); err != nil {
-				blocked <- err
-				return
-			}
-			sent.Add(1)
+	// Fill the window: node 1's host buffer, its receive buffer and node
+	// 0's send packet take three sends; the fourth cannot launch.
+	for k := 0; k < 3; k++ {
+		if err := c.Node(0).Send(1, []byte("x")); err != nil {
+			t.Fatal(err)
 		}
-	}()
-	time.Sleep(20 * time.Millisecond) // the sender blocks once the window is full
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting := &waitSignal{Context: ctx, waited: make(chan struct{})}
+	blocked := make(chan error, 1)
+	go func() { blocked <- c.Node(0).SendContext(waiting, 1, []byte("x")) }()
+	<-waiting.waited // posted, and waiting for the NI to take it
 	cancel()
 	select {
 	case err := <-blocked:
@@ -376,16 +374,15 @@ func TestCancelAndCloseBlocked(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("a cancelled SendContext does not return")
 	}
-	go func() { blocked <- c.Node(0).Send(1, []byte("y")) }()
-	time.Sleep(20 * time.Millisecond)
+	waiting = &waitSignal{Context: context.Background(), waited: make(chan struct{})}
+	go func() { blocked <- c.Node(0).SendContext(waiting, 1, []byte("y")) }()
+	<-waiting.waited
 	rep, err := c.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Both failed calls had posted their packets: they were waiting, not
-	// refused at the door.
-	if rep.Sent != int(sent.Load())+2 {
-		t.Fatalf("%d sends returned, the report says %d posted; want 2 more (the cancelled and the closed one)", sent.Load(), rep.Sent)
+	if rep.Sent != 5 {
+		t.Fatalf("the report says %d packets posted; want 5 (3, the cancelled and the closed one)", rep.Sent)
 	}
 	select {
 	case err := <-blocked:
@@ -555,4 +552,18 @@ func stepKinds(rec *lfc.Recording) map[string]int {
 		kinds[f[len(f)-1]]++
 	}
 	return kinds
+}
+
+// waitSignal is a context that closes waited the first time a call waits
+// on it (asks for its Done channel): the call has then done everything
+// before its wait.
+type waitSignal struct {
+	context.Context
+	waited chan struct{}
+	once   sync.Once
+}
+
+func (w *waitSignal) Done() <-chan struct{} {
+	w.once.Do(func() { close(w.waited) })
+	return w.Context.Done()
 }
