@@ -17,7 +17,8 @@ func normalize(s string) string {
 	return strings.Join(strings.Fields(timing.ReplaceAllString(s, "#")), " ")
 }
 
-// TestREADMECommands runs every "$ ..." command in the README's code blocks
+// TestREADMECommands runs every "$ ..." command in the code blocks of the
+// README and of docs/*.md
 // with the lfccheck binary built from this tree, in a scratch directory
 // that sees the repository's examples, and checks that every output line the
 // README shows appears in the real output, in order ("..." stands for
@@ -27,9 +28,17 @@ func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every README example, about a minute")
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	// The README and every document under docs/: commands shown anywhere
+	// are run.
+	files, _ := filepath.Glob("../../docs/*.md")
+	files = append([]string{"../../README.md"}, files...)
+	var readme []byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme = append(append(readme, data...), '\n')
 	}
 	bin := t.TempDir()
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "lfccheck"), ".").CombinedOutput(); err != nil {

@@ -89,9 +89,9 @@ func Config(tree string, nodes, credits, packets int) model.Config {
 // tree exercise next_in_tree) and the broadcast group beside an
 // overlapping multicast group, which deadlocks under MCAST. App. A.2's
 // kind of overlapping groups (examples/overlap-small.topo, 127,405 states)
-// is in the README: it takes too long for the suite under the race
+// is in docs/results.md: it takes too long for the suite under the race
 // detector.
-// The P=4 tree families are in the README's table of verified
+// The P=4 tree families are in docs/results.md's table of verified
 // configurations (minutes each).
 func claims() []model.Claim {
 	const doc = "RECOV is deadlock-free, FIFO and completes every recovery"
