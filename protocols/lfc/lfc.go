@@ -698,7 +698,7 @@ func (n *Node) FetchAndAddContext(ctx context.Context) (uint32, error) {
 	want := len(n.values) + n.pendingFA + 1
 	n.pendingFA++
 	c.mu.Unlock()
-	err = n.postLocked(mcast.WorkEntry{FetchAdd: true, Count: 1}, ucast.WorkItem{Tag: ucast.TagFARequest}, -1, 0, nil)
+	_, err = n.postLocked(mcast.WorkEntry{FetchAdd: true, Count: 1}, ucast.WorkItem{Tag: ucast.TagFARequest}, -1, 0, nil)
 	n.send.Unlock()
 	if err == nil {
 		err = n.await(ctx, own, func() bool { return len(n.values) >= want })
@@ -716,8 +716,7 @@ func (n *Node) FetchAndAddContext(ctx context.Context) (uint32, error) {
 // the NI has taken it.
 func (n *Node) post(ctx context.Context, own bool, e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) error {
 	n.send.Lock()
-	err := n.postLocked(e, it, stream, dests, payload)
-	want := n.postedNow()
+	want, err := n.postLocked(e, it, stream, dests, payload)
 	n.send.Unlock()
 	if err != nil {
 		return err
@@ -725,32 +724,27 @@ func (n *Node) post(ctx context.Context, own bool, e mcast.WorkEntry, it ucast.W
 	return n.await(ctx, own, func() bool { return n.launched >= want })
 }
 
-func (n *Node) postedNow() int {
-	n.c.mu.Lock()
-	defer n.c.mu.Unlock()
-	return n.posted
-}
-
-// postLocked appends one item to the node's workload (n.send held).
-func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) error {
+// postLocked appends one item to the node's workload (n.send held) and
+// returns how many the node has posted with it.
+func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) (int, error) {
 	c := n.c
 	if len(payload) > c.opt.MaxPayload {
-		return fmt.Errorf("lfc: node %d: payload of %d bytes, more than the %d the cluster allows", n.id, len(payload), c.opt.MaxPayload)
+		return 0, fmt.Errorf("lfc: node %d: payload of %d bytes, more than the %d the cluster allows", n.id, len(payload), c.opt.MaxPayload)
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	seq := n.seq[stream]%maxSeq + 1
 	if c.record {
 		if n.posted >= ucast.MaxWorkPerHost {
 			c.mu.Unlock()
-			return fmt.Errorf("lfc: node %d: more than %d sends in a recorded run (the model's limit per host)", n.id, ucast.MaxWorkPerHost)
+			return 0, fmt.Errorf("lfc: node %d: more than %d sends in a recorded run (the model's limit per host)", n.id, ucast.MaxWorkPerHost)
 		}
 		if n.seq[stream] >= model.MaxStreamSeq {
 			c.mu.Unlock()
-			return fmt.Errorf("lfc: node %d: more than %d packets in one stream (%s) in a recorded run: the model's limit, which a recording cluster keeps", n.id, model.MaxStreamSeq, e)
+			return 0, fmt.Errorf("lfc: node %d: more than %d packets in one stream (%s) in a recorded run: the model's limit, which a recording cluster keeps", n.id, model.MaxStreamSeq, e)
 		}
 	}
 	it.Seq = uint16(seq)
@@ -761,7 +755,7 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 	if dests > 0 {
 		if _, busy := c.payloads[k]; busy {
 			c.mu.Unlock()
-			return fmt.Errorf("lfc: node %d: %d packets of one stream (%s) are undelivered: sequence number %d is still in use", n.id, maxSeq, e, seq)
+			return 0, fmt.Errorf("lfc: node %d: %d packets of one stream (%s) are undelivered: sequence number %d is still in use", n.id, maxSeq, e, seq)
 		}
 		c.payloads[k] = &stored{data: append([]byte(nil), payload...), left: dests}
 	}
@@ -775,6 +769,7 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 			n.work = append(n.work, e)
 		}
 	}
+	posted := n.posted
 	c.mu.Unlock()
 	ok := n.lc.Update(func(mn model.Node) {
 		w := append(c.um.Work[n.id], it)
@@ -791,9 +786,9 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 		c.um.Work[n.id] = w
 	})
 	if !ok {
-		return ErrClosed
+		return 0, ErrClosed
 	}
-	return nil
+	return posted, nil
 }
 
 func sameEntry(a, b mcast.WorkEntry) bool {

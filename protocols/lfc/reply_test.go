@@ -366,14 +366,7 @@ func TestCancelAndCloseBlocked(t *testing.T) {
 	go func() { blocked <- c.Node(0).SendContext(waiting, 1, []byte("x")) }()
 	<-waiting.waited // posted, and waiting for the NI to take it
 	cancel()
-	select {
-	case err := <-blocked:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("cancelled SendContext: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("a cancelled SendContext does not return")
-	}
+	expectErr(t, blocked, context.Canceled, "a cancelled SendContext")
 	waiting = &waitSignal{Context: context.Background(), waited: make(chan struct{})}
 	go func() { blocked <- c.Node(0).SendContext(waiting, 1, []byte("y")) }()
 	<-waiting.waited
@@ -384,14 +377,7 @@ func TestCancelAndCloseBlocked(t *testing.T) {
 	if rep.Sent != 5 {
 		t.Fatalf("the report says %d packets posted; want 5 (3, the cancelled and the closed one)", rep.Sent)
 	}
-	select {
-	case err := <-blocked:
-		if !errors.Is(err, lfc.ErrClosed) {
-			t.Fatalf("Send blocked across Close: %v", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("a Send blocked across Close does not return")
-	}
+	expectErr(t, blocked, lfc.ErrClosed, "a Send blocked across Close")
 	fctx, fcancel := context.WithCancel(context.Background())
 	fcancel()
 	c2, err := lfc.Start(lfc.Options{Nodes: 2, Handler: func(int, lfc.Packet) {}})
@@ -566,4 +552,18 @@ type waitSignal struct {
 func (w *waitSignal) Done() <-chan struct{} {
 	w.once.Do(func() { close(w.waited) })
 	return w.Context.Done()
+}
+
+// expectErr waits (a minute at most) for the error of the call named
+// what on ch, which must be want.
+func expectErr(t *testing.T, ch <-chan error, want error, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		if !errors.Is(err, want) {
+			t.Fatalf("%s returned %v, want %v", what, err, want)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("%s does not return", what)
+	}
 }

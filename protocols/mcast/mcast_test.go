@@ -12,6 +12,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
+	"lfccheck/protocols/internal/checktest"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
@@ -333,7 +334,7 @@ func TestBadMulticastConfigs(t *testing.T) {
 	}
 }
 
-// Request/reply through a forwarding tree (mcast.ReplyTree, the README's
+// Request/reply through a forwarding tree (mcast.ReplyTree, docs/protocols.md's
 // P=4 reply check): every member answers node 0's multicast requests from
 // its upcall, and node 0 answers node 3's unicast request while its own
 // second multicast waits for a send packet. The search is complete, nothing
@@ -343,18 +344,8 @@ func TestReplyThroughTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 2.7M-state search")
 	}
-	ck, err := protocols.Build(mcast.ReplyTree())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := explore.BFS(ck, explore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stats := map[string]int64{}
-	for _, s := range ck.Statistics() {
-		stats[s.Name] = s.Value
-	}
+	r, ck := checktest.Search(t, mcast.ReplyTree())
+	stats := checktest.Stats(ck)
 	if r.Verdict != explore.Pass || stats["forwarded-packets"] == 0 || stats["drained-buffers"] == 0 || stats["upcalls-aside"] < 2 {
 		t.Fatalf("%v %v after %d states; statistics %v", r.Verdict, r.Violation, r.Stats.States, stats)
 	}

@@ -9,6 +9,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
+	"lfccheck/protocols/internal/checktest"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
@@ -174,18 +175,8 @@ func TestReplyEveryPairP3(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 650k-state search")
 	}
-	ck, err := protocols.Build(ucast.ReplyConfig(3, 1, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := explore.BFS(ck, explore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stats := map[string]int64{}
-	for _, s := range ck.Statistics() {
-		stats[s.Name] = s.Value
-	}
+	r, ck := checktest.Search(t, ucast.ReplyConfig(3, 1, 1))
+	stats := checktest.Stats(ck)
 	if r.Verdict != explore.Pass || stats["drained-buffers"] == 0 || stats["upcalls-aside"] < 2 {
 		t.Fatalf("%v %v after %d states; statistics %v", r.Verdict, r.Violation, r.Stats.States, stats)
 	}

@@ -24,3 +24,12 @@ func Search(t testing.TB, cfg model.Config) (explore.Result, *properties.Checker
 	}
 	return r, ck
 }
+
+// Stats returns ck's statistics after a search, by name.
+func Stats(ck *properties.Checker) map[string]int64 {
+	m := map[string]int64{}
+	for _, s := range ck.Statistics() {
+		m[s.Name] = s.Value
+	}
+	return m
+}
