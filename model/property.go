@@ -134,4 +134,8 @@ type Stat struct {
 	Doc   string
 	Step  func(w *World, a Action, out *Outbox) int64
 	State func(w *World) int64
+	// Applies, when set, says whether the statistic means anything for a
+	// machine (for example only where a feature is modeled); one that
+	// does not is neither gathered nor reported.
+	Applies func(m Machine) bool
 }

@@ -41,6 +41,7 @@ type Checker struct {
 
 	reached   []atomic.Bool  // per property: a Sometimes goal was reached
 	statVals  []atomic.Int64 // per Def.Stats entry: its sum or maximum so far
+	statOn    []bool         // per Def.Stats entry: it applies to the machine (Stat.Applies)
 	live      *liveness      // nil without liveness properties
 	graphObls []obligation   // the liveness obligations the graph analysis checks
 	labels    uint64         // their labels in the state last expanded
@@ -126,6 +127,9 @@ func Build(cfg model.Config) (*Checker, error) {
 	c := &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live}
 	c.Def = def
 	c.statVals = newStatVals(len(def.Stats))
+	for _, s := range def.Stats {
+		c.statOn = append(c.statOn, s.Applies == nil || s.Applies(m))
+	}
 	c.Reduce = c.CanReduce()
 	if s, ok := m.(model.Symmetric); ok {
 		c.sym = s.Symmetries()
@@ -163,7 +167,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls}
 }
 
 // NewWorker implements explore.Forker: a fork for another goroutine, with
@@ -271,7 +275,9 @@ func (c *Checker) Statistics() []StatValue {
 		return nil
 	}
 	for i, s := range c.Def.Stats {
-		out = append(out, StatValue{Name: s.Name, Doc: s.Doc, Value: c.statVals[i].Load()})
+		if c.statOn[i] {
+			out = append(out, StatValue{Name: s.Name, Doc: s.Doc, Value: c.statVals[i].Load()})
+		}
 	}
 	return out
 }
@@ -286,7 +292,7 @@ func (c *Checker) CheckState(w *model.World) error {
 func (c *Checker) stateStats(w *model.World) {
 	if c.Def != nil {
 		for i, s := range c.Def.Stats {
-			if s.State == nil {
+			if s.State == nil || !c.statOn[i] {
 				continue
 			}
 			v := s.State(w)
@@ -383,7 +389,7 @@ func (c *Checker) CheckStep(w *model.World, a model.Action, out *model.Outbox) e
 func (c *Checker) checkRules(w *model.World, a model.Action, out *model.Outbox) error {
 	if c.Def != nil {
 		for i, s := range c.Def.Stats {
-			if s.Step != nil {
+			if s.Step != nil && c.statOn[i] {
 				c.statVals[i].Add(s.Step(w, a, out))
 			}
 		}

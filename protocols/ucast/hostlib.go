@@ -161,21 +161,30 @@ func (m *Machine) Reply(n *Node, out *model.Outbox) {
 // HostLibraryStats say whether a configuration exercises LFC's host
 // library: the most host buffers draining took from the pool at once, and
 // the most upcalls aside at once (2 or more: nested upcalls), in any state
-// the search checks. Both stay 0 without it.
+// the search checks. Machines without it neither gather nor report them.
 var HostLibraryStats = []model.Stat{
 	{Name: "drained-buffers", Doc: "most host buffers taken from the pool by draining at once, in any state (0: draining never had to add one)",
-		State: func(w *model.World) int64 { return hostMax(w, func(n *Node) int { return n.Extra }) }},
+		State:   func(w *model.World) int64 { return hostMax(w, func(n *Node) int { return n.Extra }) },
+		Applies: modelsHostLibrary},
 	{Name: "upcalls-aside", Doc: "most upcalls aside on one host at once, in any state (2 or more: nested upcalls)",
-		State: func(w *model.World) int64 { return hostMax(w, func(n *Node) int { return len(n.Up) }) }},
+		State:   func(w *model.World) int64 { return hostMax(w, func(n *Node) int { return len(n.Up) }) },
+		Applies: modelsHostLibrary},
+}
+
+// modelsHostLibrary reports whether m, a machine built on UCAST's, models
+// LFC's host library.
+func modelsHostLibrary(m model.Machine) bool {
+	b, ok := m.(interface{ Base() *Machine })
+	return ok && b.Base().HostLibrary
 }
 
 func hostMax(w *model.World, f func(*Node) int) int64 {
-	if !mach(w).HostLibrary {
-		return 0
-	}
 	best := 0
 	for i := range w.Nodes {
 		best = max(best, f(NodeAt(w, i)))
 	}
 	return int64(best)
 }
+
+// Base returns the UCAST machine (protocols that embed it inherit this).
+func (m *Machine) Base() *Machine { return m }
