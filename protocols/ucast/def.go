@@ -22,7 +22,7 @@ var Def = &model.Def{
 		{Name: NoCreditReturn, Doc: "event_packet_released forgets to return the credit", Catches: "credit-conservation",
 			Example: Config(2, 1, 1)},
 		BounceVariant(oneWay()),
-		NoDrainVariant(ReplyConfig(2, 1, 3)),
+		NoDrainVariant(noDrainExample()),
 	},
 	Properties: Properties(),
 	Stats:      HostLibraryStats,
@@ -46,6 +46,17 @@ func ReplyConfig(nodes, credits, packets int) model.Config {
 	c := Config(nodes, credits, packets)
 	p := c.Params.(*Params)
 	p.Reply, p.SendBuffers = true, 1
+	return c
+}
+
+// noDrainExample is the no-drain variant's example: ReplyConfig(2, 1, 3)
+// without nested upcalls. (With them the deadlock is as short, but the
+// state graph is not layered at the deadlock's level, and with several
+// workers whether the search meets a non-layered transition before it
+// stops, and so runs again without sleep sets, depends on the schedule.)
+func noDrainExample() model.Config {
+	c := ReplyConfig(2, 1, 3)
+	c.Params.(*Params).NoNestedUpcalls = true
 	return c
 }
 
