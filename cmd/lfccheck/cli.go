@@ -1199,4 +1199,3 @@ func runReplay(args []string, e env) (int, error) {
 	}
 	return exitFail, nil
 }
-
