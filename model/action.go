@@ -171,7 +171,7 @@ func (k *ActionKind) match(s string, p int) (node, peer NodeID, ok bool, err err
 			}
 			return 0, 0, false, nil
 		}
-		v, perr := strconv.Atoi(rest[:n])
+		v, perr := ParseDecimal(rest[:n])
 		if perr != nil || v >= p {
 			return 0, 0, true, fmt.Errorf("node %s out of range 0..%d in action %q", rest[:n], p-1, s)
 		}

@@ -107,7 +107,7 @@ func ParseSettings(settings []Setting) (Config, error) {
 		case "variant":
 			c.Variant = s.Value
 		case "nodes":
-			n, err := strconv.Atoi(s.Value)
+			n, err := ParseDecimal(s.Value)
 			if err != nil || n < 2 || n > MaxNodes {
 				return c, fmt.Errorf("nodes=%s: want a number in 2..%d", s.Value, MaxNodes)
 			}

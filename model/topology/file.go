@@ -42,7 +42,7 @@ func ParseFile(name string, data []byte) (*model.TopologySpec, int, error) {
 		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
 	}
 	atoi := func(line int, what, s string) (int, error) {
-		n, err := strconv.Atoi(s)
+		n, err := model.ParseDecimal(s)
 		if err != nil {
 			return 0, errf(line, "%s %q is not a number", what, s)
 		}
@@ -72,7 +72,7 @@ func ParseFile(name string, data []byte) (*model.TopologySpec, int, error) {
 			if len(f) != 2 {
 				return nil, 0, errf(ln, "want 'nodes P'")
 			}
-			n, err := strconv.Atoi(f[1])
+			n, err := model.ParseDecimal(f[1])
 			if err != nil || n < 2 || n > model.MaxNodes {
 				return nil, 0, errf(ln, "nodes must be a number in 2..%d, got %q", model.MaxNodes, f[1])
 			}

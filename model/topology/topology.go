@@ -69,7 +69,7 @@ func family(name string) (childrenFn, error) {
 		}, nil
 	}
 	if rest, ok := strings.CutPrefix(name, "kary:"); ok {
-		k, err := strconv.Atoi(rest)
+		k, err := model.ParseDecimal(rest)
 		if err != nil || k < 1 || k > model.MaxNodes {
 			return nil, fmt.Errorf("bad fanout in tree family %q (want kary:K with K in 1..%d)", name, model.MaxNodes)
 		}

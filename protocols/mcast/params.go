@@ -57,8 +57,8 @@ func ParseCast(s string) (model.Cast, error) {
 		c.Group, rest = g, r
 	}
 	root, count, ok := strings.Cut(rest, ":")
-	r, err1 := strconv.Atoi(root)
-	n, err2 := strconv.Atoi(count)
+	r, err1 := model.ParseDecimal(root)
+	n, err2 := model.ParseDecimal(count)
 	if !ok || err1 != nil || err2 != nil || strings.Contains(s, "/") && c.Group == "" || strings.Contains(rest, "/") {
 		return c, fmt.Errorf("cast %q: want [GROUP/]ROOT:COUNT", s)
 	}

@@ -65,7 +65,7 @@ func (w Work) String() string { return strconv.Itoa(w.Node) + ":" + ucast.Join(w
 // optionally followed by xCOUNT.
 func ParseWork(s string) (Work, error) {
 	node, rest, ok := strings.Cut(s, ":")
-	n, err := strconv.Atoi(node)
+	n, err := model.ParseDecimal(node)
 	if !ok || err != nil || rest == "" {
 		return Work{}, fmt.Errorf("work %q: want NODE:ENTRY[,ENTRY...] with ENTRY one of DEST, *, *GROUP or +, optionally xCOUNT", s)
 	}
@@ -81,7 +81,7 @@ func ParseWork(s string) (Work, error) {
 		}
 		e.Count = 1
 		if hasCount {
-			if e.Count, err = strconv.Atoi(count); err != nil || e.Count < 1 || e.Count > ucast.MaxWorkPerHost {
+			if e.Count, err = model.ParseDecimal(count); err != nil || e.Count < 1 || e.Count > ucast.MaxWorkPerHost {
 				return Work{}, fmt.Errorf("work %q: entry %q: count must be a number in 1..%d", s, item, ucast.MaxWorkPerHost)
 			}
 		}
@@ -94,7 +94,7 @@ func ParseWork(s string) (Work, error) {
 				return Work{}, fmt.Errorf("work %q: entry %q: bad group name", s, item)
 			}
 		default:
-			if e.Dest, err = strconv.Atoi(body); err != nil {
+			if e.Dest, err = model.ParseDecimal(body); err != nil {
 				return Work{}, fmt.Errorf("work %q: entry %q: want DEST, *, *GROUP or +", s, item)
 			}
 			if e.Dest < 0 || e.Dest >= model.MaxNodes {

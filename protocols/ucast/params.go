@@ -34,7 +34,7 @@ func ParseFlow(s string) (Flow, error) {
 	}
 	var v [3]int
 	for i, p := range parts {
-		n, err := strconv.Atoi(p)
+		n, err := model.ParseDecimal(p)
 		if err != nil {
 			return Flow{}, fmt.Errorf("flow %q: %q is not a number", s, p)
 		}
@@ -103,7 +103,7 @@ func ParamSpecs() []model.ParamSpec {
 
 // IntIn parses a number in lo..hi.
 func IntIn(v string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(v)
+	n, err := model.ParseDecimal(v)
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a number", v)
 	}
