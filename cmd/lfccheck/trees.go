@@ -2,11 +2,58 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
 
 	"lfccheck/internal/fileio"
 	"lfccheck/model"
 	"lfccheck/model/topology"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
 )
+
+// workloadKeys are the MCAST parameters trees takes, with the meaning
+// check gives them: the workload its proof is about.
+var workloadKeys = []string{"credits", "packets", "cast", "flow", "refresh"}
+
+// registerWorkload registers MCAST's workload parameters on fs, parsed by
+// the machinery of check's parameters (paramFlags).
+func registerWorkload(fs *pflag.FlagSet) *paramFlags {
+	pf := &paramFlags{fs: fs, flags: map[string]*paramFlag{}}
+	for _, k := range workloadKeys {
+		s := mcast.Def.Param(k)
+		if s == nil {
+			panic("lfccheck: mcast has no parameter " + k)
+		}
+		f := &paramFlag{spec: *s}
+		pf.flags[k] = f
+		pf.order = append(pf.order, k)
+		doc := s.Doc
+		if s.Default != "" {
+			doc += " (default " + s.Default + ")"
+		}
+		fs.Var(f, k, "workload: "+doc+"; any workload flag asks for the proof for that workload")
+	}
+	return pf
+}
+
+// treesResult is the JSON of trees with a workload: the static report's
+// fields, the answer and the proof.
+type treesResult struct {
+	topology.Report
+	Answer string          `json:"answer"`
+	Proof  *topology.Proof `json:"workload_proof"`
+}
+
+// familyResult is treesResult for a tree family beyond the explorer's
+// node bound.
+type familyResult struct {
+	topology.FamilyReport
+	Answer string          `json:"answer"`
+	Proof  *topology.Proof `json:"workload_proof"`
+}
 
 func runTrees(args []string, e env) (int, error) {
 	fs := newFlags("trees", e)
@@ -17,11 +64,16 @@ func runTrees(args []string, e env) (int, error) {
 	jsonOut := fs.Bool("json", false, "print the analysis as JSON")
 	edges := fs.Bool("edges", false, "list every tree's edges in the text output")
 	svg := fs.String("svg", "", "also draw the trees as SVG into this file ('-': standard output, instead of the text)")
+	work := registerWorkload(fs)
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
 	}
+	withWork := len(work.given()) > 0
 	if *dot && *jsonOut {
 		return 0, usagef("trees: give --dot or --json, not both")
+	}
+	if withWork && (*dot || *svg == "-") {
+		return 0, usagef("trees: --dot and --svg - print drawings only; give the workload flags without them")
 	}
 	if *svg != "" {
 		if err := fileio.CheckOutput(*svg); err != nil {
@@ -32,6 +84,7 @@ func runTrees(args []string, e env) (int, error) {
 		}
 	}
 	var spec *model.TopologySpec
+	var topoData []byte
 	fam := *tree
 	if *topoFile != "" {
 		if fs.Changed("tree") {
@@ -48,26 +101,65 @@ func runTrees(args []string, e env) (int, error) {
 		if fs.Changed("nodes") && *nodes != n {
 			return 0, usagef("--nodes %d disagrees with %s, which has nodes %d", *nodes, *topoFile, n)
 		}
-		spec, *nodes, fam = s, n, ""
+		spec, *nodes, fam, topoData = s, n, "", data
 	}
 	if fam == "" && spec == nil {
 		return 0, usagef("trees: --tree is empty")
+	}
+	var cfg model.Config
+	if withWork {
+		if *nodes < 2 || *nodes > topology.MaxStaticNodes || spec != nil && *nodes > model.MaxNodes {
+			return 0, usagef("nodes must be in 2..%d (and up to %d for a tree family's analysis alone), got %d", model.MaxNodes, topology.MaxStaticNodes, *nodes)
+		}
+		p, err := work.apply(mcast.Def, nil)
+		if err != nil {
+			return 0, err
+		}
+		prm := p.(*mcast.Params)
+		if spec != nil {
+			if err := prm.SetTopologyFile(*topoFile, topoData); err != nil {
+				return 0, usageError{err}
+			}
+		} else {
+			if err := prm.Set("tree", fam); err != nil {
+				return 0, usagef("--tree %s: %v", fam, err)
+			}
+		}
+		n, err := prm.Resolve(*nodes)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		cfg = model.Config{Protocol: "mcast", Variant: mcast.Correct, Nodes: n, Params: prm}
 	}
 	if spec == nil && *nodes > model.MaxNodes && *nodes <= topology.MaxStaticNodes {
 		// Beyond the explorer's bound: the dependency graph only.
 		if *dot || *svg != "" || *edges {
 			return 0, usagef("trees: --dot, --svg and --edges draw or list at most %d nodes; for %d nodes only the analysis is printed", model.MaxNodes, *nodes)
 		}
-		r, err := topology.AnalyzeFamily(fam, *nodes)
+		trees, err := topology.FamilyTrees(fam, *nodes)
+		if err != nil {
+			return 0, usageError{err}
+		}
+		r := topology.AnalyzeFamilyTrees(fam, *nodes, trees)
+		if !withWork {
+			if *jsonOut {
+				e.stdout.Write(marshalIndent(r))
+			} else {
+				topology.WriteFamilyText(e.stdout, r)
+			}
+			return exitPass, nil
+		}
+		pr, err := proveConfig(cfg, trees)
 		if err != nil {
 			return 0, usageError{err}
 		}
 		if *jsonOut {
-			e.stdout.Write(marshalIndent(r))
+			e.stdout.Write(marshalIndent(familyResult{FamilyReport: r, Answer: pr.Verdict, Proof: &pr}))
 		} else {
 			topology.WriteFamilyText(e.stdout, r)
+			writeProof(e.stdout, pr)
 		}
-		return exitPass, nil
+		return proofExit(pr), nil
 	}
 	if *nodes < 2 || *nodes > model.MaxNodes {
 		return 0, usagef("nodes must be in 2..%d (and up to %d for a tree family's analysis alone), got %d", model.MaxNodes, topology.MaxStaticNodes, *nodes)
@@ -75,6 +167,12 @@ func runTrees(args []string, e env) (int, error) {
 	topo, err := topology.Resolve(fam, spec, *nodes)
 	if err != nil {
 		return 0, usageError{err}
+	}
+	var pr topology.Proof
+	if withWork {
+		if pr, err = proveConfig(cfg, nil); err != nil {
+			return 0, usageError{err}
+		}
 	}
 	if *svg != "" {
 		var b bytes.Buffer
@@ -91,10 +189,78 @@ func runTrees(args []string, e env) (int, error) {
 	switch {
 	case *dot:
 		topology.WriteDOT(e.stdout, topo)
+	case *jsonOut && withWork:
+		e.stdout.Write(marshalIndent(treesResult{Report: topology.Analyze(topo, *nodes), Answer: pr.Verdict, Proof: &pr}))
 	case *jsonOut:
 		e.stdout.Write(marshalIndent(topology.Analyze(topo, *nodes)))
 	default:
 		topology.WriteText(e.stdout, topology.Analyze(topo, *nodes), *edges)
+		if withWork {
+			writeProof(e.stdout, pr)
+		}
+	}
+	if withWork {
+		return proofExit(pr), nil
 	}
 	return exitPass, nil
+}
+
+// proofExit is trees' exit code with a workload: 0 deadlock-free (proved),
+// 3 undecided (nothing proved, as for an incomplete search).
+func proofExit(pr topology.Proof) int {
+	if pr.Verdict == topology.DeadlockFree {
+		return exitPass
+	}
+	return exitIncomplete
+}
+
+// writeProof prints the proof after the static analysis.
+func writeProof(w io.Writer, pr topology.Proof) {
+	fmt.Fprintln(w)
+	topology.WriteProofText(w, pr)
+}
+
+// proveConfig runs the workload-aware proof on an MCAST configuration
+// whose parameters are resolved: the multicasts of its casts (or of
+// packets on every tree), its credits and refresh; what the argument does
+// not cover (a broken variant, the host library, kept packets, work lists)
+// makes it undecided. familyTrees, when not nil, are the trees of the
+// configuration's family (computed once by the caller).
+func proveConfig(cfg model.Config, familyTrees []topology.TreeEdges) (topology.Proof, error) {
+	prm, ok := cfg.Params.(*mcast.Params)
+	if cfg.Protocol != "mcast" || !ok {
+		return topology.Proof{}, fmt.Errorf("the workload proof is for mcast configurations, not %s", cfg.Protocol)
+	}
+	w := topology.Workload{Credits: prm.Credits, Refresh: prm.Refresh, Packets: prm.Packets, Casts: prm.Casts}
+	if w.Refresh == 0 {
+		w.Refresh = ucast.DefaultRefresh(w.Credits)
+	}
+	for _, f := range prm.Flows {
+		w.Unicast += f.Count
+	}
+	if cfg.Variant != "" && cfg.Variant != mcast.Correct {
+		w.Uncovered = append(w.Uncovered, "the broken variant "+cfg.Variant)
+	}
+	seen := map[string]bool{}
+	for _, s := range prm.Settings() {
+		if ok, why := topology.ProofCovers(s.Key); !ok && !seen[s.Key] {
+			seen[s.Key] = true
+			w.Uncovered = append(w.Uncovered, why)
+		}
+	}
+	if prm.Topology != nil {
+		topo, err := topology.Build(prm.Topology, cfg.Nodes)
+		if err != nil {
+			return topology.Proof{}, err
+		}
+		return topology.Prove(topo, cfg.Nodes, w)
+	}
+	fam := prm.Tree
+	if fam == "" {
+		fam = "binary"
+	}
+	if familyTrees != nil {
+		return topology.ProveFamilyTrees(cfg.Nodes, familyTrees, w)
+	}
+	return topology.ProveFamily(fam, cfg.Nodes, w)
 }

@@ -242,11 +242,37 @@ func DependenciesOf(p int, trees []TreeEdges) DepGraph {
 		g.Acyclic = true
 		return g
 	}
+	g.Shortest = true
+	functional := true
+	for _, v := range core {
+		functional = functional && off[v+1]-off[v] == 1
+	}
+	if functional {
+		// Every core vertex has one edge out, so (its edges ending in
+		// the core, and each with one at least coming in) one edge in:
+		// the core is disjoint cycles (chains' graphs). Walk each.
+		var best []int32
+		seen := make([]bool, n)
+		for _, s := range core {
+			if seen[s] {
+				continue
+			}
+			var cyc []int32
+			for v := s; !seen[v]; v = to[off[v]] {
+				seen[v] = true
+				cyc = append(cyc, off[v])
+			}
+			if best == nil || len(cyc) < len(best) {
+				best = cyc
+			}
+		}
+		g.Cycle = cycleSteps(best, off, to, via, p, trees)
+		return g
+	}
 	// A shortest cycle: breadth-first from every core vertex back to
 	// itself, within the core; or, if that is too much work, the first
 	// cycle found from one core vertex.
 	starts := core
-	g.Shortest = true
 	if len(core)*coreEdges > maxCycleWork {
 		starts, g.Shortest = core[:1], false
 	}
@@ -303,13 +329,21 @@ func DependenciesOf(p int, trees []TreeEdges) DepGraph {
 			}
 		}
 	}
-	for _, e := range best {
+	g.Cycle = cycleSteps(best, off, to, via, p, trees)
+	return g
+}
+
+// cycleSteps names the edges of a cycle of the graph in rows off, to, via
+// over vertices From*p+At.
+func cycleSteps(edges []int32, off, to, via []int32, p int, trees []TreeEdges) []CycleStep {
+	var out []CycleStep
+	for _, e := range edges {
 		from := edgeTail(off, e)
 		a, b := int(from)/p, int(from)%p
 		c := int(to[e]) % p
-		g.Cycle = append(g.Cycle, CycleStep{From: a, At: b, To: c, Tree: trees[via[e]].Name})
+		out = append(out, CycleStep{From: a, At: b, To: c, Tree: trees[via[e]].Name})
 	}
-	return g
+	return out
 }
 
 // edgeTail finds the vertex whose rows hold edge e (binary search on off).
@@ -354,9 +388,14 @@ func AnalyzeFamily(fam string, p int) (FamilyReport, error) {
 	if err != nil {
 		return FamilyReport{}, err
 	}
+	return AnalyzeFamilyTrees(fam, p, trees), nil
+}
+
+// AnalyzeFamilyTrees is AnalyzeFamily for the trees FamilyTrees returned.
+func AnalyzeFamilyTrees(fam string, p int, trees []TreeEdges) FamilyReport {
 	r := FamilyReport{Nodes: p, Family: fam, Dependencies: DependenciesOf(p, trees)}
 	r.DeadlockFree, r.Conclusion = conclude(r.Dependencies, "")
-	return r, nil
+	return r
 }
 
 // WriteFamilyText prints a family report.

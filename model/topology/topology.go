@@ -97,15 +97,23 @@ func CheckFamily(name string) error {
 func familyEdges(fn childrenFn, members []int, r int) [][2]int {
 	n := len(members)
 	edges := make([][2]int, 0, n-1)
-	var walk func(i int)
-	walk = func(i int) {
-		var buf [16]int
-		for _, c := range fn(buf[:0], i, n) {
-			edges = append(edges, [2]int{members[(i+r)%n], members[(c+r)%n]})
-			walk(c)
+	// Depth-first, each edge just before its child's subtree: pending
+	// (parent, child) pairs on a stack, children pushed in reverse.
+	var buf []int
+	var stack [][2]int
+	push := func(i int) {
+		buf = fn(buf[:0], i, n)
+		for k := len(buf) - 1; k >= 0; k-- {
+			stack = append(stack, [2]int{i, buf[k]})
 		}
 	}
-	walk(0)
+	push(0)
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		edges = append(edges, [2]int{members[(e[0]+r)%n], members[(e[1]+r)%n]})
+		push(e[1])
+	}
 	return edges
 }
 
