@@ -132,7 +132,10 @@ type Proof struct {
 	// Holding counts the partitions where Need packets can block.
 	Partitions int `json:"partitions"`
 	Edges      int `json:"edges"`
-	Holding    int `json:"partitions_holding_need"`
+	// Cyclic is set when that graph has a cycle (then it is the count that
+	// proves, if anything does).
+	Cyclic  bool `json:"graph_cyclic"`
+	Holding int  `json:"partitions_holding_need"`
 	// Components is the number of cyclic strongly connected components of
 	// the graph of those partitions; Filling those that the count does
 	// not refute.
@@ -402,6 +405,13 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 		}
 	}
 
+	all := make([]bool, nv)
+	for v := range all {
+		all[v] = true
+	}
+	for _, c := range sccsCount(sccs(nv, off, to, all)) {
+		pr.Cyclic = pr.Cyclic || c >= 2
+	}
 	comp := sccs(nv, off, to, keep) // component id per vertex, -1 if none
 	members := map[int32][]int32{}
 	for v := 0; v < nv; v++ {
@@ -419,7 +429,7 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 	pr.Components = len(ids)
 	if len(ids) == 0 {
 		pr.Verdict = DeadlockFree
-		if pr.Holding == pr.Partitions {
+		if !pr.Cyclic {
 			pr.Reason = "the dependency graph of the trees the workload uses is acyclic"
 		} else {
 			pr.Reason = fmt.Sprintf("the partitions where %s can block form no cycle", plural(need, "packet"))
@@ -600,6 +610,21 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 	pr.Reason = fmt.Sprintf("%d of %d cyclic components may fill: a cycle of %d partitions can hold %d blocked packets, and a deadlock needs %d (%d in each); a cycle that can fill is necessary, not sufficient: search with 'lfccheck check'",
 		pr.Filling, pr.Components, best.Length, best.Blocked, best.Needed, need)
 	return pr
+}
+
+// sccsCount returns the size of each component sccs numbered.
+func sccsCount(comp []int32) []int {
+	var n []int
+	for _, c := range comp {
+		if c < 0 {
+			continue
+		}
+		for int(c) >= len(n) {
+			n = append(n, 0)
+		}
+		n[c]++
+	}
+	return n
 }
 
 // sccs numbers the strongly connected components of the subgraph of the
