@@ -459,8 +459,8 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 			children[e[0]] = append(children[e[0]], int32(e[1]))
 		}
 		root := trees[ti].Edges[0][0]
-		for parent[root] >= 0 {
-			root = int(parent[root])
+		for steps := 0; parent[root] >= 0 && steps <= p; steps++ {
+			root = int(parent[root]) // (at most p steps up a tree)
 		}
 		// which components the tree touches
 		touched = touched[:0]

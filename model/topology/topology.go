@@ -2,7 +2,10 @@
 // forwards on (thesis §4.2, Fig. 4.8, 4.9, App. A): the built-in tree
 // families, explicit trees from a human-writable topology file, their
 // validation, and the static analysis of App. A.1 (the distance condition and
-// its inverse form) with the link statistic of Table 5.2.
+// its inverse form) with the link statistic of Table 5.2, the buffer
+// dependency graph (depgraph.go: deadlock freedom for every C and K) and the
+// workload-aware proof (capacity.go: deadlock freedom for given credits,
+// CREDIT_REFRESH and multicasts, when the graph has cycles).
 //
 // # Tree families
 //
