@@ -24,7 +24,10 @@ type Hunt struct {
 	// the model's order) and seeds every walk.
 	Seed int64
 	// Walks is the number of random walks (of this shard); each stops at
-	// Options.MaxDepth (required) or at a state without successors.
+	// Options.MaxDepth (required) or at a state without successors. 0
+	// walks until a limit of Options ends the search (Timeout, MaxStates,
+	// which counts the distinct states the walks saw, MaxMemory or Stop),
+	// as the simulation modes of SPIN and TLC run until stopped.
 	Walks int
 	// Shard I of N: DFS shard I perturbs the successor order with a
 	// generator seeded from (Seed, I); random walks are numbered and shard
@@ -161,8 +164,8 @@ func Random(m Model, opt Options, h Hunt) (Result, HuntStats, error) {
 	if opt.MaxDepth <= 0 {
 		return Result{}, hs, errors.New("explore: random walks need a depth bound (Options.MaxDepth)")
 	}
-	if h.Walks <= 0 {
-		return Result{}, hs, errors.New("explore: random walks need a number of walks")
+	if h.Walks < 0 {
+		return Result{}, hs, errors.New("explore: a negative number of random walks")
 	}
 	s := &search{m: m, opt: opt, start: time.Now(), store: &FingerprintStore{}}
 	seen := &fpSet{} // coverage
@@ -179,13 +182,31 @@ func Random(m Model, opt Options, h Hunt) (Result, HuntStats, error) {
 	var succs []succ
 	var buf []byte
 	shards := max(h.Shards, 1)
-	for k := 0; k < h.Walks; k++ {
+	every := opt.ProgressEvery
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	lastProgress := time.Now()
+	for k := 0; h.Walks == 0 || k < h.Walks; k++ {
 		if k&15 == 0 {
-			if r, stop := s.checkLimits(0); stop {
-				r.Reason = fmt.Sprintf("%s after %d walks", firstClause(r.Reason), hs.Walks)
+			r, stop := s.checkLimits(0)
+			if !stop && opt.MaxStates > 0 && int64(seen.n) >= opt.MaxStates {
+				r, stop = s.finish(Incomplete, fmt.Sprintf("state limit %d reached", opt.MaxStates)), true
+			}
+			if stop {
+				r.Reason = fmt.Sprintf("%s after %d walks of depth at most %d (%d distinct states seen); random walks never prove anything", firstClause(r.Reason), hs.Walks, opt.MaxDepth, seen.n)
 				hs.Coverage = int64(seen.n)
 				r.Stats.States = int64(seen.n)
+				if sec := r.Stats.Elapsed.Seconds(); sec > 0 {
+					r.Stats.StatesPerSec, hs.WalksPer = float64(seen.n)/sec, float64(hs.Walks)/sec
+				}
 				return r, hs, nil
+			}
+			if opt.Progress != nil && time.Since(lastProgress) >= every {
+				lastProgress = time.Now()
+				sec := time.Since(s.start).Seconds()
+				fmt.Fprintf(opt.Progress, "progress: %d random walks, %d distinct states seen, %.0f walks/s, heap %s, %s\n",
+					hs.Walks, seen.n, float64(hs.Walks)/sec, FormatBytes(s.sampleMemory(false)), time.Since(s.start).Round(time.Second))
 			}
 		}
 		walk := int64(k*shards + h.Shard)

@@ -146,6 +146,15 @@ func RunLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome
 	if loop < 0 || loop > len(actions) {
 		return Outcome{}, fmt.Errorf("loop of %d steps in a trace of %d", loop, len(actions))
 	}
+	o, err := runLasso(ck, actions, loop)
+	if err == nil && loop > 0 && o.Loop != loop && o.Violation != nil {
+		// A safety violation (or a deadlock) ends the run before any loop.
+		return o, fmt.Errorf("the trace records a loop from step %d, but its run ends with %s violated at step %d: only a liveness counterexample has a loop", len(actions)-loop+1, o.Violation.Property, o.ViolationStep)
+	}
+	return o, err
+}
+
+func runLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome, error) {
 	w := ck.Sys.Initial()
 	var o Outcome
 	var states []*model.World

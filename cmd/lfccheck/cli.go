@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -304,8 +305,8 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 	if perCheck {
 		each = " per check"
 	}
-	fs.Int64Var(&s.maxStates, "max-states", 0, "stop (incomplete) rather than store more than this many states"+each+" (0: no limit)")
-	fs.IntVar(&s.maxDepth, "max-depth", 0, "do not explore beyond this depth; incomplete if anything lies beyond"+each+" (0: no limit)")
+	int64Var(fs, &s.maxStates, "max-states", 0, "stop (incomplete) rather than store more than this many states"+each+" (0: no limit)")
+	intVar(fs, &s.maxDepth, "max-depth", 0, "do not explore beyond this depth; incomplete if anything lies beyond"+each+" (0: no limit)")
 	fs.DurationVar(&s.timeout, "timeout", timeout, "stop (incomplete) after this long"+each+", e.g. 30s, 5m (0: no limit)")
 	fs.StringVar(&s.maxMemory, "max-memory", "", "stop (incomplete) when the heap exceeds this, e.g. 8GiB (default 60% of the memory available)")
 	fs.BoolVar(&s.fingerprint, "fingerprint", false, "store 64-bit fingerprints instead of full states (less memory, tiny collision risk)")
@@ -315,7 +316,7 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 	fs.BoolVar(&s.graph, "liveness-graph", false, "check liveness properties on the recorded state graph even where end states suffice (also verifies the protocol's acyclicity declaration; costs memory)")
 	fs.BoolVarP(&s.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.DurationVar(&s.progress, "progress-every", 3*time.Second, "how often a long search prints a progress line on stderr, e.g. 500ms, 1m")
-	fs.IntVar(&s.workers, "workers", explore.DefaultWorkers(), "goroutines that expand states in a breadth-first search (default: the number of CPUs); results do not depend on it")
+	intVar(fs, &s.workers, "workers", explore.DefaultWorkers(), "goroutines that expand states in a breadth-first search, by default one per CPU; results do not depend on it")
 }
 
 // options validates the flags and turns them into explorer options.
@@ -357,13 +358,17 @@ func (s *searchFlags) options(e env) (explore.Options, error) {
 	return opt, nil
 }
 
-// parseBytes reads sizes such as 512MiB, 8GiB, 2GB or a plain byte count.
+// parseBytes reads sizes such as 512MiB, 8GiB, 2GB, 1.5TiB or a plain
+// byte count: a decimal number (digits, optionally a fraction) and one of
+// the units below, the same ones the progress lines print. NaN, Inf,
+// exponents, signs and other units are refused.
 func parseBytes(s string) (uint64, error) {
 	units := []struct {
 		suffix string
 		mult   uint64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"PiB", 1 << 50},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"PB", 1e15}, {"B", 1}}
+	bad := usagef("--max-memory %q: want a size of at least 1MiB and at most 4EiB, a decimal number and a unit (B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB) such as 512MiB or 8GiB", s)
 	num, mult := s, uint64(1)
 	for _, u := range units {
 		if strings.HasSuffix(s, u.suffix) {
@@ -371,9 +376,21 @@ func parseBytes(s string) (uint64, error) {
 			break
 		}
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || f <= 0 || f*float64(mult) > 1<<62 || f*float64(mult) < 1<<20 {
-		return 0, usagef("--max-memory %q: want a size of at least 1MiB such as 512MiB or 8GiB", s)
+	whole, frac, _ := strings.Cut(num, ".")
+	if _, err := model.ParseDecimal(whole); err != nil && whole != "0" {
+		return 0, bad
+	}
+	for _, c := range frac {
+		if c < '0' || c > '9' {
+			return 0, bad
+		}
+	}
+	if strings.HasSuffix(num, ".") {
+		return 0, bad
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f*float64(mult) > 1<<62 || f*float64(mult) < 1<<20 {
+		return 0, bad
 	}
 	return uint64(f * float64(mult)), nil
 }
@@ -390,7 +407,7 @@ type configFlags struct {
 func (c *configFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.protocol, "protocol", protocols.All()[0].Name, "protocol to check (see 'lfccheck list')")
 	fs.StringVar(&c.variant, "variant", "correct", "protocol variant (see 'lfccheck list')")
-	fs.IntVar(&c.nodes, "nodes", 3, "number of NIs (hosts), P (mcast with --topology: the file's)")
+	intVar(fs, &c.nodes, "nodes", 3, "number of NIs (hosts), P (mcast with --topology: the file's)")
 	fs.StringArrayVar(&c.props, "property", nil, "check only this property, repeatable (default: all)")
 	c.params = registerParams(fs)
 }
@@ -486,8 +503,10 @@ type checkResult struct {
 	// WalksPerS and Coverage describe hunts (see check --search).
 	Search string `json:"search"`
 	// Workers is the number of goroutines of a breadth-first search.
-	Workers   int     `json:"workers,omitempty"`
-	Seed      int64   `json:"seed,omitempty"`
+	Workers int   `json:"workers,omitempty"`
+	Seed    int64 `json:"seed,omitempty"`
+	// MaxDepth is --max-depth, the length of random walks.
+	MaxDepth  int     `json:"max_depth,omitempty"`
 	Shard     string  `json:"shard,omitempty"`
 	Walks     int64   `json:"walks,omitempty"`
 	WalksPerS float64 `json:"walks_per_s,omitempty"`
@@ -497,6 +516,10 @@ type checkResult struct {
 	LoopStart   int      `json:"loop_start,omitempty"`
 	Explanation []string `json:"explanation,omitempty"`
 	TraceFile   string   `json:"trace_file,omitempty"`
+	// Removed lists the output files (--trace-out, --svg, --html) of an
+	// earlier run that this run, which found no counterexample, removed
+	// so that no stale counterexample stays beside its result.
+	Removed []string `json:"removed_files,omitempty"`
 	// Checkpoint describes the checkpoints of check --checkpoint or
 	// --resume.
 	Checkpoint *explore.CheckpointInfo `json:"checkpoint,omitempty"`
@@ -552,9 +575,12 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	fs := newFlags("check", e)
 	cf.register(fs)
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
-	traceOut := fs.String("trace-out", "", "write the counterexample as a JSON trace to this file ('-': standard output)")
+	traceOut := fs.String("trace-out", "", "write the counterexample as a JSON trace to this file ('-': standard output, and the report to standard error); a run without a counterexample removes the file if it exists, so that no stale trace stays")
 	var pf pictureFlags
 	pf.register(fs, "the counterexample")
+	for _, name := range []string{"svg", "html"} {
+		fs.Lookup(name).Usage += "; as --trace-out, the report then goes to standard error, and a run without a counterexample removes the file"
+	}
 	var hf huntFlags
 	hf.register(fs)
 	sf.register(fs, 0, false)
@@ -613,8 +639,19 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if err := pf.check(); err != nil {
 		return 0, err
 	}
-	if n := countStdout(*traceOut, pf.svg, pf.html); n > 1 || (n == 1 && *jsonOut) {
+	nStdout := countStdout(*traceOut, pf.svg, pf.html)
+	if nStdout > 1 || (nStdout == 1 && *jsonOut) {
 		return 0, usagef("at most one of --json, --trace-out, --svg and --html can write to standard output")
+	}
+	outputs := append([]fileio.Named{{Flag: "--trace-out", Path: *traceOut}}, pf.outputs()...)
+	if err := fileio.Distinct(cf.params.inputs(), outputs); err != nil {
+		return 0, usageError{err}
+	}
+	// With an output on standard output, the report goes to standard
+	// error, so that the output can be piped.
+	report := e.stdout
+	if nStdout == 1 {
+		report = e.stderr
 	}
 	ck, err := properties.Build(cfg)
 	if err != nil {
@@ -639,7 +676,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		res, err = checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
 			return runHunt(ck, opt, hunt, hf.search)
 		})
-		res.json.Search, res.json.Seed = hf.search, hf.seed
+		res.json.Search, res.json.Seed, res.json.MaxDepth = hf.search, hf.seed, opt.MaxDepth
 		if hunt.Shards > 0 {
 			res.json.Shard = fmt.Sprintf("%d/%d", hunt.Shard, hunt.Shards)
 		}
@@ -650,11 +687,18 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if res.file != nil && *traceOut != "" {
 		res.json.TraceFile = *traceOut
 	}
+	if res.file == nil {
+		removed, err := removeStale(outputs)
+		res.json.Removed = removed
+		if err != nil {
+			return 0, err
+		}
+	}
 	err = func() error {
 		if *jsonOut {
 			e.stdout.Write(marshalIndent(res.json))
 		} else {
-			printCheck(e.stdout, res)
+			printCheck(report, res)
 		}
 		if res.file != nil && *traceOut != "" {
 			if beforeWrite != nil {
@@ -717,6 +761,27 @@ func deliverCheckpoint(ci *explore.CheckpointInfo, e env, err error) error {
 		return err
 	}
 	return usagef("%v; the checkpoint in %s is kept: 'lfccheck check --resume %s' ends the search again", err, ci.Dir, shellQuote(ci.Dir))
+}
+
+// removeStale removes the existing output files of a run that found no
+// counterexample to write into them: a trace or picture left by an earlier
+// run would otherwise read as this run's. It returns the paths removed.
+func removeStale(outputs []fileio.Named) ([]string, error) {
+	var removed []string
+	for _, o := range outputs {
+		if o.Path == "" || o.Path == "-" {
+			continue
+		}
+		st, err := os.Lstat(o.Path)
+		if err != nil || !st.Mode().IsRegular() {
+			continue // nothing there (CheckOutput refused anything else)
+		}
+		if err := os.Remove(o.Path); err != nil {
+			return removed, usagef("%s: removing the stale %s of an earlier run: %v", o.Flag, o.Path, err)
+		}
+		removed = append(removed, o.Path)
+	}
+	return removed, nil
 }
 
 // beforeWrite, when set by a test, runs between the search and the
@@ -1012,6 +1077,9 @@ func printCheck(w io.Writer, c checked) {
 	} else if c.outcome != nil {
 		fmt.Fprintf(w, "counterexample (%d steps):\n", len(c.outcome.Steps))
 		traces.WriteText(w, *c.outcome)
+	}
+	for _, r := range j.Removed {
+		fmt.Fprintf(w, "removed %s, left by an earlier run: this run found no counterexample to write there\n", r)
 	}
 	if j.TraceFile != "" && j.TraceFile != "-" {
 		fmt.Fprintf(w, "trace written to %s (replay with 'lfccheck replay %s')\n", j.TraceFile, shellQuote(j.TraceFile))

@@ -141,7 +141,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"check", "--nodes", "1"}, "nodes must be in 2..64, got 1"},
 		{[]string{"check", "--nodes", "1000"}, "nodes must be in 2..64"},
 		{[]string{"check", "--credits", "0"}, "--credits 0: must be in 1..64, got 0"},
-		{[]string{"check", "--packets", "-1"}, "--packets -1: must be in 0..64"},
+		{[]string{"check", "--packets", "-1"}, `--packets -1: "-1" is not a decimal number`},
+		{[]string{"check", "--packets", "070"}, `--packets 070: "070" has a leading zero`},
+		{[]string{"check", "--packets", "65"}, "--packets 65: must be in 0..64"},
 		{[]string{"check", "--nodes", "x"}, "invalid argument"},
 		{[]string{"check", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"check", "--flow", "0:5:1"}, "node out of range"},
@@ -503,7 +505,6 @@ func TestSearchStrategiesAndMerge(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--search", "random", "--walks", "5"},            // no depth bound
-		{"--search", "random", "--max-depth", "5"},        // no walks
 		{"--search", "sideways"},                          // unknown
 		{"--seed", "4"},                                   // seed with bfs
 		{"--search", "dfs", "--shard", "4/4"},             // index out of range

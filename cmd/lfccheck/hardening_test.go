@@ -143,9 +143,12 @@ func TestTraceOutSafety(t *testing.T) {
 			t.Errorf("temporary file %s left behind", e.Name())
 		}
 	}
-	code, out, _ := runCLI(append(args, "-")...)
-	if code != 1 || !strings.Contains(out, "verdict: FAIL") || !strings.Contains(out, `"format": "lfccheck-trace/2"`) {
-		t.Fatalf("--trace-out -: exit %d\n%s", code, out)
+	// With the trace on standard output, the report goes to standard
+	// error, so that the trace can be piped (as JSON alone).
+	code, out, errs := runCLI(append(args, "-")...)
+	var piped map[string]any
+	if code != 1 || !strings.Contains(errs, "verdict: FAIL") || json.Unmarshal([]byte(out), &piped) != nil || piped["format"] != "lfccheck-trace/2" {
+		t.Fatalf("--trace-out -: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
 	// The directory becomes unwritable during the search: the result is
 	// printed, then the error, exit 2.

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"lfccheck/explore"
+	"lfccheck/model"
 	"lfccheck/properties"
 )
 
@@ -24,8 +24,8 @@ type huntFlags struct {
 
 func (h *huntFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&h.search, "search", "bfs", "search strategy: bfs (shortest counterexamples, exhaustive), dfs (deep violations fast; exhaustive unless sharded), random (random walks; never proves anything)")
-	fs.Int64Var(&h.seed, "seed", 0, "seed of random walks and of sharded DFS orderings (every run is reproducible from it)")
-	fs.IntVar(&h.walks, "walks", 0, "random walks to run (this shard's share with --shard); needs --max-depth")
+	int64Var(fs, &h.seed, "seed", 0, "seed of random walks and of sharded DFS orderings (every run is reproducible from it)")
+	intVar(fs, &h.walks, "walks", 0, "random walks to run (this shard's share with --shard), each at most --max-depth steps long; 0: walk until --timeout, --max-states (distinct states seen), --max-memory or an interrupt ends the search, as simulation modes do")
 	fs.StringVar(&h.shard, "shard", "", "run shard I of N (I/N, I in 0..N-1) of a swarm; I may be 'env': JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm job array)")
 }
 
@@ -46,9 +46,6 @@ func (h *huntFlags) hunt(fs *pflag.FlagSet, opt explore.Options) (*explore.Hunt,
 	}
 	x := &explore.Hunt{Seed: h.seed}
 	if h.search == "random" {
-		if h.walks <= 0 {
-			return nil, usagef("--search random needs --walks N with N > 0")
-		}
 		if opt.MaxDepth <= 0 {
 			return nil, usagef("--search random needs --max-depth D: the length of every walk")
 		}
@@ -72,7 +69,7 @@ func parseShard(s string) (int, int, error) {
 	if !ok {
 		return 0, 0, fmt.Errorf("%q: want I/N", s)
 	}
-	n, err := strconv.Atoi(b)
+	n, err := model.ParseDecimal(b)
 	if err != nil || n < 1 || n > 1<<20 {
 		return 0, 0, fmt.Errorf("%q: N must be a number in 1..%d", s, 1<<20)
 	}
@@ -87,7 +84,7 @@ func parseShard(s string) (int, int, error) {
 			return 0, 0, fmt.Errorf("%q: neither JOB_COMPLETION_INDEX nor SLURM_ARRAY_TASK_ID is set", s)
 		}
 	}
-	i, err := strconv.Atoi(a)
+	i, err := model.ParseDecimal(a)
 	if err != nil || i < 0 || i >= n {
 		return 0, 0, fmt.Errorf("%q: I must be a number in 0..%d", s, n-1)
 	}
@@ -129,6 +126,65 @@ type mergeResult struct {
 	Coverage int64    `json:"coverage"`
 }
 
+// mergeable says why r cannot be a result that check wrote, if it cannot:
+// a search kind lfccheck does not have, a verdict that kind of search
+// cannot give (random walks and shards never pass), a failure without the
+// property it violates, a malformed shard.
+func mergeable(r *checkResult) error {
+	switch r.Search {
+	case "bfs", "dfs", "random":
+	default:
+		return fmt.Errorf("search %q: want bfs, dfs or random", r.Search)
+	}
+	if r.Shard != "" {
+		if r.Search == "bfs" {
+			return fmt.Errorf("a bfs search with shard %s: only dfs and random searches are sharded", r.Shard)
+		}
+		if strings.HasPrefix(r.Shard, "env") {
+			return fmt.Errorf("shard %q: want I/N", r.Shard)
+		}
+		if _, _, err := parseShard(r.Shard); err != nil {
+			return fmt.Errorf("shard %q: want I/N", r.Shard)
+		}
+	}
+	switch explore.Verdict(r.Verdict) {
+	case explore.Pass:
+		if r.Search == "random" {
+			return fmt.Errorf("verdict pass from random walks, which never prove anything: not a result lfccheck wrote")
+		}
+		if r.Shard != "" {
+			return fmt.Errorf("verdict pass from shard %s, which never proves anything: not a result lfccheck wrote", r.Shard)
+		}
+		if r.Reason != "" || r.Property != "" {
+			return fmt.Errorf("verdict pass with a reason or a violated property: not a result lfccheck wrote")
+		}
+	case explore.Fail:
+		if r.Property == "" {
+			return fmt.Errorf("verdict fail without the property violated")
+		}
+	case explore.Incomplete:
+	default:
+		return fmt.Errorf("verdict %q: want pass, fail or incomplete", r.Verdict)
+	}
+	return nil
+}
+
+// shardCount is N of a shard I/N, 0 for an unsharded result.
+func shardCount(shard string) int {
+	if shard == "" {
+		return 0
+	}
+	_, n, _ := parseShard(shard)
+	return n
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // runMerge combines the check --json results of a swarm's shards: a
 // violation in any shard is the verdict; otherwise the swarm found none,
 // which proves nothing (incomplete), unless one input is an exhaustive
@@ -144,6 +200,8 @@ func runMerge(args []string, e env) (int, error) {
 	}
 	m := mergeResult{Format: "lfccheck-merge/1", Files: fs.NArg()}
 	var first *checkResult
+	var firstPath string
+	shardFile := map[string]string{} // shard ("-": unsharded) -> file
 	passed := false
 	for _, path := range fs.Args() {
 		data, err := readInput(path, maxInputBytes)
@@ -157,19 +215,35 @@ func runMerge(args []string, e env) (int, error) {
 		if r.Format != resultFormat {
 			return 0, usagef("merge: %s: format %q, want %q", path, r.Format, resultFormat)
 		}
+		if err := mergeable(&r); err != nil {
+			return 0, usagef("merge: %s: %v", path, err)
+		}
 		if first == nil {
-			first = &r
+			first, firstPath = &r, path
 		} else {
 			a, _ := json.Marshal(first.Config)
 			b, _ := json.Marshal(r.Config)
-			if !bytes.Equal(a, b) || first.Search != r.Search {
-				return 0, usagef("merge: %s checked another configuration or search than %s", path, fs.Arg(0))
+			switch {
+			case !bytes.Equal(a, b):
+				return 0, usagef("merge: %s checked another configuration than %s (%s, not %s)", path, firstPath, r.Config.Describe(), first.Config.Describe())
+			case first.Search != r.Search:
+				return 0, usagef("merge: %s is a %s search, %s a %s search", path, r.Search, firstPath, first.Search)
+			case first.Seed != r.Seed:
+				return 0, usagef("merge: %s has seed %d, %s seed %d: the shards of one swarm share a seed", path, r.Seed, firstPath, first.Seed)
+			case first.MaxDepth != r.MaxDepth:
+				return 0, usagef("merge: %s has --max-depth %d, %s %d: the shards of one swarm share a depth", path, r.MaxDepth, firstPath, first.MaxDepth)
+			case shardCount(first.Shard) != shardCount(r.Shard):
+				return 0, usagef("merge: %s is shard %s, %s shard %s: the shards of one swarm have one N", path, orDash(r.Shard), firstPath, orDash(first.Shard))
 			}
 		}
-		shard := r.Shard
-		if shard == "" {
-			shard = "-"
+		shard := orDash(r.Shard)
+		if prev, dup := shardFile[shard]; dup {
+			if shard == "-" {
+				return 0, usagef("merge: %s and %s are both unsharded results: each would count the same search twice", prev, path)
+			}
+			return 0, usagef("merge: %s and %s are both shard %s: each shard counts once", prev, path, shard)
 		}
+		shardFile[shard] = path
 		m.Shards = append(m.Shards, shard)
 		m.States += r.States
 		m.Walks += r.Walks

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lfccheck/internal/fileio"
 	"lfccheck/model"
 	"lfccheck/protocols"
 )
@@ -85,6 +86,20 @@ func (pf *paramFlags) given() []string {
 		}
 	}
 	return ks
+}
+
+// inputs names the files given to file parameters (--topology), for
+// fileio.Distinct.
+func (pf *paramFlags) inputs() []fileio.Named {
+	var in []fileio.Named
+	for _, k := range pf.given() {
+		if f := pf.flags[k]; f.spec.File {
+			for _, v := range f.values {
+				in = append(in, fileio.Named{Flag: "--" + k, Path: v})
+			}
+		}
+	}
+	return in
 }
 
 // apply builds def's parameters from defaults and the flags given. list

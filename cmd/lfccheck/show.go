@@ -21,6 +21,11 @@ func (p *pictureFlags) register(fs interface {
 	fs.StringVar(&p.html, "html", "", "write "+what+" as a self-contained HTML viewer to this file ('-': standard output)")
 }
 
+// outputs names the picture outputs for fileio.Distinct.
+func (p *pictureFlags) outputs() []fileio.Named {
+	return []fileio.Named{{Flag: "--svg", Path: p.svg}, {Flag: "--html", Path: p.html}}
+}
+
 // check validates the output paths before any work is done.
 func (p *pictureFlags) check() error {
 	for _, o := range []struct{ flag, path string }{{"--svg", p.svg}, {"--html", p.html}} {
@@ -70,6 +75,9 @@ func runShow(args []string, e env) (int, error) {
 		return 0, err
 	}
 	path := fs.Arg(0)
+	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: path}}, pf.outputs()); err != nil {
+		return 0, usageError{err}
+	}
 	data, err := readInput(path, maxInputBytes)
 	if err != nil {
 		return 0, usagef("show: %v", err)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -88,13 +87,13 @@ func parseInts(flag, s string) ([]int, error) {
 	var out []int
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(strings.TrimSpace(lo))
+		a, err1 := model.ParseDecimal(lo)
 		b, err2 := a, error(nil)
 		if isRange {
-			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
+			b, err2 = model.ParseDecimal(hi)
 		}
 		if err1 != nil || err2 != nil || b < a || a < 2 || b > model.MaxNodes {
-			return nil, usagef("--%s %q: want node counts in 2..%d or ranges such as 2-5", flag, s, model.MaxNodes)
+			return nil, usagef("--%s %q: want node counts in 2..%d (plain decimal) or ranges such as 2-5", flag, s, model.MaxNodes)
 		}
 		for v := a; v <= b; v++ {
 			out = append(out, v)

@@ -72,6 +72,9 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	if p.Server < 0 || p.Server >= nodes {
 		return 0, fmt.Errorf("server %d out of range 0..%d", p.Server, nodes-1)
 	}
+	if p.Packets == 0 {
+		return 0, fmt.Errorf("packets is 0: no process issues a fetch-and-add request, so there is nothing to check")
+	}
 	return p.Params.Resolve(nodes)
 }
 

@@ -105,7 +105,7 @@ func ParamSpecs() []model.ParamSpec {
 func IntIn(v string, lo, hi int) (int, error) {
 	n, err := model.ParseDecimal(v)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", v)
+		return 0, err
 	}
 	if n < lo || n > hi {
 		return 0, fmt.Errorf("must be in %d..%d, got %d", lo, hi, n)
