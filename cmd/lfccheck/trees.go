@@ -31,10 +31,15 @@ func registerWorkload(fs *pflag.FlagSet) *paramFlags {
 		pf.flags[k] = f
 		pf.order = append(pf.order, k)
 		doc := s.Doc
+		if k == "flow" {
+			// MCAST adds flows to the multicasts (UCAST's doc says they
+			// replace packets)
+			doc = "unicast workload entry SRC:DST:COUNT, repeatable (added to the multicasts)"
+		}
 		if s.Default != "" {
 			doc += " (default " + s.Default + ")"
 		}
-		fs.Var(f, k, "workload: "+doc+"; any workload flag asks for the proof for that workload")
+		fs.Var(f, k, "workload: "+doc)
 	}
 	return pf
 }
@@ -65,7 +70,7 @@ func runTrees(args []string, e env) (int, error) {
 	edges := fs.Bool("edges", false, "list every tree's edges in the text output")
 	svg := fs.String("svg", "", "also draw the trees as SVG into this file ('-': standard output, instead of the text)")
 	work := registerWorkload(fs)
-	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
+	if err := parseNoArgs(fs, args, "[flags]\n\nWith a workload flag (--credits, --packets, --cast, --flow, --refresh: check's\nmeanings) trees proves the topology deadlock-free for that workload (exit 0)\nor says why it cannot (undecided, exit 3); see docs/trees.md."); err != nil {
 		return 0, err
 	}
 	withWork := len(work.given()) > 0
