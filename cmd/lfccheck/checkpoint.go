@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -164,8 +165,19 @@ func checkpointID(ck *properties.Checker, sf *searchFlags, opt *explore.Options)
 	return string(b), err
 }
 
-// programHash is the SHA-256 of the running executable.
+// programHash is the SHA-256 of the running executable (computed once).
 func programHash() (string, error) {
+	programHashOnce.Do(func() { programHashValue, programHashErr = hashProgram() })
+	return programHashValue, programHashErr
+}
+
+var (
+	programHashOnce  sync.Once
+	programHashValue string
+	programHashErr   error
+)
+
+func hashProgram() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err

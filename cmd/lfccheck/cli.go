@@ -48,7 +48,8 @@ usage:
                               combine the JSON results of a swarm's shards into one verdict
   lfccheck trees [flags]      print multicast trees and their static analysis (App. A.1)
   lfccheck sweep [flags]      check a grid of sizes; report the largest verified per series
-  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, show, merge, trees,
+  lfccheck version [--json]   the version and build (also: lfccheck --version)
+  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, show, merge, trees, version,
                               topology (the topology file format), exit-codes, liveness
 
 exit codes: 0 pass (or as expected), 1 property violated (or not as expected),
@@ -175,10 +176,13 @@ func runEnv(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 
 func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
 
-var commands = []string{"suite", "check", "list", "replay", "show", "merge", "trees", "sweep", "help"}
+var commands = []string{"suite", "check", "list", "replay", "show", "merge", "trees", "sweep", "version", "help"}
 
 func dispatch(args []string, e env) (int, error) {
 	cmd := "suite"
+	if len(args) > 0 && args[0] == "--version" {
+		args[0] = "version"
+	}
 	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "--help") {
 		cmd, args = args[0], args[1:]
 	}
@@ -199,6 +203,8 @@ func dispatch(args []string, e env) (int, error) {
 		return runTrees(args, e)
 	case "sweep":
 		return runSweep(args, e)
+	case "version":
+		return runVersion(args, e)
 	case "help", "-h", "--help":
 		return runHelp(args, e)
 	}
@@ -446,7 +452,9 @@ const resultFormat = "lfccheck-result/1"
 
 // checkResult is the JSON form of a check. Field names are interface.
 type checkResult struct {
-	Format      string       `json:"format"`
+	Format string `json:"format"`
+	// Version is the lfccheck that obtained the result.
+	Version     *versionInfo `json:"version,omitempty"`
 	Protocol    string       `json:"protocol"`
 	Variant     string       `json:"variant"`
 	Config      model.Config `json:"config"`
@@ -687,6 +695,8 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if res.file != nil && *traceOut != "" {
 		res.json.TraceFile = *traceOut
 	}
+	v := version()
+	res.json.Version = &v
 	if res.file == nil {
 		removed, err := removeStale(outputs)
 		res.json.Removed = removed

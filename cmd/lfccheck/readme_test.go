@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +21,8 @@ func normalize(s string) string {
 // TestREADMECommands runs every "$ ..." command in the code blocks of the
 // README and of docs/*.md
 // with the lfccheck binary built from this tree, in a scratch directory
-// that sees the repository's examples, and checks that every output line the
-// README shows appears in the real output, in order ("..." stands for
-// omitted lines; durations, rates, heap and store sizes and the number of
-// workers, which is the machine's number of CPUs, may differ).
+// that sees the repository's examples, and compares the output the
+// documents show with the real output line by line (see matchShown).
 func TestREADMECommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every README example, about a minute")
@@ -79,21 +78,68 @@ func TestREADMECommands(t *testing.T) {
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
 		out, _ := cmd.Output()
-		got := strings.Split(string(out), "\n")
-		i := 0
-		for _, w := range ex.want {
-			nw := normalize(w)
-			if nw == "" || nw == "..." {
-				continue
-			}
+		if err := matchShown(ex.want, string(out)); err != nil {
+			t.Errorf("$ %s\n%v\n--- output:\n%s", ex.cmd, err, out)
+		}
+	}
+}
+
+// matchShown compares the output lines a document shows with the real
+// output, line by line: a line "..." stands for any number of omitted
+// lines, and is the only way to leave lines out, also at the end;
+// durations, rates, heap and store sizes and the number of workers, which
+// is the machine's number of CPUs, may differ.
+func matchShown(want []string, out string) error {
+	got := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	for len(want) > 0 && strings.TrimSpace(want[len(want)-1]) == "" {
+		want = want[:len(want)-1]
+	}
+	i, skip := 0, false
+	for _, w := range want {
+		nw := normalize(w)
+		if nw == "..." {
+			skip = true
+			continue
+		}
+		if skip {
 			for i < len(got) && normalize(got[i]) != nw {
 				i++
 			}
-			if i == len(got) {
-				t.Errorf("$ %s\nREADME shows a line the command does not print (in that order):\n%s\n--- output:\n%s", ex.cmd, w, out)
-				break
-			}
-			i++
+		}
+		switch {
+		case i == len(got):
+			return fmt.Errorf("the document shows a line the command does not print (in that order):\n%s", w)
+		case normalize(got[i]) != nw:
+			return fmt.Errorf("output line %d differs from the document's:\n  shown:   %s\n  printed: %s", i+1, w, got[i])
+		}
+		i++
+		skip = false
+	}
+	if !skip && i < len(got) && len(want) > 0 {
+		return fmt.Errorf("the command prints %d lines more than the document shows, from line %d: %s (end the block with ... to elide them)", len(got)-i, i+1, got[i])
+	}
+	return nil
+}
+
+// TestMatchShown: a document's shown output cannot drop lines without
+// "...", reorder them, or stop early.
+func TestMatchShown(t *testing.T) {
+	out := "a\nb 0.12s\nc\nd\n"
+	for _, c := range []struct {
+		want []string
+		ok   bool
+	}{
+		{[]string{"a", "b 9.99s", "c", "d"}, true},
+		{[]string{"a", "...", "d"}, true},
+		{[]string{"a", "..."}, true},
+		{[]string{"...", "c", "d", ""}, true},
+		{[]string{"a", "c", "d"}, false},      // b dropped without ...
+		{[]string{"a", "b 0.1s", "c"}, false}, // d dropped at the end
+		{[]string{"b 0.1s", "a", "..."}, false},
+		{[]string{"a", "...", "x"}, false},
+	} {
+		if err := matchShown(c.want, out); (err == nil) != c.ok {
+			t.Errorf("%q: %v, want ok=%v", c.want, err, c.ok)
 		}
 	}
 }

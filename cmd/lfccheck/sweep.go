@@ -82,6 +82,33 @@ func defaultSweepProtocol() string {
 	return protocols.All()[0].Name
 }
 
+// sweepGridHelp describes each protocol's default grid, from the same
+// declarations (model.Def.Sweep) the sweep runs, and marks the flags of
+// swept parameters: their single default applies only when another
+// protocol's grid, or the parameters given, leave them out.
+func sweepGridHelp(pf *paramFlags) string {
+	var b strings.Builder
+	b.WriteString("with no parameter given, a protocol's default grid is swept (every other parameter at its default):\n")
+	swept := map[string]bool{}
+	for _, d := range protocols.All() {
+		var set []string
+		for _, st := range d.Sweep {
+			set = append(set, st.Key+"="+st.Value)
+			swept[st.Key] = true
+		}
+		if len(set) == 0 {
+			set = []string{"one series, every parameter at its default"}
+		}
+		fmt.Fprintf(&b, "  %-6s %s\n", d.Name, strings.Join(set, " "))
+	}
+	for k := range swept {
+		if f := pf.fs.Lookup(k); f != nil {
+			f.Usage = strings.Replace(f.Usage, " (default ", " (default: the protocol's grid above, if it sweeps "+k+"; else ", 1)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
 // parseInts reads "1,2,4" or ranges "2-5" (mixable: "2-4,8").
 func parseInts(flag, s string) ([]int, error) {
 	var out []int
@@ -114,7 +141,8 @@ func runSweep(args []string, e env) (int, error) {
 	frontier := fs.Bool("frontier", false, "search each configuration as check --frontier does: only the level being built in the visited set (variants whose runs all end); states are counted once each after a pass")
 	sf.register(fs, 4*time.Minute, true)
 	fs.Lookup("timeout").Usage += "; a series stops at its first incomplete size"
-	if err := parseNoArgs(fs, args, "[flags]   (a parameter's value may be a comma-separated list: one series per combination)"); err != nil {
+	grid := sweepGridHelp(pf)
+	if err := parseNoArgs(fs, args, "[flags]   (a parameter's value may be a comma-separated list: one series per combination)\n\n"+grid); err != nil {
 		return 0, err
 	}
 	def, err := model.Lookup(*proto)
