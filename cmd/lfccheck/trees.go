@@ -31,11 +31,6 @@ func registerWorkload(fs *pflag.FlagSet) *paramFlags {
 		pf.flags[k] = f
 		pf.order = append(pf.order, k)
 		doc := s.Doc
-		if k == "flow" {
-			// MCAST adds flows to the multicasts (UCAST's doc says they
-			// replace packets)
-			doc = "unicast workload entry SRC:DST:COUNT, repeatable (added to the multicasts)"
-		}
 		if s.Default != "" {
 			doc += " (default " + s.Default + ")"
 		}
@@ -62,7 +57,8 @@ type familyResult struct {
 
 func runTrees(args []string, e env) (int, error) {
 	fs := newFlags("trees", e)
-	nodes := fs.Int("nodes", 16, "number of NIs, P")
+	nodes := new(int)
+	intVar(fs, nodes, "nodes", 16, "number of NIs, P")
 	tree := fs.String("tree", "binary", "tree family for the broadcast group: binary, binomial, chain, star, kary:K")
 	topoFile := fs.String("topology", "", "topology file with groups and trees (see 'lfccheck help topology')")
 	dot := fs.Bool("dot", false, "print the trees as a Graphviz digraph")
@@ -86,6 +82,9 @@ func runTrees(args []string, e env) (int, error) {
 		}
 		if *svg == "-" && (*dot || *jsonOut) {
 			return 0, usagef("trees: --svg - writes to standard output, so --dot and --json cannot")
+		}
+		if err := fileio.Distinct([]fileio.Named{{Flag: "--topology", Path: *topoFile}}, []fileio.Named{{Flag: "--svg", Path: *svg}}); err != nil {
+			return 0, usageError{err}
 		}
 	}
 	var spec *model.TopologySpec

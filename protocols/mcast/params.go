@@ -38,7 +38,11 @@ func Defaults() *Params { return &Params{Params: *ucast.Defaults()} }
 // ParamSpecs declares MCAST's parameters.
 func ParamSpecs() []model.ParamSpec {
 	specs := ucast.ParamSpecs()
-	specs[len(specs)-1].Doc = "unicast workload entry SRC:DST:COUNT, repeatable (added to the multicasts)"
+	for i := range specs {
+		if specs[i].Key == "flow" {
+			specs[i].Doc = "unicast workload entry SRC:DST:COUNT, repeatable (added to the multicasts)"
+		}
+	}
 	return append(specs,
 		model.ParamSpec{Key: "tree", Doc: "tree family for the broadcast group: binary, binomial, chain, star, kary:K", Default: "binary"},
 		model.ParamSpec{Key: "topology", Doc: "topology file with groups and trees (see 'lfccheck help topology')", File: true},
