@@ -420,12 +420,14 @@ func (c *configFlags) register(fs *pflag.FlagSet) {
 	c.params = registerParams(fs)
 }
 
-func readInput(path string, max int64) ([]byte, error) {
-	return fileio.ReadCapped(path, max)
+// readInput reads an input file of at most max bytes; an interrupt ends
+// the wait for a FIFO or device.
+func (e env) readInput(path string, max int64) ([]byte, error) {
+	return fileio.ReadCappedStop(path, max, e.stop)
 }
 
 // config builds the configuration the flags describe.
-func (c *configFlags) config(fs *pflag.FlagSet) (model.Config, *model.Def, error) {
+func (c *configFlags) config(fs *pflag.FlagSet, e env) (model.Config, *model.Def, error) {
 	def, err := model.Lookup(c.protocol)
 	if err != nil {
 		return model.Config{}, nil, usageError{err}
@@ -440,7 +442,7 @@ func (c *configFlags) config(fs *pflag.FlagSet) (model.Config, *model.Def, error
 		}
 		cfg.Nodes = c.nodes
 	}
-	p, err := c.params.apply(def, func(path string) ([]byte, error) { return readInput(path, maxTopologySize) })
+	p, err := c.params.apply(def, func(path string) ([]byte, error) { return e.readInput(path, maxTopologySize) })
 	if err != nil {
 		return cfg, def, err
 	}
@@ -620,7 +622,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		}
 		return runCheckArgs(append(all, args...), e, true)
 	}
-	cfg, _, err := cf.config(fs)
+	cfg, _, err := cf.config(fs, e)
 	if err != nil {
 		return 0, err
 	}
@@ -1219,7 +1221,7 @@ func runReplay(args []string, e env) (int, error) {
 		return 0, usagef("replay: want exactly one trace file, got %d arguments", fs.NArg())
 	}
 	path := fs.Arg(0)
-	data, err := readInput(path, maxInputBytes)
+	data, err := e.readInput(path, maxInputBytes)
 	if err != nil {
 		return 0, usagef("replay: %v", err)
 	}

@@ -204,7 +204,7 @@ func runMerge(args []string, e env) (int, error) {
 	shardFile := map[string]string{} // shard ("-": unsharded) -> file
 	passed := false
 	for _, path := range fs.Args() {
-		data, err := readInput(path, maxInputBytes)
+		data, err := e.readInput(path, maxInputBytes)
 		if err != nil {
 			return 0, usagef("merge: %v", err)
 		}

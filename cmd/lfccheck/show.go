@@ -78,7 +78,7 @@ func runShow(args []string, e env) (int, error) {
 	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: path}}, pf.outputs()); err != nil {
 		return 0, usageError{err}
 	}
-	data, err := readInput(path, maxInputBytes)
+	data, err := e.readInput(path, maxInputBytes)
 	if err != nil {
 		return 0, usagef("show: %v", err)
 	}

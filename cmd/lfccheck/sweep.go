@@ -201,7 +201,7 @@ func runSweep(args []string, e env) (int, error) {
 	var jobs []job
 	var combos func(i int, set []model.Setting)
 	var comboErr error
-	read := func(path string) ([]byte, error) { return readInput(path, maxTopologySize) }
+	read := func(path string) ([]byte, error) { return e.readInput(path, maxTopologySize) }
 	combos = func(i int, set []model.Setting) {
 		if comboErr != nil {
 			return
@@ -310,6 +310,9 @@ func runSweep(args []string, e env) (int, error) {
 		LargestPassed int    `json:"largest_nodes_passed"`
 		States        int64  `json:"states"`
 		FirstFailure  string `json:"first_failure,omitempty"`
+		// NotRun says why no size of the series was checked (an
+		// interrupt before it began).
+		NotRun string `json:"not_run,omitempty"`
 	}
 	var sums []summary
 	seen := map[string]bool{}
@@ -319,7 +322,10 @@ func runSweep(args []string, e env) (int, error) {
 		}
 		seen[j.series] = true
 		sm := summary{Series: j.series}
-		for _, r := range store.query("series", j.series) { // ordered by key, so by P
+		for i, r := range store.query("series", j.series) { // ordered by key, so by P
+			if i == 0 && r.Verdict == "skipped" {
+				sm.NotRun = r.Reason
+			}
 			if r.Verdict != string(explore.Pass) {
 				if r.Verdict == string(explore.Fail) {
 					sm.FirstFailure = fmt.Sprintf("P=%d: %s", r.Nodes, r.Property)
@@ -345,7 +351,10 @@ func runSweep(args []string, e env) (int, error) {
 		fmt.Fprintf(e.stdout, "\nlargest size verified (every smaller size passed too):\n")
 		for _, sm := range sums {
 			line := fmt.Sprintf("  %-*s P=%d (%d states)", width, sm.Series, sm.LargestPassed, sm.States)
-			if sm.LargestPassed == 0 {
+			switch {
+			case sm.NotRun != "":
+				line = fmt.Sprintf("  %-*s not run (%s)", width, sm.Series, sm.NotRun)
+			case sm.LargestPassed == 0:
 				line = fmt.Sprintf("  %-*s none", width, sm.Series)
 			}
 			if sm.FirstFailure != "" {

@@ -94,7 +94,7 @@ func runTrees(args []string, e env) (int, error) {
 		if fs.Changed("tree") {
 			return 0, usagef("trees: give --tree or --topology, not both")
 		}
-		data, err := readInput(*topoFile, maxTopologySize)
+		data, err := e.readInput(*topoFile, maxTopologySize)
 		if err != nil {
 			return 0, usagef("--topology: %v", err)
 		}

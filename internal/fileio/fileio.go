@@ -35,6 +35,35 @@ func ReadCapped(path string, max int64) ([]byte, error) {
 	return ReadCappedFrom(f, path, max)
 }
 
+// ReadCappedStop is ReadCapped that gives up when stop is closed while
+// the file is not a regular one: opening a FIFO blocks until a writer
+// comes, and a device may never end, so that an interrupt would otherwise
+// wait for them. The abandoned read goes on in the background until the
+// process ends.
+func ReadCappedStop(path string, max int64, stop <-chan struct{}) ([]byte, error) {
+	if stop == nil || path == "-" {
+		return ReadCapped(path, max)
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		return ReadCapped(path, max)
+	}
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		data, err := ReadCapped(path, max)
+		done <- result{data, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.err
+	case <-stop:
+		return nil, fmt.Errorf("%s: interrupted while waiting for it to be written (a FIFO or device)", path)
+	}
+}
+
 // ReadCappedFrom reads r, named name in errors, up to max bytes.
 func ReadCappedFrom(r io.Reader, name string, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
