@@ -127,3 +127,40 @@ func BenchmarkMachine(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDFSMemory measures what a depth-first search holds per state
+// at 16 nodes (a broadcast on binary trees, cut at 100,000 states): the
+// peak heap per state, store included. The stack holds state ids (exact
+// store) or action codes to generate states again from their parents
+// (fingerprint store), never copies of pending successors.
+func BenchmarkDFSMemory(b *testing.B) {
+	for _, fp := range []bool{false, true} {
+		name := "exact"
+		if fp {
+			name = "fingerprint"
+		}
+		b.Run("mcast-binary-16n/"+name, func(b *testing.B) {
+			limit := int64(100000)
+			if testing.Short() {
+				limit = 20000 // CI runs every benchmark once
+			}
+			var states, heap int64
+			var secs float64
+			for i := 0; i < b.N; i++ {
+				ck, err := protocols.Build(mcast.Config("binary", 16, 1, 1))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := explore.DFS(ck, explore.Options{Fingerprint: fp, MaxStates: limit}, explore.Hunt{})
+				if err != nil || r.Verdict == explore.Fail {
+					b.Fatalf("verdict %v err %v", r.Verdict, err)
+				}
+				states += r.Stats.States
+				heap += int64(r.Stats.PeakHeapBytes)
+				secs += r.Stats.Elapsed.Seconds()
+			}
+			b.ReportMetric(float64(states)/secs, "states/s")
+			b.ReportMetric(float64(heap)/float64(states), "peak-heap-bytes/state")
+		})
+	}
+}

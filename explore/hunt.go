@@ -49,7 +49,7 @@ type HuntStats struct {
 func DFS(m Model, opt Options, h Hunt) (Result, error) {
 	s := &search{m: m, opt: opt, start: time.Now(), store: &ExactStore{}}
 	if opt.Fingerprint {
-		s.store = &FingerprintStore{}
+		s.store = &FingerprintStore{NoStates: true} // states are regenerated
 	}
 	var rng *rand.Rand
 	if h.Seed != 0 || h.Shards > 0 {
@@ -60,19 +60,25 @@ func DFS(m Model, opt Options, h Hunt) (Result, error) {
 	if verr != nil {
 		return s.fail(verr, nil)
 	}
-	type succ struct {
-		code  uint32
-		state []byte
-	}
+	// The stack holds state ids, not states: a state is stored when it is
+	// first generated, and read back from the exact store when it is
+	// expanded, so that the stack costs 4 bytes per pending successor
+	// instead of a copy of it. A fingerprint store keeps no states: a frame
+	// then keeps its own state and its new successors' action codes, and
+	// a successor is generated again from it when its turn comes.
+	exact, _ := s.store.(*ExactStore)
 	type frame struct {
 		id    uint32
-		succs []succ
+		kids  []uint32 // successors first stored by this frame's expansion
+		codes []uint32 // fingerprint store: their action codes
+		state []byte   // fingerprint store: this frame's state
 		next  int
 	}
-	stack := []frame{}
+	var stack []frame
 	var violation error
 	var vcode uint32
-	expand := func(id uint32, state []byte) (frame, error) {
+	var limit string // why the search stopped while storing successors
+	expand := func(id uint32, state []byte, depth int) (frame, error) {
 		f := frame{id: id}
 		err := m.Successors(state, func(code uint32, b []byte, err error) bool {
 			s.transitions++
@@ -80,29 +86,75 @@ func DFS(m Model, opt Options, h Hunt) (Result, error) {
 				violation, vcode = err, code
 				return false
 			}
-			f.succs = append(f.succs, succ{code, append([]byte(nil), b...)})
+			if s.has(b) {
+				return true
+			}
+			if s.opt.MaxStates > 0 && int64(s.store.Len()) >= s.opt.MaxStates {
+				limit = fmt.Sprintf("state limit %d reached (depth-first: the rest of the graph is unexplored)", s.opt.MaxStates)
+				return false
+			}
+			if !s.growthFits() {
+				limit = fmt.Sprintf("memory limit %s reached (depth-first: the rest of the graph is unexplored)", FormatBytes(s.opt.MaxMemory))
+				return false
+			}
+			f.kids = append(f.kids, s.add(b, id, code))
+			if exact == nil {
+				f.codes = append(f.codes, code)
+			}
 			return true
 		})
-		if rng != nil && len(f.succs) > 1 && rng.Intn(8) == 0 {
+		if exact == nil && len(f.kids) > 0 {
+			f.state = append([]byte(nil), state...)
+		}
+		if len(f.kids) > 0 && depth+1 > s.depth {
+			s.depth = depth + 1
+		}
+		if rng != nil && len(f.kids) > 1 && rng.Intn(8) == 0 {
 			// A mild perturbation of the model's order: in one state of
 			// eight, another successor goes first. Full shuffles wander
 			// far from the order in which protocols list useful steps.
-			j := 1 + rng.Intn(len(f.succs)-1)
-			f.succs[0], f.succs[j] = f.succs[j], f.succs[0]
+			j := 1 + rng.Intn(len(f.kids)-1)
+			f.kids[0], f.kids[j] = f.kids[j], f.kids[0]
+			if f.codes != nil {
+				f.codes[0], f.codes[j] = f.codes[j], f.codes[0]
+			}
 		}
 		return f, err
 	}
-	path := func(top uint32) []uint32 { return s.trace(top, nil) }
+	// kidState puts the state of f's k-th new successor into buf.
+	kidState := func(f *frame, k int, buf []byte) ([]byte, error) {
+		if exact != nil {
+			// Copied: expanding stores successors, which may move the
+			// store's bytes.
+			return append(buf[:0], exact.State(int(f.kids[k]))...), nil
+		}
+		found := false
+		err := m.Successors(f.state, func(code uint32, b []byte, err error) bool {
+			if code == f.codes[k] && err == nil {
+				buf, found = append(buf[:0], b...), true
+				return false
+			}
+			return true
+		})
+		if err == nil && !found {
+			err = fmt.Errorf("explore: the model did not generate action %d again from the same state", f.codes[k])
+		}
+		return buf, err
+	}
 	cut := false // a state at MaxDepth was left unexpanded
-	f, err := expand(0, init)
+	f, err := expand(0, init, 0)
 	if violation != nil {
 		return s.fail(violation, []uint32{vcode})
 	}
 	if err != nil {
 		return s.fail(err, nil)
 	}
+	if limit != "" {
+		return s.finish(Incomplete, limit), nil
+	}
 	stack = append(stack, f)
 	steps := 0
+	var buf []byte
 	for len(stack) > 0 {
 		steps++
 		if steps&255 == 0 {
@@ -112,35 +164,32 @@ func DFS(m Model, opt Options, h Hunt) (Result, error) {
 			}
 		}
 		top := &stack[len(stack)-1]
-		if top.next == len(top.succs) {
+		if top.next == len(top.kids) {
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		sc := top.succs[top.next]
+		k := top.next
+		id := top.kids[k]
 		top.next++
-		if s.has(sc.state) {
-			continue
-		}
-		if s.opt.MaxStates > 0 && int64(s.store.Len()) >= s.opt.MaxStates {
-			return s.finish(Incomplete, fmt.Sprintf("state limit %d reached (depth-first: the rest of the graph is unexplored)", s.opt.MaxStates)), nil
-		}
-		if !s.growthFits() {
-			return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (depth-first: the rest of the graph is unexplored)", FormatBytes(s.opt.MaxMemory))), nil
-		}
-		id := s.add(sc.state, top.id, sc.code)
-		if d := len(stack); d > s.depth {
-			s.depth = d
-		}
 		if s.opt.MaxDepth > 0 && len(stack) >= s.opt.MaxDepth {
 			cut = true // not expanded: the search is cut (reported below)
 			continue
 		}
-		nf, err := expand(id, sc.state)
+		if buf, err = kidState(top, k, buf); err != nil {
+			return Result{}, err
+		}
+		if top.next == len(top.kids) {
+			top.state = nil // every successor taken
+		}
+		nf, err := expand(id, buf, len(stack))
 		if violation != nil {
 			return s.fail(violation, s.trace(id, []uint32{vcode}))
 		}
 		if err != nil {
-			return s.fail(err, path(id))
+			return s.fail(err, s.trace(id, nil))
+		}
+		if limit != "" {
+			return s.finish(Incomplete, limit), nil
 		}
 		stack = append(stack, nf)
 	}

@@ -47,6 +47,49 @@ func TestDFSIsExhaustiveAndFindsViolations(t *testing.T) {
 	}
 }
 
+// DFS with a fingerprint store keeps no states: it generates each again
+// from its parent's, and finds what the exact search finds.
+func TestDFSFingerprintRegeneratesStates(t *testing.T) {
+	bfs, _ := BFS(grid{n: 9}, Options{})
+	for _, seed := range []int64{0, 5} {
+		r, err := DFS(grid{n: 9}, Options{Fingerprint: true}, Hunt{Seed: seed})
+		if err != nil || r.Verdict != Pass || r.Stats.States != bfs.Stats.States {
+			t.Fatalf("seed %d: %+v %v (BFS: %d states)", seed, r, err, bfs.Stats.States)
+		}
+	}
+	g := grid{n: 9, bad: [2]byte{7, 3}, hasBad: true}
+	exact, _ := DFS(g, Options{}, Hunt{})
+	fp, err := DFS(g, Options{Fingerprint: true}, Hunt{})
+	if err != nil || fp.Verdict != Fail || !reflect.DeepEqual(fp.Trace, exact.Trace) {
+		t.Fatalf("fingerprint DFS: %+v %v; exact trace %v", fp, err, exact.Trace)
+	}
+	// A model that does not generate an action again is an error, not a
+	// wrong result.
+	if _, err := DFS(&forgetful{grid: grid{n: 4}}, Options{Fingerprint: true}, Hunt{}); err == nil || !strings.Contains(err.Error(), "did not generate action") {
+		t.Fatalf("forgetful model: %v", err)
+	}
+}
+
+// forgetful generates every action once only.
+type forgetful struct {
+	grid
+	seen map[string]bool
+}
+
+func (f *forgetful) Successors(state []byte, visit func(uint32, []byte, error) bool) error {
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	return f.grid.Successors(state, func(code uint32, b []byte, err error) bool {
+		k := string(state) + string(rune(code))
+		if f.seen[k] {
+			return true
+		}
+		f.seen[k] = true
+		return visit(code, b, err)
+	})
+}
+
 func TestRandomWalks(t *testing.T) {
 	g := grid{n: 6, bad: [2]byte{6, 6}, terminalBad: false, hasBad: true}
 	r, hs, err := Random(g, Options{MaxDepth: 20}, Hunt{Seed: 3, Walks: 50})

@@ -341,9 +341,12 @@ func (s *ExactStore) GrowBytes() uint64 {
 // FingerprintStore keeps 64-bit fingerprints in the set and the encodings
 // of unexpanded states only. With IDs set (before the first Add) it also
 // keeps each fingerprint's state id, 4 more bytes per table slot, so that
-// Add can name the state a duplicate is.
+// Add can name the state a duplicate is. With NoStates it keeps no
+// encodings at all (State is then unavailable): for searches that can
+// regenerate a state, as DFS does from its parent.
 type FingerprintStore struct {
-	IDs  bool
+	IDs      bool
+	NoStates bool
 	ar   arena
 	set  fpSet
 	refs []uint64
@@ -354,7 +357,11 @@ func (s *FingerprintStore) Add(h uint64, b []byte) (uint32, bool) {
 	s.set.withIDs = s.IDs
 	id, fresh := s.set.insert(h, uint32(len(s.refs)))
 	if fresh {
-		s.refs = append(s.refs, s.ar.add(b))
+		var ref uint64
+		if !s.NoStates {
+			ref = s.ar.add(b)
+		}
+		s.refs = append(s.refs, ref)
 	}
 	return id, fresh
 }

@@ -52,7 +52,7 @@ import (
 // B. For each, credit conservation over the ordered pair A->B reads: A's
 // credits for B (0) + packets in flight (0) + B's occupied buffers from A
 // + credits B owes A + credits in flight back (0) = C. B owes fewer than R
-// credits (it sends an explicit CREDIT packet as soon as it owes R), so B
+// credits (it sends an explicit credit packet as soon as it owes R), so B
 // holds at least N = C - R + 1 packets from A, each (as above) waiting to
 // forward to a child U with "B at U" in F, along an edge of the dependency
 // graph of the trees the workload uses. F is finite and every member has a

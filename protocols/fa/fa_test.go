@@ -109,8 +109,9 @@ func TestBadParams(t *testing.T) {
 	for _, c := range [][2]string{
 		{"server=3", "server 3 out of range"},
 		{"flow=1:0:1", `has no parameter "flow"`},
-		{"packets=0", "nothing to send"},
-		{"server=-1", "must be in 0..63"},
+		{"packets=0", "no process issues a fetch-and-add request"},
+		{"server=-1", `"-1" is not a decimal number`},
+		{"server=64", "must be in 0..63"},
 	} {
 		s, _ := model.SplitSettings("protocol=fa nodes=3 " + c[0])
 		cfg, err := model.ParseSettings(s)
