@@ -347,9 +347,9 @@ func (s *ExactStore) GrowBytes() uint64 {
 type FingerprintStore struct {
 	IDs      bool
 	NoStates bool
-	ar   arena
-	set  fpSet
-	refs []uint64
+	ar       arena
+	set      fpSet
+	refs     []uint64
 }
 
 // Add implements Store.
