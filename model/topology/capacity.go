@@ -377,26 +377,8 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 		to[fill[u]], via[fill[u]] = idx[b*p+c], int32(ti)
 		fill[u]++
 	})
-	// Rows of distinct edges, keeping the first tree of each.
-	stamp := make([]int32, nv)
-	for i := range stamp {
-		stamp[i] = -1
-	}
-	k := int32(0)
-	for v := 0; v < nv; v++ {
-		start := k
-		for e := off[v]; e < off[v+1]; e++ {
-			if x := to[e]; stamp[x] != int32(v) {
-				stamp[x] = int32(v)
-				to[k], via[k] = x, via[e]
-				k++
-			}
-		}
-		off[v] = start
-	}
-	off[nv] = k
-	to, via = to[:k], via[:k]
-	pr.Partitions, pr.Edges = nv, int(k)
+	to, via = dedupEdges(nv, off, to, via) // rows of distinct edges
+	pr.Partitions, pr.Edges = nv, len(to)
 	keep := make([]bool, nv)
 	for v := range keep {
 		keep[v] = capv[v] >= need

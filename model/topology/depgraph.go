@@ -175,27 +175,8 @@ func DependenciesOf(p int, trees []TreeEdges) DepGraph {
 		to[fill[e.from]], via[fill[e.from]] = e.to, e.tree
 		fill[e.from]++
 	}
-	// Drop duplicate edges in place (a stamp per target), keeping the
-	// first tree of each.
-	stamp := make([]int32, n)
-	for i := range stamp {
-		stamp[i] = -1
-	}
-	k := int32(0)
-	for v := 0; v < n; v++ {
-		start := k
-		for e := off[v]; e < off[v+1]; e++ {
-			if w := to[e]; stamp[w] != int32(v) {
-				stamp[w] = int32(v)
-				to[k], via[k] = w, via[e]
-				k++
-			}
-		}
-		off[v] = start
-	}
-	off[n] = k
-	to, via = to[:k], via[:k]
-	g := DepGraph{Edges: int(k)}
+	to, via = dedupEdges(n, off, to, via)
+	g := DepGraph{Edges: len(to)}
 	touched := make([]bool, n)
 	for v := 0; v < n; v++ {
 		for e := off[v]; e < off[v+1]; e++ {
@@ -454,4 +435,28 @@ func DependencyEdges(t *model.Topology, p int) map[[3]int]string {
 		}
 	}
 	return out
+}
+
+// dedupEdges drops duplicate edges of the rows (off, to, via) of an
+// n-vertex graph in place, a stamp per target, keeping the first tree of
+// each; off is updated.
+func dedupEdges(n int, off, to, via []int32) ([]int32, []int32) {
+	stamp := make([]int32, n)
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	k := int32(0)
+	for v := 0; v < n; v++ {
+		start := k
+		for e := off[v]; e < off[v+1]; e++ {
+			if w := to[e]; stamp[w] != int32(v) {
+				stamp[w] = int32(v)
+				to[k], via[k] = w, via[e]
+				k++
+			}
+		}
+		off[v] = start
+	}
+	off[n] = k
+	return to[:k], via[:k]
 }
