@@ -47,6 +47,12 @@ const (
 	ckptLock    = "lock"
 )
 
+// CheckpointFiles names the files a checkpoint directory holds, so that a
+// caller can keep its own outputs off them.
+func CheckpointFiles() []string {
+	return []string{ckptFile, ckptFile + ".tmp", ckptKeys, ckptParents, ckptLock}
+}
+
 // CheckpointInfo describes the checkpoints of a search.
 type CheckpointInfo struct {
 	Dir string `json:"dir"`
@@ -559,7 +565,7 @@ func callerID(full string) string {
 // remove deletes the checkpoint's files, and the directories the search
 // made for it that this leaves empty (not through a symbolic link).
 func (ck *ckpt) remove() {
-	for _, f := range []string{ckptFile, ckptFile + ".tmp", ckptKeys, ckptParents, ckptLock} {
+	for _, f := range CheckpointFiles() {
 		os.Remove(filepath.Join(ck.dir, f))
 	}
 	ck.unlock()

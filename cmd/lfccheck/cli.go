@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -656,7 +657,15 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		return 0, usagef("at most one of --json, --trace-out, --svg and --html can write to standard output")
 	}
 	outputs := append([]fileio.Named{{Flag: "--trace-out", Path: *traceOut}}, pf.outputs()...)
-	if err := fileio.Distinct(cf.params.inputs(), outputs); err != nil {
+	inputs := cf.params.inputs()
+	for _, d := range []struct{ flag, dir string }{{"--checkpoint", cpf.dir}, {"--resume", cpf.resume}} {
+		if d.dir != "" {
+			for _, f := range explore.CheckpointFiles() {
+				inputs = append(inputs, fileio.Named{Flag: d.flag, Path: filepath.Join(d.dir, f)})
+			}
+		}
+	}
+	if err := fileio.Distinct(inputs, outputs); err != nil {
 		return 0, usageError{err}
 	}
 	// With an output on standard output, the report goes to standard

@@ -97,6 +97,8 @@ func TestOutputsNeverOverwriteInputs(t *testing.T) {
 	usageFails(t, "is a symbolic link", append(mc, "--svg", filepath.Join(dir, "link.topo"))...)
 	usageFails(t, "refusing to overwrite an input", append(mc, "--html", filepath.Join(dir, ".", "my.topo"))...)
 	usageFails(t, "are the same file", "check", "-q", "--svg", filepath.Join(dir, "s.out"), "--trace-out", filepath.Join(dir, "s.out"))
+	os.Mkdir(filepath.Join(dir, "ck"), 0o755)
+	usageFails(t, "refusing to overwrite an input", "check", "-q", "--checkpoint", filepath.Join(dir, "ck"), "--trace-out", filepath.Join(dir, "ck", "search.ckpt"))
 	usageFails(t, "refusing to overwrite an input", "show", "--svg", tr, tr)
 	usageFails(t, "refusing to overwrite an input", "show", "--html", tr, tr)
 	usageFails(t, "refusing to overwrite an input", "trees", "--topology", topo, "--svg", topo)
