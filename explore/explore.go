@@ -10,7 +10,8 @@
 // set of 64-bit fingerprints with a fixed seed, whose collision
 // probability is estimated as TLC does. Limits on states, depth, time and
 // memory end a run as Incomplete, never as Pass. DFS and random walks
-// (hunt.go) hunt for deep violations past what BFS can reach.
+// (hunt.go) hunt for deep violations past what BFS can reach, and a
+// best-first search (bestfirst.go) goes first where a heuristic points.
 //
 // The explorer knows nothing about LFC: a Model hands it encoded states and
 // numbered actions; optional interfaces let it fork the model for workers
