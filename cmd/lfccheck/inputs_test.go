@@ -292,7 +292,7 @@ func TestHelpDefaultsAreTheCodes(t *testing.T) {
 				// family conflicts with a topology file): the searches
 				// must then agree.
 				states := func(args ...string) string {
-					_, out, _ := runCLI(append([]string{"check", "--protocol", d.Name, "-q", "--json", "--max-states", "200000"}, args...)...)
+					_, out, _ := runCLI(append([]string{"check", "--protocol", d.Name, "-q", "--json", "--workers", "1", "--max-states", "5000"}, args...)...)
 					var m map[string]any
 					json.Unmarshal([]byte(out), &m)
 					return fmt.Sprint(m["verdict"], m["states"], m["transitions"])

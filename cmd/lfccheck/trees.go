@@ -7,11 +7,13 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"lfccheck/explore"
 	"lfccheck/internal/fileio"
 	"lfccheck/model"
 	"lfccheck/model/topology"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
+	"lfccheck/traces"
 )
 
 // workloadKeys are the MCAST parameters trees takes, with the meaning
@@ -45,14 +47,24 @@ type treesResult struct {
 	topology.Report
 	Answer string          `json:"answer"`
 	Proof  *topology.Proof `json:"workload_proof"`
+	// AnswerBy is "proof" or "search" (the deadlock search, run when the
+	// proof is undecided); AnswerReason says why the answer is what it is.
+	AnswerBy     string       `json:"answer_by"`
+	AnswerReason string       `json:"answer_reason"`
+	Search       *treesSearch `json:"deadlock_search,omitempty"`
+	// Removed lists the --trace-out file of an earlier run that this run,
+	// which found no deadlock, removed.
+	Removed []string `json:"removed_files,omitempty"`
 }
 
 // familyResult is treesResult for a tree family beyond the explorer's
 // node bound.
 type familyResult struct {
 	topology.FamilyReport
-	Answer string          `json:"answer"`
-	Proof  *topology.Proof `json:"workload_proof"`
+	Answer       string          `json:"answer"`
+	Proof        *topology.Proof `json:"workload_proof"`
+	AnswerBy     string          `json:"answer_by"`
+	AnswerReason string          `json:"answer_reason"`
 }
 
 func runTrees(args []string, e env) (int, error) {
@@ -66,10 +78,40 @@ func runTrees(args []string, e env) (int, error) {
 	edges := fs.Bool("edges", false, "list every tree's edges in the text output")
 	svg := fs.String("svg", "", "also draw the trees as SVG into this file ('-': standard output, instead of the text)")
 	work := registerWorkload(fs)
-	if err := parseNoArgs(fs, args, "[flags]\n\nWith a workload flag (--credits, --packets, --cast, --flow, --refresh: check's\nmeanings) trees proves the topology deadlock-free for that workload (exit 0)\nor says why it cannot (undecided, exit 3); see docs/trees.md."); err != nil {
+	timeout := fs.Duration("timeout", defaultTreesTimeout, "when the proof is undecided, search for a deadlock for at most this long, e.g. 30s, 5m (0: no search)")
+	maxMemory := fs.String("max-memory", "", "stop the deadlock search when the heap exceeds this, e.g. 8GiB (default 60% of the memory available)")
+	traceOut := fs.String("trace-out", "", "write the deadlock the search finds as a JSON trace to this file (a run without one removes the file if it exists)")
+	if err := parseNoArgs(fs, args, "[flags]\n\nWith a workload flag (--credits, --packets, --cast, --flow, --refresh: check's\nmeanings) trees proves the topology deadlock-free for that workload (exit 0)\nor, when the proof cannot, searches the configuration for a deadlock, guided\nby the cycle that may fill: deadlock (exit 1, with the trace), deadlock-free\nby exhaustive search (exit 0) or undecided (exit 3); see docs/trees.md."); err != nil {
 		return 0, err
 	}
 	withWork := len(work.given()) > 0
+	searchFlagsGiven := fs.Changed("timeout") || fs.Changed("max-memory") || fs.Changed("trace-out")
+	if searchFlagsGiven && !withWork {
+		return 0, usagef("trees: --timeout, --max-memory and --trace-out are for the deadlock search, which needs a workload (--credits, --packets, --cast, --flow or --refresh)")
+	}
+	if *timeout < 0 {
+		return 0, usagef("--timeout must not be negative, got %v (0: no search)", *timeout)
+	}
+	searchOpt := explore.Options{Timeout: *timeout, Stop: e.stop, MaxMemory: explore.DefaultMemoryLimit()}
+	if *maxMemory != "" {
+		m, err := parseBytes(*maxMemory)
+		if err != nil {
+			return 0, err
+		}
+		searchOpt.MaxMemory = m
+	}
+	if *traceOut != "" {
+		if *traceOut == "-" {
+			return 0, usagef("trees: --trace-out needs a file: standard output has the report")
+		}
+		if err := fileio.CheckOutput(*traceOut); err != nil {
+			return 0, usagef("--trace-out: %v", err)
+		}
+		outs := []fileio.Named{{Flag: "--trace-out", Path: *traceOut}, {Flag: "--svg", Path: *svg}}
+		if err := fileio.Distinct([]fileio.Named{{Flag: "--topology", Path: *topoFile}}, outs); err != nil {
+			return 0, usageError{err}
+		}
+	}
 	if *dot && *jsonOut {
 		return 0, usagef("trees: give --dot or --json, not both")
 	}
@@ -158,7 +200,7 @@ func runTrees(args []string, e env) (int, error) {
 			return 0, usageError{err}
 		}
 		if *jsonOut {
-			e.stdout.Write(marshalIndent(familyResult{FamilyReport: r, Answer: pr.Verdict, Proof: &pr}))
+			e.stdout.Write(marshalIndent(familyResult{FamilyReport: r, Answer: pr.Verdict, Proof: &pr, AnswerBy: "proof", AnswerReason: pr.Reason}))
 		} else {
 			topology.WriteFamilyText(e.stdout, r)
 			writeProof(e.stdout, pr)
@@ -173,9 +215,28 @@ func runTrees(args []string, e env) (int, error) {
 		return 0, usageError{err}
 	}
 	var pr topology.Proof
+	var srch *cycleSearch
+	answer, answerBy, why, code := "", "proof", "", exitPass
+	var removed []string
 	if withWork {
 		if pr, err = proveConfig(cfg, nil); err != nil {
 			return 0, usageError{err}
+		}
+		answer, why, code = pr.Verdict, pr.Reason, proofExit(pr)
+		if pr.Verdict == topology.Undecided && *timeout > 0 {
+			if srch, err = searchCycle(cfg, pr, searchOpt); err != nil {
+				return 0, err
+			}
+			answerBy = "search"
+			answer, why, code = srch.answer()
+			if srch.c.file != nil && *traceOut != "" {
+				srch.json.TraceFile = *traceOut
+			}
+		}
+		if srch == nil || srch.c.file == nil {
+			if removed, err = removeStale([]fileio.Named{{Flag: "--trace-out", Path: *traceOut}}); err != nil {
+				return 0, err
+			}
 		}
 	}
 	if *svg != "" {
@@ -194,17 +255,34 @@ func runTrees(args []string, e env) (int, error) {
 	case *dot:
 		topology.WriteDOT(e.stdout, topo)
 	case *jsonOut && withWork:
-		e.stdout.Write(marshalIndent(treesResult{Report: topology.Analyze(topo, *nodes), Answer: pr.Verdict, Proof: &pr}))
+		var sj *treesSearch
+		if srch != nil {
+			sj = &srch.json
+		}
+		e.stdout.Write(marshalIndent(treesResult{Report: topology.Analyze(topo, *nodes), Answer: answer, Proof: &pr,
+			AnswerBy: answerBy, AnswerReason: why, Search: sj, Removed: removed}))
 	case *jsonOut:
 		e.stdout.Write(marshalIndent(topology.Analyze(topo, *nodes)))
 	default:
 		topology.WriteText(e.stdout, topology.Analyze(topo, *nodes), *edges)
 		if withWork {
-			writeProof(e.stdout, pr)
+			fmt.Fprintln(e.stdout)
+			io.WriteString(e.stdout, proofText(pr, srch != nil))
+		}
+		if srch != nil {
+			writeSearch(e.stdout, srch, answer, why)
+		}
+		for _, r := range removed {
+			fmt.Fprintf(e.stdout, "removed %s, left by an earlier run: this run found no deadlock to write there\n", r)
+		}
+	}
+	if srch != nil && srch.c.file != nil && *traceOut != "" {
+		if err := fileio.WriteOutput(*traceOut, traces.Marshal(*srch.c.file), e.stdout); err != nil {
+			return 0, usagef("--trace-out: %v", err)
 		}
 	}
 	if withWork {
-		return proofExit(pr), nil
+		return code, nil
 	}
 	return exitPass, nil
 }

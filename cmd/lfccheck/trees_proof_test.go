@@ -288,10 +288,13 @@ func TestTreesProofTargets(t *testing.T) {
 		{[]string{"--tree", "binary", "--nodes", large, "--credits", "1"}, topology.DeadlockFree},
 		{[]string{"--tree", "chain", "--nodes", "6", "--credits", "1", "--refresh", "2"}, topology.Undecided},
 	} {
-		code, out, errs := runCLI(append([]string{"trees", "--json"}, c.args...)...)
+		// --timeout 0: the proof alone (trees_search_test.go tests the
+		// search it would run next).
+		code, out, errs := runCLI(append([]string{"trees", "--json", "--timeout", "0"}, c.args...)...)
 		var v struct {
-			Answer string          `json:"answer"`
-			Proof  *topology.Proof `json:"workload_proof"`
+			Answer   string          `json:"answer"`
+			AnswerBy string          `json:"answer_by"`
+			Proof    *topology.Proof `json:"workload_proof"`
 		}
 		if err := json.Unmarshal([]byte(out), &v); err != nil || v.Proof == nil {
 			t.Fatalf("%v: exit %d, %v, stderr %s\n%.300s", c.args, code, err, errs, out)
@@ -300,7 +303,7 @@ func TestTreesProofTargets(t *testing.T) {
 		if c.want != topology.DeadlockFree {
 			wantCode = exitIncomplete
 		}
-		if v.Answer != c.want || v.Proof.Verdict != c.want || code != wantCode {
+		if v.Answer != c.want || v.Proof.Verdict != c.want || code != wantCode || v.AnswerBy != "proof" {
 			t.Errorf("%v: answer %s (exit %d), want %s (exit %d): %s", c.args, v.Answer, code, c.want, wantCode, v.Proof.Reason)
 		}
 	}
