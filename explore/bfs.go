@@ -155,8 +155,13 @@ type bfs struct {
 	skipped    atomic.Int64
 	chunkSkip  []int64 // per chunk: the transitions left out
 	skipBase   int64   // left out before the level
-	notLayered atomic.Bool
-	sleepNote  string
+	// nlKey is the smallest key of a transition into an expanded state
+	// met in the level (MaxUint64: none), under mu: like a violation key,
+	// it bounds what the workers go on with, so that which of the two
+	// comes first in sequential order, and so the result, does not depend
+	// on how the workers were scheduled.
+	nlKey     uint64
+	sleepNote string
 
 	ck     *ckpt     // checkpoints (Options.Checkpoint), or nil
 	colCRC [2]uint32 // the checkpoint's CRCs of the key and parent columns
@@ -502,6 +507,7 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 	}
 	b.vkey.Store(math.MaxUint64)
 	b.verr, b.bads = nil, b.bads[:0]
+	b.nlKey = math.MaxUint64
 	b.lvl.n.Store(0)
 	b.levelNew.Store(0)
 	b.transBase = b.trans.Load()
@@ -516,22 +522,24 @@ func (b *bfs) level(ws []*worker) (Result, bool, error) {
 	if b.ierr != nil {
 		return Result{}, true, b.ierr
 	}
-	if b.notLayered.Load() {
+	// The violation is the one first in sequential order: the direct one
+	// with the smallest key, or a successor that violates an invariant, at
+	// the smallest key that reaches it.
+	vk, bad := uint64(math.MaxUint64), false
+	if b.verr != nil {
+		vk = b.dkey
+	}
+	for _, li := range b.bads {
+		if k := b.lvl.at(li).minKey; k < vk {
+			vk, bad = k, true
+		}
+	}
+	if b.nlKey < vk { // (keys name transitions: never equal)
+		// A transition into an expanded state comes first: sleep sets
+		// cannot be trusted from there on; search again without them.
 		return Result{}, true, notLayered{depth: s.depth, states: b.n}
 	}
 	if b.verr != nil || len(b.bads) > 0 {
-		// The violation is the one first in sequential order: the direct
-		// one with the smallest key, or a successor that violates an
-		// invariant, at the smallest key that reaches it.
-		vk, bad := uint64(math.MaxUint64), false
-		if b.verr != nil {
-			vk = b.dkey
-		}
-		for _, li := range b.bads {
-			if k := b.lvl.at(li).minKey; k < vk {
-				vk, bad = k, true
-			}
-		}
 		// A limit may have stopped the workers before every state ahead
 		// of the violation was expanded: then it is not known to come
 		// first, and the search ends as incomplete like any other.
@@ -833,7 +841,7 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 			// sleep set of a state of the level being built.
 			if w.sl != nil {
 				if e.lvl != uint32(b.search.depth) {
-					return b.metExpanded()
+					return b.metExpanded(pk)
 				}
 				b.lvl.at(e.li).meet(z)
 			}
@@ -850,7 +858,7 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 		return false
 	}
 	if w.sl != nil && v&lvlFlag == 0 {
-		return b.metExpanded()
+		return b.metExpanded(pk)
 	}
 	if w.succs != nil {
 		w.succs.add(sh, succ, v&^lvlFlag, uint32(b.search.depth))
@@ -885,12 +893,18 @@ func (w *worker) onSucc(code uint32, succ []byte, err error) bool {
 	return true
 }
 
-// metExpanded notes a transition into a state already expanded, which
-// sleep sets cannot handle (see Sleeper): the search stops, to be run
-// again without them.
-func (b *bfs) metExpanded() bool {
-	b.notLayered.Store(true)
-	b.halt.Store(true)
+// metExpanded notes a transition, of the state with key pk, into a state
+// already expanded, which sleep sets cannot handle (see Sleeper): unless a
+// violation comes before it in sequential order, the level ends in a
+// search again without them. Like a violation, it bounds the keys the
+// workers go on with.
+func (b *bfs) metExpanded(pk uint64) bool {
+	b.mu.Lock()
+	if pk < b.nlKey {
+		b.nlKey = pk
+	}
+	b.lower(pk)
+	b.mu.Unlock()
 	return false
 }
 

@@ -7,6 +7,7 @@ import (
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/properties"
+	"lfccheck/protocols/ucast"
 )
 
 // TestWorkersKeepResults checks every claim and broken-variant example of
@@ -54,4 +55,37 @@ func TestWorkersKeepResults(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestWorkersKeepResultsAtANonLayeredLevel: no-drain with nested upcalls
+// has its deadlock in the level where the search also meets a transition
+// into an expanded state (which sleep sets cannot handle). Which of the
+// two comes first in sequential order decides the result, never the
+// workers' schedule: the same result with 1, 2 and 3 workers, run after
+// run.
+func TestWorkersKeepResultsAtANonLayeredLevel(t *testing.T) {
+	cfg := ucast.ReplyConfig(2, 1, 3)
+	cfg.Variant = "no-drain"
+	var want string
+	for run := 0; run < 4; run++ {
+		for _, workers := range []int{1, 2, 3} {
+			ck, err := properties.Build(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := explore.BFS(ck, explore.Options{Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("%s %d states %d transitions depth %d trace %v sleep sets %+v", r.Verdict, r.Stats.States, r.Stats.Transitions, r.Stats.Depth, r.Trace, r.Sleep)
+			if want == "" {
+				want = got
+				if r.Verdict != explore.Fail {
+					t.Fatalf("no-drain with nested upcalls: %s, want a deadlock", got)
+				}
+			} else if got != want {
+				t.Fatalf("run %d, %d workers: %s\nfirst run: %s", run, workers, got, want)
+			}
+		}
+	}
 }
