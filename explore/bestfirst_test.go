@@ -16,6 +16,12 @@ func towards(tx, ty int) func([]byte) int {
 	}
 }
 
+// bestFirsts are the two tie orders.
+var bestFirsts = map[string]func(Model, Options, func([]byte) int) (Result, error){
+	"shallow": BestFirst,
+	"deep":    BestFirstDeep,
+}
+
 func TestBestFirstIsExhaustive(t *testing.T) {
 	for _, g := range []grid{{n: 9}, {n: 30}} {
 		bfs, _ := BFS(g, Options{})
@@ -24,9 +30,11 @@ func TestBestFirstIsExhaustive(t *testing.T) {
 			"towards": towards(int(g.n), 0),
 			"sum":     func(s []byte) int { return int(s[0]) + int(s[1]) },
 		} {
-			r, err := BestFirst(g, Options{}, h)
-			if err != nil || r.Verdict != Pass || r.Stats.States != bfs.Stats.States || r.Stats.Transitions != bfs.Stats.Transitions {
-				t.Fatalf("n=%d %s: %+v %v (BFS: %d states, %d transitions)", g.n, name, r, err, bfs.Stats.States, bfs.Stats.Transitions)
+			for tie, bf := range bestFirsts {
+				r, err := bf(g, Options{}, h)
+				if err != nil || r.Verdict != Pass || r.Stats.States != bfs.Stats.States || r.Stats.Transitions != bfs.Stats.Transitions {
+					t.Fatalf("n=%d %s %s: %+v %v (BFS: %d states, %d transitions)", g.n, name, tie, r, err, bfs.Stats.States, bfs.Stats.Transitions)
+				}
 			}
 		}
 	}
@@ -35,46 +43,59 @@ func TestBestFirstIsExhaustive(t *testing.T) {
 func TestBestFirstFindsViolations(t *testing.T) {
 	g := grid{n: 40, bad: [2]byte{30, 2}, hasBad: true}
 	bfs, _ := BFS(g, Options{})
-	r, err := BestFirst(g, Options{}, towards(30, 2))
-	if err != nil || r.Verdict != Fail {
-		t.Fatalf("%+v %v", r, err)
-	}
-	x, y := 0, 0
-	for _, c := range r.Trace {
-		if c == 0 {
-			x++
-		} else {
-			y++
+	for tie, bf := range bestFirsts {
+		r, err := bf(g, Options{}, towards(30, 2))
+		if err != nil || r.Verdict != Fail {
+			t.Fatalf("%s: %+v %v", tie, r, err)
 		}
-	}
-	if x != 30 || y != 2 || r.Stats.Depth != len(r.Trace) {
-		t.Fatalf("trace %v ends at (%d,%d), depth %d", r.Trace, x, y, r.Stats.Depth)
-	}
-	// Guided, it stores far fewer states than BFS.
-	if r.Stats.States*5 > bfs.Stats.States {
-		t.Fatalf("best-first stored %d states, BFS %d", r.Stats.States, bfs.Stats.States)
+		x, y := 0, 0
+		for _, c := range r.Trace {
+			if c == 0 {
+				x++
+			} else {
+				y++
+			}
+		}
+		if x != 30 || y != 2 || r.Stats.Depth != len(r.Trace) {
+			t.Fatalf("%s: trace %v ends at (%d,%d), depth %d", tie, r.Trace, x, y, r.Stats.Depth)
+		}
+		// Guided, it stores far fewer states than BFS.
+		if r.Stats.States*5 > bfs.Stats.States {
+			t.Fatalf("%s: best-first stored %d states, BFS %d", tie, r.Stats.States, bfs.Stats.States)
+		}
 	}
 	// With no guidance (a constant heuristic) it is a breadth-first
 	// order: it still finds the violation, with a shortest trace.
-	r, err = BestFirst(g, Options{}, func([]byte) int { return 0 })
+	r, err := BestFirst(g, Options{}, func([]byte) int { return 0 })
 	if err != nil || r.Verdict != Fail || len(r.Trace) != 32 {
 		t.Fatalf("constant heuristic: %+v %v", r, err)
 	}
+	// Deep ties with no guidance go deep first, as DFS does: the first
+	// path runs along x to the border and then up (28 states stored: the
+	// path and the siblings of its states).
+	r, err = BestFirstDeep(grid{n: 9, terminalBad: true}, Options{}, func([]byte) int { return 0 })
+	if err != nil || r.Verdict != Fail || r.Stats.States > 28 || len(r.Trace) != 18 {
+		t.Fatalf("constant heuristic, deep ties: %+v %v", r, err)
+	}
 	// A violation of a terminal state.
-	r, err = BestFirst(grid{n: 5, terminalBad: true}, Options{}, towards(0, 0))
-	if err != nil || r.Verdict != Fail || len(r.Trace) != 10 || r.Violation.Error() != "stuck" {
-		t.Fatalf("terminal: %+v %v", r, err)
+	for tie, bf := range bestFirsts {
+		r, err = bf(grid{n: 5, terminalBad: true}, Options{}, towards(0, 0))
+		if err != nil || r.Verdict != Fail || len(r.Trace) != 10 || r.Violation.Error() != "stuck" {
+			t.Fatalf("%s terminal: %+v %v", tie, r, err)
+		}
 	}
 }
 
 func TestBestFirstIsDeterministic(t *testing.T) {
 	g := grid{n: 40, bad: [2]byte{20, 20}, hasBad: true}
 	h := func(s []byte) int { return int(s[0]) % 3 } // many ties
-	a, _ := BestFirst(g, Options{}, h)
-	for i := 0; i < 3; i++ {
-		b, _ := BestFirst(g, Options{}, h)
-		if !reflect.DeepEqual(a.Trace, b.Trace) || a.Stats.States != b.Stats.States || a.Stats.Transitions != b.Stats.Transitions {
-			t.Fatalf("run %d differs: %v %d, then %v %d", i, a.Trace, a.Stats.States, b.Trace, b.Stats.States)
+	for tie, bf := range bestFirsts {
+		a, _ := bf(g, Options{}, h)
+		for i := 0; i < 3; i++ {
+			b, _ := bf(g, Options{}, h)
+			if a.Verdict != Fail || !reflect.DeepEqual(a.Trace, b.Trace) || a.Stats.States != b.Stats.States || a.Stats.Transitions != b.Stats.Transitions {
+				t.Fatalf("%s run %d differs: %v %d, then %v %d", tie, i, a.Trace, a.Stats.States, b.Trace, b.Stats.States)
+			}
 		}
 	}
 }
@@ -90,12 +111,14 @@ func TestBestFirstLimitsAreHonest(t *testing.T) {
 		"timeout": {Options{Timeout: time.Nanosecond}, "time limit"},
 		"memory":  {Options{MaxMemory: 1}, "memory limit"},
 	} {
-		r, err := BestFirst(grid{n: 200}, c.opt, zero)
-		if err != nil || r.Verdict != Incomplete || !strings.Contains(r.Reason, c.want) || !strings.Contains(r.Reason, "best-first") {
-			t.Fatalf("%s: %+v %v", name, r, err)
-		}
-		if name == "states" && r.Stats.States > 10 {
-			t.Fatalf("state limit exceeded: %d", r.Stats.States)
+		for tie, bf := range bestFirsts {
+			r, err := bf(grid{n: 200}, c.opt, zero)
+			if err != nil || r.Verdict != Incomplete || !strings.Contains(r.Reason, c.want) || !strings.Contains(r.Reason, "best-first") {
+				t.Fatalf("%s %s: %+v %v", name, tie, r, err)
+			}
+			if name == "states" && r.Stats.States > 10 {
+				t.Fatalf("%s: state limit exceeded: %d", tie, r.Stats.States)
+			}
 		}
 	}
 	stop := make(chan struct{})
