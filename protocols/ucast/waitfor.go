@@ -9,21 +9,31 @@ import (
 
 // WaitEdge is one link of an App. A.1 wait-for cycle: NI From holds Held
 // (received from its predecessor in the cycle) and is blocked sending to To,
-// whose receive pool for From is full (Pool lists its contents).
+// whose receive pool for From holds Pool and owes From Owed credits: every
+// credit From has for To is there, the pool full or the rest owed below
+// CREDIT_REFRESH, so never returned on its own.
 type WaitEdge struct {
 	From, To model.NodeID
 	Held     *model.Packet
 	Blocked  model.Packet // head of From's blocked-sends queue for To
 	Pool     []model.Packet
+	Owed     int
 }
 
 // WaitForCycle finds a cycle of App. A.1 in w: NIs n0 -> n1 -> ... -> n0
 // where each has a nonempty blocked-sends queue for its successor and the
-// successor's receive pool for it is full. It returns nil if there is none.
+// successor holds every credit for it, in its receive pool or owed below
+// the refresh threshold (with CREDIT_REFRESH R a cycle closes with C-R+1
+// packets in a pool and R-1 credits owed). It returns nil if there is none.
 func WaitForCycle(w *model.World) []WaitEdge {
-	P, C := w.Sys.P, mach(w).C
+	P, C, R := w.Sys.P, mach(w).C, mach(w).Refresh
 	waits := func(s, r int) bool {
-		return s != r && len(NodeAt(w, s).PCB[r].Blocked) > 0 && NodeAt(w, r).PoolCount(model.NodeID(s)) >= C
+		if s == r || len(NodeAt(w, s).PCB[r].Blocked) == 0 {
+			return false
+		}
+		nr := NodeAt(w, r)
+		owed := nr.PCB[s].FreeCredits
+		return owed < R && nr.PoolCount(model.NodeID(s))+owed >= C
 	}
 	// Depth-first search for a cycle in the wait-for graph, in node order.
 	state := make([]int, P) // 0 unvisited, 1 on stack, 2 done
@@ -83,6 +93,7 @@ func WaitForCycle(w *model.World) []WaitEdge {
 				e.Pool = append(e.Pool, rb.Pkt)
 			}
 		}
+		e.Owed = NodeAt(w, r).PCB[s].FreeCredits
 		edges = append(edges, e)
 	}
 	return edges
@@ -103,8 +114,13 @@ func FormatCycle(w *model.World, cyc []WaitEdge) []string {
 		for i, p := range e.Pool {
 			pool[i] = p.String()
 		}
-		out = append(out, fmt.Sprintf("ni %d %s, blocked sending %s to ni %d, whose pool for ni %d is full (%d of %d: %s)",
-			e.From, held, e.Blocked, e.To, e.From, len(e.Pool), mach(w).C, strings.Join(pool, " ")))
+		if e.Owed == 0 {
+			out = append(out, fmt.Sprintf("ni %d %s, blocked sending %s to ni %d, whose pool for ni %d is full (%d of %d: %s)",
+				e.From, held, e.Blocked, e.To, e.From, len(e.Pool), mach(w).C, strings.Join(pool, " ")))
+			continue
+		}
+		out = append(out, fmt.Sprintf("ni %d %s, blocked sending %s to ni %d, whose pool for ni %d holds %d of %d (%s) and owes it %s, fewer than CREDIT_REFRESH %d, so none is returned",
+			e.From, held, e.Blocked, e.To, e.From, len(e.Pool), mach(w).C, strings.Join(pool, " "), credits(e.Owed), mach(w).Refresh))
 	}
 	return out
 }
@@ -114,11 +130,18 @@ func ExplainCycle(w *model.World) model.Explanation {
 	cyc := WaitForCycle(w)
 	if cyc == nil {
 		return model.Explanation{Field: "wait_for_cycle",
-			Head: "no wait-for cycle of full receive pools: the deadlock is not App. A.1's buffer cycle"}
+			Head: "no wait-for cycle of receive pools holding every credit: the deadlock is not App. A.1's buffer cycle"}
 	}
 	e := model.Explanation{Field: "wait_for_cycle", Head: "wait-for cycle (App. A.1):", Lines: FormatCycle(w, cyc)}
 	for _, c := range cyc {
 		e.Waits = append(e.Waits, model.Wait{From: c.From, To: c.To, Label: "blocked " + c.Blocked.String()})
 	}
 	return e
+}
+
+func credits(n int) string {
+	if n == 1 {
+		return "1 credit"
+	}
+	return fmt.Sprintf("%d credits", n)
 }
