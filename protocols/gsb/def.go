@@ -562,7 +562,7 @@ func explain(w *model.World) model.Explanation {
 		e.Lines = append(e.Lines, line)
 	}
 	if len(e.Lines) == 0 {
-		e.Head = "no wait-for cycle of full receive pools and no host whose buffers are all held back"
+		e.Head = "no wait-for cycle of receive pools holding every credit and no host whose buffers are all held back"
 	}
 	return e
 }

@@ -157,7 +157,7 @@ func oneWay() model.Config {
 }
 
 // Deadlock: a state with no enabled action must be a proper end; the
-// explanation is App. A.1's wait-for cycle of full receive pools.
+// explanation is App. A.1's wait-for cycle of receive pools that hold every credit (full, or the rest owed below CREDIT_REFRESH).
 var Deadlock = properties.Deadlock(func(w *model.World) error {
 	if Finished(w) {
 		return nil
