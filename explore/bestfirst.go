@@ -61,8 +61,9 @@ func (o *openHeap) Pop() any {
 // m's scratch if m has any). It needs the exact store (Options.Fingerprint
 // is refused), ignores Workers, sleep sets, checkpoints and liveness, and
 // honours MaxStates, MaxDepth (states at that depth are not expanded: the
-// search is then Incomplete), Timeout, MaxMemory and Stop. A search that
-// ends without a violation or a limit is exhaustive and passes.
+// search is then Incomplete), Timeout, MaxMemory and Stop, and prints
+// progress lines to Progress. A search that ends without a violation or a
+// limit is exhaustive and passes.
 func BestFirst(m Model, opt Options, h func(state []byte) int) (Result, error) {
 	return bestFirst(m, opt, h, false)
 }
@@ -103,12 +104,22 @@ func bestFirst(m Model, opt Options, h func(state []byte) int, deep bool) (Resul
 	var buf []byte
 	cut := false // a state at MaxDepth was left unexpanded
 	steps := 0
+	every := opt.ProgressEvery
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	lastProgress := s.start
 	for open.Len() > 0 {
 		steps++
 		if steps&255 == 0 {
 			if r, stop := s.checkLimits(s.store.Len() - open.Len()); stop {
 				r.Reason += " (best-first)"
 				return r, nil
+			}
+			if opt.Progress != nil && time.Since(lastProgress) >= every {
+				lastProgress = time.Now()
+				fmt.Fprintf(opt.Progress, "progress: best-first: %d states stored, %d to expand, depth %d, best rating %d, heap %s, %s\n",
+					s.store.Len(), open.Len(), s.depth, open.e[0].h, FormatBytes(s.sampleMemory(false)), time.Since(s.start).Round(time.Second))
 			}
 		}
 		e := heap.Pop(open).(openEntry)

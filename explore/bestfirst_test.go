@@ -127,6 +127,12 @@ func TestBestFirstLimitsAreHonest(t *testing.T) {
 	if err != nil || r.Verdict != Incomplete || !strings.HasPrefix(r.Reason, "interrupted") {
 		t.Fatalf("stop: %+v %v", r, err)
 	}
+	// Progress lines, when asked for.
+	var prog strings.Builder
+	r, err = BestFirstDeep(grid{n: 200}, Options{Progress: &prog, ProgressEvery: time.Nanosecond, MaxStates: 5000}, zero)
+	if err != nil || r.Verdict != Incomplete || !strings.HasPrefix(prog.String(), "progress: best-first: ") || !strings.Contains(prog.String(), " to expand, depth ") {
+		t.Fatalf("progress: %+v %v %q", r, err, prog.String())
+	}
 	// Limits not reached leave a complete search.
 	r, _ = BestFirst(grid{n: 3}, Options{MaxStates: 1000, MaxDepth: 100, Timeout: time.Hour}, zero)
 	if r.Verdict != Pass {

@@ -80,19 +80,23 @@ func runTrees(args []string, e env) (int, error) {
 	work := registerWorkload(fs)
 	timeout := fs.Duration("timeout", defaultTreesTimeout, "when the proof is undecided, search for a deadlock for at most this long, e.g. 30s, 5m (0: no search)")
 	maxMemory := fs.String("max-memory", "", "stop the deadlock search when the heap exceeds this, e.g. 8GiB (default 60% of the memory available)")
+	quiet := fs.BoolP("quiet", "q", false, "no progress lines on stderr during the deadlock search")
 	traceOut := fs.String("trace-out", "", "write the deadlock the search finds as a JSON trace to this file (a run without one removes the file if it exists)")
 	if err := parseNoArgs(fs, args, "[flags]\n\nWith a workload flag (--credits, --packets, --cast, --flow, --refresh: check's\nmeanings) trees proves the topology deadlock-free for that workload (exit 0)\nor, when the proof cannot, searches the configuration for a deadlock, guided\nby the cycle that may fill: deadlock (exit 1, with the trace), deadlock-free\nby exhaustive search (exit 0) or undecided (exit 3); see docs/trees.md."); err != nil {
 		return 0, err
 	}
 	withWork := len(work.given()) > 0
-	searchFlagsGiven := fs.Changed("timeout") || fs.Changed("max-memory") || fs.Changed("trace-out")
+	searchFlagsGiven := fs.Changed("timeout") || fs.Changed("max-memory") || fs.Changed("trace-out") || fs.Changed("quiet")
 	if searchFlagsGiven && !withWork {
-		return 0, usagef("trees: --timeout, --max-memory and --trace-out are for the deadlock search, which needs a workload (--credits, --packets, --cast, --flow or --refresh)")
+		return 0, usagef("trees: --timeout, --max-memory, --trace-out and -q are for the deadlock search, which needs a workload (--credits, --packets, --cast, --flow or --refresh)")
 	}
 	if *timeout < 0 {
 		return 0, usagef("--timeout must not be negative, got %v (0: no search)", *timeout)
 	}
 	searchOpt := explore.Options{Timeout: *timeout, Stop: e.stop, MaxMemory: explore.DefaultMemoryLimit()}
+	if !*quiet {
+		searchOpt.Progress = e.stderr
+	}
 	if *maxMemory != "" {
 		m, err := parseBytes(*maxMemory)
 		if err != nil {
@@ -199,11 +203,19 @@ func runTrees(args []string, e env) (int, error) {
 		if err != nil {
 			return 0, usageError{err}
 		}
+		why, noSearch := pr.Reason, ""
+		if pr.Verdict == topology.Undecided && *timeout > 0 {
+			noSearch = fmt.Sprintf("the explorer handles at most %d nodes", model.MaxNodes)
+			why += "; no deadlock search: " + noSearch
+		}
 		if *jsonOut {
-			e.stdout.Write(marshalIndent(familyResult{FamilyReport: r, Answer: pr.Verdict, Proof: &pr, AnswerBy: "proof", AnswerReason: pr.Reason}))
+			e.stdout.Write(marshalIndent(familyResult{FamilyReport: r, Answer: pr.Verdict, Proof: &pr, AnswerBy: "proof", AnswerReason: why}))
 		} else {
 			topology.WriteFamilyText(e.stdout, r)
 			writeProof(e.stdout, pr)
+			if noSearch != "" {
+				fmt.Fprintf(e.stdout, "search: none: %s\n", noSearch)
+			}
 		}
 		return proofExit(pr), nil
 	}

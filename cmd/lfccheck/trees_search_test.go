@@ -105,6 +105,11 @@ func TestTreesSearchPassesAndStops(t *testing.T) {
 	if code != exitIncomplete || v.Answer != topology.Undecided || v.AnswerBy != "proof" || v.Search != nil {
 		t.Fatalf("exit %d: %+v", code, v)
 	}
+	// Beyond the explorer's nodes: the proof alone, saying so.
+	code, out, _ = runCLI("trees", "--tree", "chain", "--nodes", "100", "--credits", "1", "--packets", "1")
+	if code != exitIncomplete || !strings.HasSuffix(out, "\nsearch: none: the explorer handles at most 64 nodes\n") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
 	// A proof needs no search.
 	code, v = treesJSON(t, "--tree", "chain", "--nodes", "4", "--credits", "2", "--packets", "1")
 	if code != exitPass || v.AnswerBy != "proof" || v.Search != nil {
@@ -131,6 +136,7 @@ func TestTreesSearchFlagErrors(t *testing.T) {
 		{[]string{"trees", "--credits", "1", "--timeout", ""}, "--timeout"},
 		{[]string{"trees", "--timeout", "5s"}, "needs a workload"},
 		{[]string{"trees", "--trace-out", "x.json"}, "needs a workload"},
+		{[]string{"trees", "-q"}, "needs a workload"},
 		{[]string{"trees", "--credits", "1", "--max-memory", "lots"}, "--max-memory"},
 		{[]string{"trees", "--credits", "1", "--trace-out", "-"}, "--trace-out needs a file"},
 		{[]string{"trees", "--credits", "1", "--topology", topo, "--trace-out", topo}, "refusing to overwrite an input"},
