@@ -63,15 +63,17 @@ const exitCodesHelp = `lfccheck exit codes
   0  pass: every property holds over the complete state space (suite, sweep:
      every check came out as expected; replay: the recorded outcome was
      reproduced; trees with a workload flag: deadlock-free for that workload,
-     proved; list, trees without one, version, help: success)
+     by the proof or by an exhaustive search; list, trees without one,
+     version, help: success)
   1  fail: a property is violated (a counterexample is printed) or a
      Sometimes goal is unreachable; suite, sweep: some check came out
-     differently than expected; replay: the outcome differs from the recorded one
+     differently than expected; replay: the outcome differs from the recorded
+     one; trees with a workload flag: the deadlock search found a deadlock
   2  usage or input error: one line on stderr naming the problem; nothing is
      checked. Also when a result could not be written (a full disk, an
      unwritable --trace-out): the result is printed first, then the error
   3  incomplete: the search was cut short, nothing was proved (trees with a
-     workload flag: undecided, the proof does not cover it). The verdict
+     workload flag: undecided, neither the proof nor the search decided). The verdict
      line (or the JSON "reason") says why:
        state limit N reached          --max-states: never more than N states stored
        depth limit N reached          --max-depth
