@@ -200,19 +200,7 @@ func ProofCovers(key string) (bool, string) {
 
 // Prove decides deadlock freedom of topology t over p nodes for workload w.
 func Prove(t *model.Topology, p int, w Workload) (Proof, error) {
-	trees := make([]TreeEdges, len(t.Trees))
-	for ti := range t.Trees {
-		tr := &t.Trees[ti]
-		trees[ti].Name = fmt.Sprintf("of %d in %s", tr.Root, t.Groups[tr.Group].Name)
-		var walk func(x model.NodeID)
-		walk = func(x model.NodeID) {
-			for _, c := range tr.Children[x] {
-				trees[ti].Edges = append(trees[ti].Edges, [2]int{int(x), int(c)})
-				walk(c)
-			}
-		}
-		walk(tr.Root)
-	}
+	trees := topologyTrees(t)
 	counts := make([]int, len(trees))
 	if len(w.Casts) == 0 {
 		for i := range counts {

@@ -97,6 +97,12 @@ type TreeEdges struct {
 // Dependencies builds the buffer dependency graph of t over p nodes and
 // decides whether it is acyclic, with a shortest cycle when it is not.
 func Dependencies(t *model.Topology, p int) DepGraph {
+	return DependenciesOf(p, topologyTrees(t))
+}
+
+// topologyTrees lists the edges of t's trees, each named "of ROOT in
+// GROUP", in depth-first order from its root.
+func topologyTrees(t *model.Topology) []TreeEdges {
 	trees := make([]TreeEdges, len(t.Trees))
 	for ti := range t.Trees {
 		tr := &t.Trees[ti]
@@ -110,7 +116,7 @@ func Dependencies(t *model.Topology, p int) DepGraph {
 		}
 		walk(tr.Root)
 	}
-	return DependenciesOf(p, trees)
+	return trees
 }
 
 // FamilyTrees returns the trees of family fam, one rooted at each of p
