@@ -104,10 +104,7 @@ func bestFirst(m Model, opt Options, h func(state []byte) int, deep bool) (Resul
 	var buf []byte
 	cut := false // a state at MaxDepth was left unexpanded
 	steps := 0
-	every := opt.ProgressEvery
-	if every <= 0 {
-		every = 3 * time.Second
-	}
+	every := opt.progressEvery()
 	lastProgress := s.start
 	for open.Len() > 0 {
 		steps++
@@ -137,18 +134,14 @@ func bestFirst(m Model, opt Options, h func(state []byte) int, deep bool) (Resul
 				violation, vcode = err, code
 				return false
 			}
-			if s.has(b) {
-				return true
-			}
-			if s.opt.MaxStates > 0 && int64(s.store.Len()) >= s.opt.MaxStates {
-				limit = fmt.Sprintf("state limit %d reached with %d states unexplored (best-first)", s.opt.MaxStates, open.Len()+len(kids)+1)
+			kid, fresh, lim := s.storeNew(b, e.id, code)
+			if lim != "" {
+				limit = fmt.Sprintf("%s with %d states unexplored (best-first)", lim, open.Len()+len(kids)+1)
 				return false
 			}
-			if !s.growthFits() {
-				limit = fmt.Sprintf("memory limit %s reached with %d states unexplored (best-first)", FormatBytes(s.opt.MaxMemory), open.Len()+len(kids)+1)
-				return false
+			if fresh {
+				kids = append(kids, kid)
 			}
-			kids = append(kids, s.add(b, e.id, code))
 			return true
 		})
 		if violation != nil {

@@ -594,10 +594,7 @@ func (b *bfs) runWorkers(ws []*worker) {
 		wg.Wait()
 		close(done)
 	}()
-	every := s.opt.ProgressEvery
-	if every <= 0 {
-		every = 3 * time.Second
-	}
+	every := s.opt.progressEvery()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {

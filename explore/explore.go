@@ -420,6 +420,24 @@ func (s *search) fail(err error, trace []uint32) (Result, error) {
 // has reports whether the state b is already stored.
 func (s *search) has(b []byte) bool { return s.store.Has(Hash(b), b) }
 
+// storeNew stores successor b of state parent, reached by action code, as
+// the searches that store a state when they first generate it (DFS,
+// best-first) do: fresh is false for a state already stored; limit names
+// the state or memory limit that forbids storing it (the search then
+// ends, adding where it stood).
+func (s *search) storeNew(b []byte, parent, code uint32) (id uint32, fresh bool, limit string) {
+	if s.has(b) {
+		return 0, false, ""
+	}
+	if s.opt.MaxStates > 0 && int64(s.store.Len()) >= s.opt.MaxStates {
+		return 0, false, fmt.Sprintf("state limit %d reached", s.opt.MaxStates)
+	}
+	if !s.growthFits() {
+		return 0, false, fmt.Sprintf("memory limit %s reached", FormatBytes(s.opt.MaxMemory))
+	}
+	return s.add(b, parent, code), true, ""
+}
+
 func (s *search) checkLimits(head int) (Result, bool) {
 	if s.opt.Stop != nil {
 		select {
@@ -436,6 +454,15 @@ func (s *search) checkLimits(head int) (Result, bool) {
 			FormatBytes(s.opt.MaxMemory), FormatBytes(inuse), s.store.Len()-head)), true
 	}
 	return Result{}, false
+}
+
+// progressEvery is the interval of progress lines (ProgressEvery, 3s by
+// default).
+func (o *Options) progressEvery() time.Duration {
+	if o.ProgressEvery > 0 {
+		return o.ProgressEvery
+	}
+	return 3 * time.Second
 }
 
 // FormatBytes renders a byte count with a binary unit.

@@ -86,18 +86,15 @@ func DFS(m Model, opt Options, h Hunt) (Result, error) {
 				violation, vcode = err, code
 				return false
 			}
-			if s.has(b) {
+			kid, fresh, lim := s.storeNew(b, id, code)
+			if lim != "" {
+				limit = lim + " (depth-first: the rest of the graph is unexplored)"
+				return false
+			}
+			if !fresh {
 				return true
 			}
-			if s.opt.MaxStates > 0 && int64(s.store.Len()) >= s.opt.MaxStates {
-				limit = fmt.Sprintf("state limit %d reached (depth-first: the rest of the graph is unexplored)", s.opt.MaxStates)
-				return false
-			}
-			if !s.growthFits() {
-				limit = fmt.Sprintf("memory limit %s reached (depth-first: the rest of the graph is unexplored)", FormatBytes(s.opt.MaxMemory))
-				return false
-			}
-			f.kids = append(f.kids, s.add(b, id, code))
+			f.kids = append(f.kids, kid)
 			if exact == nil {
 				f.codes = append(f.codes, code)
 			}
@@ -231,10 +228,7 @@ func Random(m Model, opt Options, h Hunt) (Result, HuntStats, error) {
 	var succs []succ
 	var buf []byte
 	shards := max(h.Shards, 1)
-	every := opt.ProgressEvery
-	if every <= 0 {
-		every = 3 * time.Second
-	}
+	every := opt.progressEvery()
 	lastProgress := time.Now()
 	for k := 0; h.Walks == 0 || k < h.Walks; k++ {
 		if k&15 == 0 {

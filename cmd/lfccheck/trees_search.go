@@ -22,9 +22,9 @@ const answerDeadlock = "deadlock"
 type treesSearch struct {
 	// Strategy is "best-first"; Heuristic says what it counts, on the
 	// partitions of Cycle (the proof's cycle that may fill).
-	Strategy  string            `json:"strategy"`
-	Heuristic string            `json:"heuristic"`
-	Cycle     []mcast.Partition `json:"cycle_partitions"`
+	Strategy  string               `json:"strategy"`
+	Heuristic string               `json:"heuristic"`
+	Cycle     []topology.Partition `json:"cycle_partitions"`
 	// Config is the configuration searched: the full one check would
 	// build from the same flags, with the property deadlock.
 	Config model.Config `json:"config"`
@@ -72,9 +72,9 @@ func searchCycle(cfg model.Config, pr topology.Proof, opt explore.Options) (*cyc
 	if err != nil {
 		return nil, err
 	}
-	var parts []mcast.Partition
+	var parts []topology.Partition
 	for _, st := range pr.Cycle {
-		parts = append(parts, mcast.Partition{From: st.From, At: st.At})
+		parts = append(parts, topology.Partition{From: st.From, At: st.At})
 	}
 	var perms []model.Perm
 	if ck.Symmetry {
@@ -139,7 +139,7 @@ func writeSearch(w io.Writer, s *cycleSearch, answer, why string) {
 	if len(j.Cycle) > 0 {
 		var ps []string
 		for _, p := range j.Cycle {
-			ps = append(ps, fmt.Sprintf("%d at %d", p.From, p.At))
+			ps = append(ps, p.String())
 		}
 		cyc = "packets waiting to forward, blocked sends, no credits on the partitions " + strings.Join(ps, ", ")
 	}

@@ -2,15 +2,9 @@ package mcast
 
 import (
 	"lfccheck/model"
+	"lfccheck/model/topology"
 	"lfccheck/protocols/ucast"
 )
-
-// Partition is the receive-buffer partition "From at At": the buffers NI
-// At reserves for packets from NI From.
-type Partition struct {
-	From int `json:"from"`
-	At   int `json:"at"`
-}
 
 // PartitionLoad rates how close the partitions parts are to a deadlock's
 // in w: the heuristic of the deadlock search that lfccheck trees runs on a
@@ -27,7 +21,7 @@ type Partition struct {
 // every state it renames to, so the rating is the most over w and w
 // renamed by each of them, which does not depend on which state of the
 // orbit was stored.
-func PartitionLoad(w *model.World, parts []Partition, perms []model.Perm) int {
+func PartitionLoad(w *model.World, parts []topology.Partition, perms []model.Perm) int {
 	load := func(p *model.Perm) int {
 		n := 0
 		for _, pt := range parts {
