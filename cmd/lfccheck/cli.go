@@ -388,7 +388,7 @@ func parseBytes(s string) (uint64, error) {
 		}
 	}
 	whole, frac, _ := strings.Cut(num, ".")
-	if _, err := model.ParseDecimal(whole); err != nil && whole != "0" {
+	if _, err := model.ParseDecimal(whole); err != nil {
 		return 0, bad
 	}
 	for _, c := range frac {

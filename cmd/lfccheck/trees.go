@@ -111,10 +111,6 @@ func runTrees(args []string, e env) (int, error) {
 		if err := fileio.CheckOutput(*traceOut); err != nil {
 			return 0, usagef("--trace-out: %v", err)
 		}
-		outs := []fileio.Named{{Flag: "--trace-out", Path: *traceOut}, {Flag: "--svg", Path: *svg}}
-		if err := fileio.Distinct([]fileio.Named{{Flag: "--topology", Path: *topoFile}}, outs); err != nil {
-			return 0, usageError{err}
-		}
 	}
 	if *dot && *jsonOut {
 		return 0, usagef("trees: give --dot or --json, not both")
@@ -129,9 +125,10 @@ func runTrees(args []string, e env) (int, error) {
 		if *svg == "-" && (*dot || *jsonOut) {
 			return 0, usagef("trees: --svg - writes to standard output, so --dot and --json cannot")
 		}
-		if err := fileio.Distinct([]fileio.Named{{Flag: "--topology", Path: *topoFile}}, []fileio.Named{{Flag: "--svg", Path: *svg}}); err != nil {
-			return 0, usageError{err}
-		}
+	}
+	outs := []fileio.Named{{Flag: "--trace-out", Path: *traceOut}, {Flag: "--svg", Path: *svg}}
+	if err := fileio.Distinct([]fileio.Named{{Flag: "--topology", Path: *topoFile}}, outs); err != nil {
+		return 0, usageError{err}
 	}
 	var spec *model.TopologySpec
 	var topoData []byte
