@@ -116,6 +116,26 @@ func Build(cfg model.Config) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
+	return buildFor(def, cfg, props, m)
+}
+
+// BuildFor is Build for a machine the caller built from cfg (resolved,
+// with def.New) and adapted (an in-process library's driving of its hosts,
+// a workload that grows as it runs): the checker of its protocol's
+// properties over it.
+func BuildFor(cfg model.Config, m model.Machine) (*Checker, error) {
+	def, err := model.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	props, err := Select(def.Properties, cfg.Properties)
+	if err != nil {
+		return nil, err
+	}
+	return buildFor(def, cfg, props, m)
+}
+
+func buildFor(def *model.Def, cfg model.Config, props []Property, m model.Machine) (*Checker, error) {
 	sys, err := model.NewSystem(cfg, m)
 	if err != nil {
 		return nil, err
