@@ -1,0 +1,290 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"lfccheck/explore"
+	"lfccheck/internal/fileio"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/traces"
+)
+
+func runCheck(args []string, e env) (int, error) { return runCheckArgs(args, e, false) }
+
+// runCheckArgs is check; resolved is set when the flags of a --resume
+// alone were completed from the checkpoint.
+func runCheckArgs(args []string, e env, resolved bool) (int, error) {
+	var cf configFlags
+	var sf searchFlags
+	fs := newFlags("check", e)
+	cf.register(fs)
+	jsonOut := fs.Bool("json", false, "print one JSON object instead of text")
+	traceOut := fs.String("trace-out", "", "write the counterexample as a JSON trace to this file ('-': standard output, and the report to standard error); a run without a counterexample removes the file if it exists, so that no stale trace stays")
+	var pf pictureFlags
+	pf.register(fs, "the counterexample")
+	for _, name := range []string{"svg", "html"} {
+		fs.Lookup(name).Usage += "; as --trace-out, the report then goes to standard error, and a run without a counterexample removes the file"
+	}
+	var hf huntFlags
+	hf.register(fs)
+	sf.register(fs, 0, false)
+	var cpf checkpointFlags
+	cpf.register(fs)
+	frontier := fs.Bool("frontier", false, "keep only the level being built in the visited set: memory per level, not per state, for protocol variants whose runs all end (a state met again at a greater depth is stored again; after a pass the search counts the states stored twice: none means the count is of distinct states)")
+	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
+		return 0, err
+	}
+	if cpf.resume != "" && !resolved {
+		// The search is the checkpoint's: its flags, but for those given
+		// here (which must agree, or the identity check names the
+		// difference).
+		stored, err := cpf.storedArgs()
+		if err != nil {
+			if len(searchArgs(fs)) == 0 {
+				return 0, err
+			}
+			stored = nil // the flags given must then say it all
+		}
+		var all []string
+		for _, a := range stored {
+			name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			if !fs.Changed(name) {
+				all = append(all, a)
+			}
+		}
+		return runCheckArgs(append(all, args...), e, true)
+	}
+	cfg, _, err := cf.config(fs, e)
+	if err != nil {
+		return 0, err
+	}
+	opt, err := sf.options(e)
+	if err != nil {
+		return 0, err
+	}
+	hunt, err := hf.hunt(fs, opt)
+	if err != nil {
+		return 0, err
+	}
+	if *frontier {
+		switch {
+		case hunt != nil:
+			return 0, usagef("--frontier is a breadth-first search: not with --search %s", hf.search)
+		case sf.fingerprint:
+			return 0, usagef("--frontier needs the exact store: drop --fingerprint")
+		}
+		opt.Frontier = true
+	}
+	if *traceOut != "" {
+		if err := fileio.CheckOutput(*traceOut); err != nil {
+			return 0, usagef("--trace-out: %v", err)
+		}
+	}
+	if err := pf.check(); err != nil {
+		return 0, err
+	}
+	nStdout := countStdout(*traceOut, pf.svg, pf.html)
+	if nStdout > 1 || (nStdout == 1 && *jsonOut) {
+		return 0, usagef("at most one of --json, --trace-out, --svg and --html can write to standard output")
+	}
+	outputs := append([]fileio.Named{{Flag: "--trace-out", Path: *traceOut}}, pf.outputs()...)
+	inputs := cf.params.inputs()
+	for _, d := range []struct{ flag, dir string }{{"--checkpoint", cpf.dir}, {"--resume", cpf.resume}} {
+		if d.dir != "" {
+			for _, f := range explore.CheckpointFiles() {
+				inputs = append(inputs, fileio.Named{Flag: d.flag, Path: filepath.Join(d.dir, f)})
+			}
+		}
+	}
+	if err := fileio.Distinct(inputs, outputs); err != nil {
+		return 0, usageError{err}
+	}
+	// With an output on standard output, the report goes to standard
+	// error, so that the output can be piped.
+	report := e.stdout
+	if nStdout == 1 {
+		report = e.stderr
+	}
+	ck, err := properties.Build(cfg)
+	if err != nil {
+		return 0, usageError{err}
+	}
+	sf.setUp(ck)
+	if *frontier {
+		if err := frontierFits(ck); err != nil {
+			return 0, err
+		}
+	}
+	if err := cpf.apply(fs, &opt, ck, &sf, hf.search); err != nil {
+		return 0, err
+	}
+	var res checked
+	if hunt == nil {
+		res, err = checkOne(ck, opt)
+		if err != nil {
+			return 0, checkpointError(err, opt.Checkpoint)
+		}
+	} else {
+		res, err = checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
+			return runHunt(ck, opt, hunt, hf.search)
+		})
+		res.json.Search, res.json.Seed, res.json.MaxDepth = hf.search, hf.seed, opt.MaxDepth
+		if hunt.Shards > 0 {
+			res.json.Shard = fmt.Sprintf("%d/%d", hunt.Shard, hunt.Shards)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	if res.file != nil && *traceOut != "" {
+		res.json.TraceFile = *traceOut
+	}
+	v := version()
+	res.json.Version = &v
+	if res.file == nil {
+		removed, err := removeStale(outputs)
+		res.json.Removed = removed
+		if err != nil {
+			return 0, err
+		}
+	}
+	err = func() error {
+		if *jsonOut {
+			e.stdout.Write(marshalIndent(res.json))
+		} else {
+			printCheck(report, res)
+		}
+		if res.file != nil && *traceOut != "" {
+			if beforeWrite != nil {
+				beforeWrite()
+			}
+			if err := fileio.WriteOutput(*traceOut, traces.Marshal(*res.file), e.stdout); err != nil {
+				return usagef("--trace-out: %v", err)
+			}
+		}
+		if res.outcome != nil {
+			return pf.write(ck.Sys, res.acts, *res.outcome, e)
+		}
+		return nil
+	}()
+	if err := deliverCheckpoint(res.json.Checkpoint, e, err); err != nil {
+		return 0, err
+	}
+	return verdictCode(res.json.Verdict), nil
+}
+
+// frontierFits says why --frontier cannot check ck, if it cannot: the
+// search keeps no state graph, so every run must end and no liveness
+// property may need the graph.
+func frontierFits(ck *properties.Checker) error {
+	cfg := ck.Sys.Cfg
+	if !ck.DeclaredAcyclic() {
+		return usagef("--frontier needs a protocol variant whose runs all end, and %s %s does not declare that (on a cycle the search would never end)", cfg.Protocol, cfg.Variant)
+	}
+	if ck.LivenessGraph {
+		return usagef("--frontier keeps no state graph: not with --liveness-graph")
+	}
+	var graph, others []string
+	for i := range ck.Props {
+		switch p := &ck.Props[i]; {
+		case p.Live != model.NotLive && !ck.OnEndStates(p):
+			graph = append(graph, p.Name)
+		default:
+			others = append(others, "--property "+p.Name)
+		}
+	}
+	if len(graph) > 0 {
+		return usagef("--frontier keeps no state graph, which %s checks on: leave it out with --property (%s)", strings.Join(graph, ", "), strings.Join(others, " "))
+	}
+	return nil
+}
+
+// deliverCheckpoint removes the checkpoint of a search that ended with a
+// verdict once its result is written (err nil, standard output written);
+// otherwise the checkpoint stays, so that --resume can give the result
+// again, and the error says so.
+func deliverCheckpoint(ci *explore.CheckpointInfo, e env, err error) error {
+	if ci == nil || ci.Kept {
+		return err
+	}
+	if ew, ok := e.stdout.(*errWriter); ok && ew.err != nil && err == nil {
+		err, ew.err = fmt.Errorf("writing standard output: %v", ew.err), nil
+	}
+	if err == nil || (ci.Written == 0 && !ci.Resumed) { // (none was written)
+		ci.Remove()
+		return err
+	}
+	return usagef("%v; the checkpoint in %s is kept: 'lfccheck check --resume %s' ends the search again", err, ci.Dir, shellQuote(ci.Dir))
+}
+
+// removeStale removes the existing output files of a run that found no
+// counterexample to write into them: a trace or picture left by an earlier
+// run would otherwise read as this run's. It returns the paths removed.
+func removeStale(outputs []fileio.Named) ([]string, error) {
+	var removed []string
+	for _, o := range outputs {
+		if o.Path == "" || o.Path == "-" {
+			continue
+		}
+		st, err := os.Lstat(o.Path)
+		if err != nil || !st.Mode().IsRegular() {
+			continue // nothing there (CheckOutput refused anything else)
+		}
+		if err := os.Remove(o.Path); err != nil {
+			return removed, usagef("%s: removing the stale %s of an earlier run: %v", o.Flag, o.Path, err)
+		}
+		removed = append(removed, o.Path)
+	}
+	return removed, nil
+}
+
+// beforeWrite, when set by a test, runs between the search and the
+// writing of the trace file.
+var beforeWrite func()
+
+func verdictCode(v string) int {
+	switch v {
+	case string(explore.Pass):
+		return exitPass
+	case string(explore.Fail):
+		return exitFail
+	}
+	return exitIncomplete
+}
+
+// checked is the outcome of one check with everything needed to print it.
+type checked struct {
+	json    checkResult
+	outcome *traces.Outcome
+	file    *traces.File
+	acts    []model.Action
+}
+
+// countStdout counts the outputs that go to standard output ("-").
+func countStdout(paths ...string) int {
+	n := 0
+	for _, p := range paths {
+		if p == "-" {
+			n++
+		}
+	}
+	return n
+}
+
+// checkOne searches ck's state space and, on a violation, re-runs the
+// counterexample step by step to render it and to confirm it reproduces.
+// After a complete search, a Sometimes goal that was never reached is a
+// failure without a counterexample.
+func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
+	c, err := checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
+		r, err := explore.BFS(ck, opt)
+		return r, nil, err
+	})
+	c.json.Search = "bfs"
+	c.json.Workers = max(opt.Workers, 1)
+	return c, err
+}

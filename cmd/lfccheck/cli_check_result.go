@@ -1,0 +1,233 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/traces"
+)
+
+// resultFormat versions the JSON result of check (and of each suite and
+// sweep row); fields are only ever added.
+const resultFormat = "lfccheck-result/1"
+
+// checkResult is the JSON form of a check. Field names are interface.
+type checkResult struct {
+	Format string `json:"format"`
+	// Version is the lfccheck that obtained the result.
+	Version     *versionInfo `json:"version,omitempty"`
+	Protocol    string       `json:"protocol"`
+	Variant     string       `json:"variant"`
+	Config      model.Config `json:"config"`
+	Verdict     string       `json:"verdict"`
+	Property    string       `json:"property,omitempty"`
+	Message     string       `json:"message,omitempty"`
+	Reason      string       `json:"reason,omitempty"`
+	States      int64        `json:"states"`
+	Transitions int64        `json:"transitions"`
+	Depth       int          `json:"depth"`
+	// Levels is the number of states stored at each depth of a
+	// breadth-first search, from depth 0 (the initial state) on;
+	// LevelPartial is set when the search stopped while expanding the
+	// level at depth: the last of Levels is then the next level as far
+	// as the search got.
+	Levels        []int64 `json:"levels,omitempty"`
+	LevelPartial  bool    `json:"level_partial,omitempty"`
+	ElapsedS      float64 `json:"elapsed_s"`
+	StatesPerS    float64 `json:"states_per_s"`
+	PeakHeapBytes uint64  `json:"peak_heap_bytes"`
+	StoreBytes    int64   `json:"store_bytes"`
+	// DiskBytes is what the breadth-first search wrote to temporary files
+	// (the key and parent of every state, for traces; removed at the end).
+	DiskBytes     int64   `json:"disk_bytes,omitempty"`
+	Fingerprint   bool    `json:"fingerprint"`
+	CollisionProb float64 `json:"collision_probability,omitempty"`
+	Reduction     bool    `json:"reduction"`
+	// ReductionNote says which reduction ran and why it is sound, or why
+	// none ran.
+	ReductionNote string `json:"reduction_note"`
+	// Symmetry is set when the search stored one state per orbit of
+	// SymmetryGroup renamings (the identity included); SymmetryNote says
+	// which, or why it did not.
+	Symmetry      bool   `json:"symmetry"`
+	SymmetryGroup int    `json:"symmetry_group"`
+	SymmetryNote  string `json:"symmetry_note"`
+	// SleepSets is set when a breadth-first search used sleep sets;
+	// SleepSetsSkipped is the number of transitions they left out, and
+	// SleepSetsNote says what they do, or why they were off.
+	SleepSets        bool     `json:"sleep_sets"`
+	SleepSetsSkipped int64    `json:"sleep_sets_skipped"`
+	SleepSetsNote    string   `json:"sleep_sets_note"`
+	Properties       []string `json:"properties"`
+	// Liveness lists the liveness properties among Properties; GraphBytes
+	// is what recording the state graph for them cost.
+	Liveness     []string `json:"liveness,omitempty"`
+	LivenessNote string   `json:"liveness_note,omitempty"`
+	// Statistics are the protocol's statistics of the search (RECOV:
+	// recoveries started, packets on recovery channels, ...).
+	Statistics []properties.StatValue `json:"statistics,omitempty"`
+	GraphBytes int64                  `json:"graph_bytes,omitempty"`
+	Trace      []string               `json:"trace,omitempty"`
+	// Search is the strategy (bfs, dfs, random); Seed, Shard, Walks,
+	// WalksPerS and Coverage describe hunts (see check --search).
+	Search string `json:"search"`
+	// Workers is the number of goroutines of a breadth-first search.
+	Workers int   `json:"workers,omitempty"`
+	Seed    int64 `json:"seed,omitempty"`
+	// MaxDepth is --max-depth, the length of random walks.
+	MaxDepth  int     `json:"max_depth,omitempty"`
+	Shard     string  `json:"shard,omitempty"`
+	Walks     int64   `json:"walks,omitempty"`
+	WalksPerS float64 `json:"walks_per_s,omitempty"`
+	Coverage  int64   `json:"coverage,omitempty"`
+	// LoopStart, for a liveness counterexample, is the step at which the
+	// trace's loop begins (the trace repeats from there for ever).
+	LoopStart   int      `json:"loop_start,omitempty"`
+	Explanation []string `json:"explanation,omitempty"`
+	TraceFile   string   `json:"trace_file,omitempty"`
+	// Removed lists the output files (--trace-out, --svg, --html) of an
+	// earlier run that this run, which found no counterexample, removed
+	// so that no stale counterexample stays beside its result.
+	Removed []string `json:"removed_files,omitempty"`
+	// Checkpoint describes the checkpoints of check --checkpoint or
+	// --resume.
+	Checkpoint *explore.CheckpointInfo `json:"checkpoint,omitempty"`
+	// Frontier describes a frontier search (check --frontier).
+	Frontier *explore.FrontierInfo `json:"frontier,omitempty"`
+
+	// explanation's items also appear under the field the property names
+	// (for a deadlock: wait_for_cycle).
+	explField string
+	explLines []string
+}
+
+func (r checkResult) MarshalJSON() ([]byte, error) {
+	type plain checkResult
+	b, err := marshalPlain(plain(r))
+	if err != nil || r.explField == "" || len(r.explLines) == 0 {
+		return b, err
+	}
+	extra, _ := marshalPlain(map[string][]string{r.explField: r.explLines})
+	return append(append(b[:len(b)-1], ','), extra[1:]...), nil
+}
+
+// checkResultOf runs a search and builds the result of checking ck with it.
+func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (explore.Result, *explore.HuntStats, error)) (checked, error) {
+	r, hs, err := search()
+	if err != nil {
+		return checked{}, err
+	}
+	cfg := ck.Sys.Cfg
+	c := checked{json: checkResult{
+		Format: resultFormat, Protocol: cfg.Protocol, Variant: cfg.Variant, Config: cfg,
+		Verdict: string(r.Verdict), Reason: r.Reason,
+		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth, Levels: r.Stats.Levels, LevelPartial: r.Stats.LevelPartial,
+		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
+		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes, DiskBytes: r.Stats.DiskBytes,
+		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
+		ReductionNote: reductionNote(ck), Symmetry: ck.Symmetry, SymmetryGroup: len(ck.Symmetries()) + 1,
+		SymmetryNote: symmetryNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
+		Statistics: ck.Statistics(),
+		SleepSets:  r.Sleep.On, SleepSetsSkipped: r.Sleep.Skipped, SleepSetsNote: sleepNote(r.Sleep),
+		Checkpoint: r.Checkpoint, Frontier: r.Frontier,
+	}}
+	if hs != nil {
+		c.json.Walks, c.json.WalksPerS, c.json.Coverage = hs.Walks, hs.WalksPer, hs.Coverage
+	}
+	for _, p := range ck.Props {
+		c.json.Properties = append(c.json.Properties, p.Name)
+		if p.Live != model.NotLive {
+			c.json.Liveness = append(c.json.Liveness, p.Name)
+		}
+	}
+	if r.Verdict == explore.Pass {
+		if un := ck.Unreached(); len(un) > 0 {
+			c.json.Verdict = string(explore.Fail)
+			c.json.Property, c.json.Message = un[0].Property, un[0].Message
+		}
+	}
+	if r.Verdict != explore.Fail {
+		return c, nil
+	}
+	o, acts, err := traces.RunCodes(ck, r.Trace, r.Loop)
+	if err != nil {
+		return c, fmt.Errorf("internal error: the counterexample does not replay: %v", err)
+	}
+	if o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
+		return c, fmt.Errorf("internal error: the counterexample does not reproduce %s", r.Violation.PropertyName())
+	}
+	file := traces.NewFile(ck.Sys, acts, o)
+	c.outcome, c.file, c.acts = &o, &file, acts
+	c.json.Property, c.json.Message = o.Violation.Property, o.Violation.Message
+	c.json.Trace = file.Actions
+	c.json.LoopStart = file.LoopStart
+	if o.Explanation != nil {
+		c.json.Explanation = o.Explanation.Text()
+		c.json.explField, c.json.explLines = o.Explanation.Field, o.Explanation.Lines
+	}
+	return c, nil
+}
+
+// sleepNote says what sleep sets did in a search, or why it used none.
+func sleepNote(s explore.SleepInfo) string {
+	if s.On {
+		on := fmt.Sprintf("on: %d transitions left out (their successors are reached through another order of independent steps of different nodes; every state is still visited)", s.Skipped)
+		if s.Note != "" {
+			on += "; " + s.Note
+		}
+		return on
+	}
+	if s.Note == "" {
+		return "off: breadth-first search only"
+	}
+	if s.Note == "turned off" {
+		return "off (--sleep-sets=off)"
+	}
+	return "off: " + s.Note
+}
+
+// reductionNote says which reduction a check runs and why it is sound, or
+// why it runs none.
+func reductionNote(ck *properties.Checker) string {
+	var ample []string
+	for _, k := range ck.Sys.Kinds {
+		if k.Ample {
+			ample = append(ample, fmt.Sprintf("%q", k.Pattern))
+		}
+	}
+	const none = ""
+	switch {
+	case len(ample) == 0:
+		return "off: the protocol declares no ample action kind" + none
+	case ck.Reduce:
+		return fmt.Sprintf("ample sets: an enabled %s step is explored alone (sound for safety and liveness: the protocol declares every run of the variant finite, so the cycle proviso holds; tests check the declaration on the state graph of every built-in claim)%s",
+			strings.Join(ample, " or "), none)
+	case ck.CanReduce():
+		return "off (--no-reduce)" + none
+	case ck.SeenAmple() != "":
+		return fmt.Sprintf("off: the ample-set reduction of %s is unsound here: %s%s", strings.Join(ample, ", "), ck.SeenAmple(), none)
+	}
+	return fmt.Sprintf("off: the ample-set reduction of %s needs an acyclic state graph, and variant %s is not declared acyclic%s",
+		strings.Join(ample, ", "), ck.Sys.Cfg.Variant, none)
+}
+
+// symmetryNote says whether the search stored one state per orbit, of
+// which renamings, or why not.
+func symmetryNote(ck *properties.Checker) string {
+	sym := ck.Symmetries()
+	switch {
+	case ck.Symmetry:
+		var ps []string
+		for i := range sym {
+			ps = append(ps, "("+sym[i].String()+")")
+		}
+		return fmt.Sprintf("on: %d renamings of node ids map the configuration onto itself (%s and the identity): one state is stored per orbit, standing for up to %d states; counterexamples are renamed back to real node ids",
+			len(sym)+1, strings.Join(ps, ", "), len(sym)+1)
+	case ck.SymmetryOff() != "":
+		return "off: " + ck.SymmetryOff()
+	}
+	return fmt.Sprintf("off (--symmetry=off; %d renamings of node ids map the configuration onto itself)", len(sym)+1)
+}

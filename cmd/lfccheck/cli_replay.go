@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+
+	"lfccheck/properties"
+	"lfccheck/traces"
+)
+
+func runReplay(args []string, e env) (int, error) {
+	fs := newFlags("replay", e)
+	jsonOut := fs.Bool("json", false, "print the replay report as JSON")
+	if err := parseFlags(fs, args, "[--json] FILE"); err != nil {
+		return 0, err
+	}
+	if fs.NArg() != 1 {
+		return 0, usagef("replay: want exactly one trace file, got %d arguments", fs.NArg())
+	}
+	path := fs.Arg(0)
+	data, err := e.readInput(path, maxInputBytes)
+	if err != nil {
+		return 0, usagef("replay: %v", err)
+	}
+	file, err := traces.Parse(data)
+	if err != nil {
+		return 0, usagef("replay: %s: %v", path, err)
+	}
+	ck, err := properties.Build(file.Config)
+	if err != nil {
+		return 0, usagef("replay: %s: config: %v", path, err)
+	}
+	acts, err := traces.ParseActions(ck.Sys, file.Actions)
+	if err != nil {
+		return 0, usagef("replay: %s: %v", path, err)
+	}
+	o, err := traces.RunLasso(ck, acts, file.Loop())
+	if err != nil {
+		return 0, usagef("replay: %s: %v", path, err)
+	}
+	ok, why := traces.Reproduces(file, o)
+	if *jsonOut {
+		rep := struct {
+			File       string   `json:"file"`
+			Steps      int      `json:"steps"`
+			Expected   string   `json:"expected_property"`
+			Property   string   `json:"property"`
+			Message    string   `json:"message,omitempty"`
+			Step       int      `json:"violation_step,omitempty"`
+			Reproduced bool     `json:"reproduced"`
+			Difference string   `json:"difference,omitempty"`
+			Actions    []string `json:"actions"`
+			LoopStart  int      `json:"loop_start,omitempty"`
+		}{File: path, Steps: len(o.Steps), Expected: file.Property, Reproduced: ok, Difference: why, Actions: file.Actions, LoopStart: file.LoopStart}
+		if o.Violation != nil {
+			rep.Property, rep.Message, rep.Step = o.Violation.Property, o.Violation.Message, o.ViolationStep
+		}
+		e.stdout.Write(marshalIndent(rep))
+	} else {
+		fmt.Fprintf(e.stdout, "replaying %s: %s, %d steps\n", path, ck.Sys.Cfg.Describe(), len(acts))
+		traces.WriteText(e.stdout, o)
+		switch {
+		case ok && o.Live && o.Loop > 0:
+			fmt.Fprintf(e.stdout, "reproduced: %s violated on a fair run that repeats steps %d-%d for ever, as recorded\n",
+				o.Violation.Property, file.LoopStart, len(acts))
+		case ok && o.Live:
+			fmt.Fprintf(e.stdout, "reproduced: %s violated on a run that ends after step %d, as recorded\n", o.Violation.Property, len(acts))
+		case ok && file.Property != "":
+			fmt.Fprintf(e.stdout, "reproduced: %s violated at step %d, as recorded\n", o.Violation.Property, o.ViolationStep)
+		case ok:
+			fmt.Fprintf(e.stdout, "reproduced: all %d steps applied and no property was violated, as recorded\n", len(acts))
+		default:
+			fmt.Fprintf(e.stdout, "NOT reproduced: %s\n", why)
+		}
+	}
+	if ok {
+		return exitPass, nil
+	}
+	return exitFail, nil
+}
