@@ -1,0 +1,189 @@
+package properties
+
+import (
+	"fmt"
+	"slices"
+
+	"lfccheck/model"
+)
+
+func violation(p *Property, err error) error {
+	return &Violation{Property: p.Name, Message: err.Error()}
+}
+
+// CheckState checks the state invariants in w and notes reached goals.
+func (c *Checker) CheckState(w *model.World) error {
+	c.stateStats(w)
+	return c.invariants(w)
+}
+
+// invariants checks the state invariants in w and notes reached goals.
+func (c *Checker) invariants(w *model.World) error { return c.checkInvariants(w, nil) }
+
+// invariantsAfter is invariants for w, a successor of a state that
+// satisfied every invariant, by the steps that w.Changed lists: a property
+// with Local is checked only at the nodes those steps changed and at both
+// ends of the links they changed. Where that is no less work than State
+// (at least half the nodes touched), or without the list (too many
+// steps), it is invariants.
+func (c *Checker) invariantsAfter(w *model.World) error {
+	P := c.Sys.P
+	c.touched = c.touched[:0]
+	for range P {
+		c.touched = append(c.touched, false)
+	}
+	k := 0
+	mark := func(i int) {
+		if !c.touched[i] {
+			c.touched[i] = true
+			k++
+		}
+	}
+	if !w.Changed(mark, func(l int) { mark(l / P); mark(l % P) }) || 2*k >= P {
+		return c.invariants(w)
+	}
+	return c.checkInvariants(w, c.touched)
+}
+
+// checkInvariants checks the invariants in w and notes reached goals; with
+// touched set, the properties with Local only at the touched nodes (a
+// violation found so is reported with State's message, as invariants
+// would report it).
+func (c *Checker) checkInvariants(w *model.World, touched []bool) error {
+	for i := range c.Props {
+		p := &c.Props[i]
+		if p.Sometimes != nil && !c.reached[i].Load() && p.Sometimes(w) {
+			c.reached[i].Store(true)
+		}
+		switch {
+		case p.State == nil:
+		case p.Local == nil || touched == nil:
+			if err := p.State(w); err != nil {
+				return violation(p, err)
+			}
+		default:
+			for n, t := range touched {
+				if !t {
+					continue
+				}
+				if err := p.Local(w, n); err != nil {
+					if e := p.State(w); e != nil {
+						err = e
+					}
+					return violation(p, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// CheckNextStep is CheckStep for a driver that steps one world along a
+// run: w passed every check before the steps since its last
+// ClearChanges (one, action a, with outbox out), so the invariants with
+// Local are checked only where those steps changed something.
+func (c *Checker) CheckNextStep(w *model.World, a model.Action, out *model.Outbox) error {
+	if err := c.checkRules(w, a, out); err != nil {
+		return err
+	}
+	c.stateStats(w)
+	return c.invariantsAfter(w)
+}
+
+// CheckStep checks the transition rules for action a, which led to w with
+// outbox out, then the invariants in w.
+func (c *Checker) CheckStep(w *model.World, a model.Action, out *model.Outbox) error {
+	if err := c.checkRules(w, a, out); err != nil {
+		return err
+	}
+	return c.CheckState(w)
+}
+
+// checkRules checks the transition rules for action a (and counts its step
+// statistics), not the invariants of the state it led to.
+func (c *Checker) checkRules(w *model.World, a model.Action, out *model.Outbox) error {
+	if c.Def != nil {
+		for i, s := range c.Def.Stats {
+			if s.Step != nil && c.statOn[i] {
+				c.statVals[i].Add(s.Step(w, a, out))
+			}
+		}
+	}
+	for i := range c.Props {
+		if f := c.Props[i].Step; f != nil {
+			if err := f(w, a, out); err != nil {
+				return violation(&c.Props[i], err)
+			}
+		}
+	}
+	return nil
+}
+
+// DeferStateChecks implements explore.FreshChecker: from now on
+// Successors leaves the invariants of each successor it passes to visit
+// unchecked, and the explorer calls CheckFresh during visit for the
+// successors it has not seen before. A state seen before was checked when
+// it was new (and a renaming of it satisfies the same properties), so
+// every reachable state is still checked, once. The states that fusion
+// passes through satisfy what the state where it stops does (see
+// fuseDeferred).
+func (c *Checker) DeferStateChecks() { c.deferState = true }
+
+// CheckFresh implements explore.FreshChecker: it checks the invariants of
+// the successor being visited (its statistics are counted in Successors,
+// for every successor, so that they belong to the transition). The state
+// being expanded passed them (the explorer expands only states that
+// did), so the properties with Local are checked where the successor's
+// steps changed something (invariantsAfter).
+func (c *Checker) CheckFresh() error { return c.invariantsAfter(&c.next) }
+
+// CheckFinal checks the conditions on a state without enabled actions,
+// including the liveness properties checked on end states.
+func (c *Checker) CheckFinal(w *model.World) error {
+	for i := range c.Props {
+		if f := c.Props[i].Final; f != nil {
+			if err := f(w); err != nil {
+				return violation(&c.Props[i], err)
+			}
+		}
+	}
+	return c.checkEnd(w)
+}
+
+// Reached implements explore.GoalKeeper: the Sometimes goals reached by
+// a state checked so far, by name.
+func (c *Checker) Reached() []string {
+	var out []string
+	for i := range c.reached {
+		if c.reached[i].Load() {
+			out = append(out, c.Props[i].Name)
+		}
+	}
+	return out
+}
+
+// SetReached implements explore.GoalKeeper (a resumed search's record).
+func (c *Checker) SetReached(names []string) error {
+	for _, n := range names {
+		i := slices.IndexFunc(c.Props, func(p model.Property) bool { return p.Name == n })
+		if i < 0 || c.Props[i].Sometimes == nil {
+			return fmt.Errorf("goal %q recorded, not among the properties checked", n)
+		}
+		c.reached[i].Store(true)
+	}
+	return nil
+}
+
+// Unreached lists the Sometimes goals no checked state has reached so far.
+// After a complete search each of them is a violation: no reachable state
+// satisfies it.
+func (c *Checker) Unreached() []Violation {
+	var out []Violation
+	for i := range c.Props {
+		if c.Props[i].Sometimes != nil && !c.reached[i].Load() {
+			out = append(out, Violation{Property: c.Props[i].Name,
+				Message: "no reachable state satisfies it: " + c.Props[i].Doc})
+		}
+	}
+	return out
+}
