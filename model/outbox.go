@@ -7,17 +7,61 @@ type Transmit struct {
 }
 
 // StreamLog is history (ghost) state of one FIFO stream at one host: which
-// of the stream's packets the host has been handed. Last is the sequence
-// number of the most recent one, Mask has bit s-1 set for every sequence
-// number s handed over. Protocols keep one per host and stream in their
-// node state; the properties package checks FIFO order and exactly-once
-// delivery over them.
+// of the stream's packets the host has been handed, over modular sequence
+// numbers (SeqSpace), so that a stream may run for ever. Last is the
+// number of the most recent one (0: none, or no order to check); Base the
+// end of the contiguous prefix (every number from the stream's first up
+// to Base was handed over; 0: none yet); Mask has bit i set when number
+// Base+1+i was handed over out of order (LogWindow numbers ahead of Base
+// at most). A stream handed over in order has Last = Base and Mask = 0.
+// Protocols keep one per host and stream in their node state; the
+// properties package checks FIFO order and exactly-once delivery over
+// them.
 type StreamLog struct {
 	Last uint16
+	Base uint16
 	Mask uint64
 }
 
-// MaxStreamSeq is the largest sequence number a StreamLog records.
+// Has reports whether the host was handed number s: s is at most
+// SeqWindow steps behind Base (or Base itself), or recorded in Mask.
+func (l StreamLog) Has(s uint16) bool {
+	if s == 0 {
+		return false
+	}
+	if l.Base != 0 && SeqAhead(s, l.Base) < SeqWindow {
+		return true
+	}
+	d := SeqAhead(l.Base, s)
+	return d >= 1 && d <= LogWindow && l.Mask&(1<<(d-1)) != 0
+}
+
+// Add records that the host was handed number s. A number more than
+// LogWindow ahead of the contiguous prefix is not recorded (exactly-once
+// then finds it missing); one already handed over changes only Last.
+func (l *StreamLog) Add(s uint16) {
+	l.Last = s
+	if s == 0 || l.Has(s) {
+		return
+	}
+	d := SeqAhead(l.Base, s)
+	if d > LogWindow {
+		return
+	}
+	l.Mask |= 1 << (d - 1)
+	for l.Mask&1 != 0 {
+		l.Base = SeqNext(l.Base)
+		l.Mask >>= 1
+	}
+}
+
+// Complete reports whether the host was handed exactly the first n
+// numbers of the stream (modulo SeqSpace: n and n+SeqSpace look alike).
+func (l StreamLog) Complete(n int) bool { return l.Base == SeqOf(n) && l.Mask == 0 }
+
+// MaxStreamSeq is the largest number of packets a stream of a checked
+// workload may have (the explorer's limit, not the numbers': those wrap,
+// see SeqSpace).
 const MaxStreamSeq = 64
 
 // Delivery is a packet handed to a host by a step, with the stream it
@@ -55,8 +99,5 @@ func (o *Outbox) Transmit(to NodeID, p Packet) { o.Sends = append(o.Sends, Trans
 // log, h's history of that stream.
 func (o *Outbox) Deliver(h NodeID, p Packet, stream int, log *StreamLog) {
 	o.Deliveries = append(o.Deliveries, Delivery{Host: h, Pkt: p, Stream: stream, Prev: *log})
-	log.Last = p.Seq
-	if p.Seq >= 1 && p.Seq <= MaxStreamSeq {
-		log.Mask |= 1 << (p.Seq - 1)
-	}
+	log.Add(p.Seq)
 }

@@ -15,6 +15,7 @@
 package properties
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -70,13 +71,15 @@ func Counts(pairs ...any) string {
 }
 
 // FIFO: every host is handed each stream's packets in increasing sequence
-// order. It reads the deliveries a step reports (model.Outbox.Deliver).
+// order, modulo model.SeqSpace (a number follows the last one when it is
+// at most model.SeqWindow ahead of it). It reads the deliveries a step
+// reports (model.Outbox.Deliver).
 var FIFO = Property{
 	Name: "fifo",
 	Doc:  "every host is delivered each sender's packets in send order",
 	Step: func(w *model.World, a model.Action, out *model.Outbox) error {
 		for _, d := range out.Deliveries {
-			if d.Prev.Last != 0 && d.Pkt.Seq <= d.Prev.Last {
+			if d.Prev.Last != 0 && !model.SeqAfter(d.Prev.Last, d.Pkt.Seq) {
 				return fmt.Errorf("host %d delivered %s after #%d of the same stream", d.Host, d.Pkt, d.Prev.Last)
 			}
 		}
@@ -87,14 +90,16 @@ var FIFO = Property{
 // ExactlyOnce builds the exactly-once property: no host is handed a packet
 // of a stream twice, and at a proper end every host has every packet it
 // must get. logs gives host h's stream logs in w and expect, per host and
-// stream, how many packets it must get.
-func ExactlyOnce(logs func(w *model.World, h int) []model.StreamLog, expect func(w *model.World, h int) []uint16) Property {
+// stream, how many packets it must get. Both read sequence numbers modulo
+// model.SeqSpace (model.StreamLog): a host that got n packets of a stream
+// and one that got n + SeqSpace look alike.
+func ExactlyOnce(logs func(w *model.World, h int) []model.StreamLog, expect func(w *model.World, h int) []int) Property {
 	return Property{
 		Name: "exactly-once",
 		Doc:  "every packet is delivered to each destination host exactly once",
 		Step: func(w *model.World, a model.Action, out *model.Outbox) error {
 			for _, d := range out.Deliveries {
-				if s := d.Pkt.Seq; s >= 1 && s <= model.MaxStreamSeq && d.Prev.Mask&(1<<(s-1)) != 0 {
+				if d.Prev.Has(d.Pkt.Seq) {
 					return fmt.Errorf("host %d delivered %s twice", d.Host, d.Pkt)
 				}
 			}
@@ -104,9 +109,8 @@ func ExactlyOnce(logs func(w *model.World, h int) []model.StreamLog, expect func
 			for h := range w.Nodes {
 				lg := logs(w, h)
 				for st, want := range expect(w, h) {
-					full := uint64(1)<<want - 1
-					if got := lg[st].Mask; got != full {
-						return fmt.Errorf("host %d: stream %d delivered mask %b, want %b", h, st, got, full)
+					if l := lg[st]; !l.Complete(want) {
+						return fmt.Errorf("host %d: stream %d delivered %s, want packets 1..%d", h, st, l, want)
 					}
 				}
 			}
@@ -143,4 +147,14 @@ func Select(all []Property, names []string) ([]Property, error) {
 		}
 	}
 	return out, nil
+}
+
+// AsViolation returns the violation err is or wraps, or one of the
+// property "internal" with err's message.
+func AsViolation(err error) *Violation {
+	var v *Violation
+	if errors.As(err, &v) {
+		return v
+	}
+	return &Violation{Property: "internal", Message: err.Error()}
 }

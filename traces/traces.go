@@ -112,7 +112,7 @@ func Verify(ck *properties.Checker, actions []model.Action) (*properties.Violati
 func VerifyObserved(ck *properties.Checker, actions []model.Action, observe func(i int, a model.Action, w *model.World, out *model.Outbox) error) (*properties.Violation, *model.World, error) {
 	w := ck.Sys.Initial()
 	if err := ck.CheckState(w); err != nil {
-		return asViolation(err), nil, nil
+		return properties.AsViolation(err), nil, nil
 	}
 	var out model.Outbox
 	for i, a := range actions {
@@ -126,14 +126,14 @@ func VerifyObserved(ck *properties.Checker, actions []model.Action, observe func
 			}
 		}
 		if err := ck.CheckNextStep(w, a, &out); err != nil {
-			v := asViolation(err)
+			v := properties.AsViolation(err)
 			v.Message = fmt.Sprintf("step %d (%s): %s", i+1, ck.Sys.ActionName(a), v.Message)
 			return v, nil, nil
 		}
 	}
 	if len(w.Enabled(nil)) == 0 {
 		if err := ck.CheckFinal(w); err != nil {
-			return asViolation(err), w, nil
+			return properties.AsViolation(err), w, nil
 		}
 	}
 	return nil, w, nil
@@ -162,7 +162,7 @@ func runLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome
 		states = append(states, w.Clone())
 	}
 	if err := ck.CheckState(w); err != nil {
-		o.Violation = asViolation(err)
+		o.Violation = properties.AsViolation(err)
 		o.Final = w
 		o.Explanation = ck.Explain(o.Violation.Property, w)
 		return o, nil
@@ -183,7 +183,7 @@ func runLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome
 			states = append(states, w.Clone())
 		}
 		if err := ck.CheckStep(w, a, &out); err != nil {
-			o.Violation, o.ViolationStep = asViolation(err), i+1
+			o.Violation, o.ViolationStep = properties.AsViolation(err), i+1
 			if i+1 < len(actions) {
 				return o, &StepError{Step: i + 2, Action: ck.Sys.ActionName(actions[i+1]),
 					Err: fmt.Errorf("trace goes on after %s was violated at step %d", o.Violation.Property, i+1)}
@@ -197,7 +197,7 @@ func runLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome
 	if len(w.Enabled(nil)) == 0 {
 		o.Terminal = true
 		if err := ck.CheckFinal(w); err != nil {
-			o.Violation, o.ViolationStep = asViolation(err), len(actions)
+			o.Violation, o.ViolationStep = properties.AsViolation(err), len(actions)
 			o.Explanation = ck.Explain(o.Violation.Property, w)
 			return o, nil
 		}
@@ -227,14 +227,6 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
-}
-
-func asViolation(err error) *properties.Violation {
-	var v *properties.Violation
-	if errors.As(err, &v) {
-		return v
-	}
-	return &properties.Violation{Property: "internal", Message: err.Error()}
 }
 
 // RunCodes runs a counterexample the explorer found with ck, given as

@@ -221,7 +221,7 @@ func StartLive(ctx context.Context, opt LiveOptions) (*Group, error) {
 // grows this way, in node s's goroutine, which alone reads it.
 func (m *Machine) addMessage(s model.NodeID, k int) {
 	for f := 0; f < m.Fragments; f++ {
-		m.Work[s] = append(m.Work[s], ucast.WorkItem{Tag: mcast.TagMulticast, Tree: uint16(m.trees[s]), Seq: uint16(k*m.Fragments + f + 1)})
+		m.AppendWork(int(s), ucast.WorkItem{Tag: mcast.TagMulticast, Tree: uint16(m.trees[s]), Seq: model.SeqOf(k*m.Fragments + f + 1)})
 		m.item[s] = append(m.item[s], itemInfo{msg: k, frag: f})
 	}
 	m.Messages[s]++

@@ -35,7 +35,7 @@ func New(cfg model.Config) (*Machine, error) {
 	for h := range u.Expect {
 		n := 0
 		for _, e := range u.Expect[h] {
-			n += int(e)
+			n += e
 		}
 		if n > maxPackets {
 			return nil, fmt.Errorf("host %d receives %d packets; INTR's counters allow at most %d", h, n, maxPackets)

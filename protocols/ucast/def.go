@@ -168,7 +168,7 @@ var Deadlock = properties.Deadlock(func(w *model.World) error {
 // ExactlyOnce over the hosts' stream logs and the workload's expectations.
 var ExactlyOnce = properties.ExactlyOnce(
 	func(w *model.World, h int) []model.StreamLog { return NodeAt(w, h).Log },
-	func(w *model.World, h int) []uint16 { return mach(w).Expect[h] })
+	func(w *model.World, h int) []int { return mach(w).Expect[h] })
 
 // Finished reports whether the run has ended properly: every packet
 // launched, nothing in flight, queued, pooled or unprocessed. Credits still

@@ -178,6 +178,7 @@ func (n *Node) encode(buf []byte, p, inv *model.Perm) []byte {
 	for st := range n.Log {
 		l := &n.Log[m.streamOf(st, inv)]
 		buf = binary.AppendUvarint(buf, uint64(l.Last))
+		buf = binary.AppendUvarint(buf, uint64(l.Base))
 		buf = binary.AppendUvarint(buf, l.Mask)
 	}
 	if m.FetchAdd {
@@ -239,6 +240,7 @@ func (n *Node) decode(d *model.Decoder, from model.NodeID, p *model.Perm) {
 	for st := range n.Log {
 		l := &n.Log[m.streamOf(st, p)]
 		l.Last = uint16(d.Uvarint())
+		l.Base = uint16(d.Uvarint())
 		l.Mask = d.Uvarint()
 	}
 	if m.FetchAdd {
