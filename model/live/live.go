@@ -91,6 +91,15 @@ type Options struct {
 	// Delivered stay empty, so that a long run's memory does not grow
 	// with its steps (Result.Steps still counts them).
 	Forget bool
+	// Monitor, when set, is called with every step as it is recorded,
+	// in the recording's global order (a valid model execution, see the
+	// package doc), with the packet a delivery received (zero for other
+	// steps): an online monitor replays the run alongside it, without a
+	// history (with Forget). It is called with the run's lock held, so
+	// the nodes wait while it blocks: a monitor that falls behind slows
+	// the run down instead of buffering without bound. It must not call
+	// into the run.
+	Monitor func(a model.Action, arrived model.Packet)
 }
 
 // Client is a node's program: it asks the node's goroutine to perform the
@@ -227,6 +236,9 @@ type run struct {
 func (r *run) record(a model.Action, arrived model.Packet) {
 	r.mu.Lock()
 	r.steps++
+	if r.opt.Monitor != nil {
+		r.opt.Monitor(a, arrived)
+	}
 	if !r.opt.Forget {
 		r.acts = append(r.acts, a)
 		r.arrived = append(r.arrived, arrived)

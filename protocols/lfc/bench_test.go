@@ -169,14 +169,20 @@ func BenchmarkRequestReply(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/round-trip")
 }
 
-// BenchmarkConformance measures what recording costs: a 4-node cluster in
-// which every node sends 64 packets to every other node (768 packets, the
-// model's 64 per stream), from Start to Close, without recording and with
-// it (Close then replays the run through the model with every property
-// and compares packet identities and the end state).
+// BenchmarkConformance measures what checking a run against the model
+// costs: a 4-node cluster in which every node sends K packets to every
+// other node, from Start to Close, without recording (off), recording
+// (record: Close replays the run through the model with every property
+// and compares packet identities and the end state; K = 64, the model's
+// limit per stream for a recording) and with the online monitor
+// (monitor: the same checks while the cluster runs, no history kept).
 func BenchmarkConformance(b *testing.B) {
-	for _, rec := range []lfc.RecordMode{lfc.RecordOff, lfc.RecordOn} {
-		b.Run(fmt.Sprintf("record=%v", rec == lfc.RecordOn), func(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		rec  lfc.RecordMode
+	}{{"off", lfc.RecordOff}, {"record", lfc.RecordOn}, {"monitor", lfc.RecordMonitor}} {
+		rec := tc.rec
+		b.Run(tc.name, func(b *testing.B) {
 			const P, K = 4, 64
 			for i := 0; i < b.N; i++ {
 				c, err := lfc.Start(lfc.Options{Nodes: P, Record: rec, Handler: func(int, lfc.Packet) {}})
@@ -210,6 +216,40 @@ func BenchmarkConformance(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.N*P*(P-1)*K)/b.Elapsed().Seconds(), "packets/s")
+		})
+	}
+}
+
+// BenchmarkStream sends b.N packets in one stream between two nodes (with
+// the default benchtime, a million and more: the sequence numbers wrap
+// many times), without checking and with the online monitor checking
+// every step: the monitor's cost on a long run, whose memory stays flat.
+func BenchmarkStream(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		rec  lfc.RecordMode
+	}{{"off", lfc.RecordOff}, {"monitor", lfc.RecordMonitor}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c, err := lfc.Start(lfc.Options{Nodes: 2, Record: tc.rec, Handler: func(int, lfc.Packet) {}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf := make([]byte, 8)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := c.Node(0).Send(1, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := c.Drain(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			r, err := c.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "packets/s")
+			b.ReportMetric(float64(r.Checked)/float64(b.N), "checked-steps/packet")
 		})
 	}
 }

@@ -38,10 +38,16 @@ func faultOn(k int, f func(p model.Packet, held *[]model.Packet) []model.Packet)
 
 // A live link that reorders, loses or duplicates a packet breaks the
 // network's guarantees (§3.2: Myrinet does neither); the recording
-// cluster's conformance check must report each as a *ConformanceError
-// naming the step and the packet, and must not flag an honest run, or one
-// whose packets are only late.
+// cluster's conformance check, and the online monitor's, must report each
+// as a *ConformanceError naming the step and the packet, and must not
+// flag an honest run, or one whose packets are only late.
 func TestConformanceCatchesLinkFaults(t *testing.T) {
+	for _, mode := range []lfc.RecordMode{lfc.RecordOn, lfc.RecordMonitor} {
+		t.Run(map[lfc.RecordMode]string{lfc.RecordOn: "record", lfc.RecordMonitor: "monitor"}[mode], func(t *testing.T) { linkFaults(t, mode) })
+	}
+}
+
+func linkFaults(t *testing.T, mode lfc.RecordMode) {
 	for _, tc := range []struct {
 		name   string
 		tamper func(from, to model.NodeID, p model.Packet) []model.Packet
@@ -63,7 +69,7 @@ func TestConformanceCatchesLinkFaults(t *testing.T) {
 		{"duplicate", faultOn(3, func(p model.Packet, _ *[]model.Packet) []model.Packet { return []model.Packet{p, p} }), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opt := lfc.WithTamper(lfc.Options{Nodes: 2, Credits: 8, HostBuffers: 8, Record: lfc.RecordOn, Handler: func(int, lfc.Packet) {}}, tc.tamper)
+			opt := lfc.WithTamper(lfc.Options{Nodes: 2, Credits: 8, HostBuffers: 8, Record: mode, Handler: func(int, lfc.Packet) {}}, tc.tamper)
 			c, err := lfc.Start(opt)
 			if err != nil {
 				t.Fatal(err)
@@ -91,7 +97,10 @@ func TestConformanceCatchesLinkFaults(t *testing.T) {
 			if ce.Err == nil || (ce.Step == 0 && !strings.Contains(ce.Err.Error(), "after the last step")) || !strings.Contains(ce.Error(), "u0#") {
 				t.Fatalf("the error names no step or packet: step %d, %v", ce.Step, ce)
 			}
-			t.Logf("step %d: %v", ce.Step, ce)
+			if mode == lfc.RecordMonitor && (ce.Recording != nil || len(ce.Recent) == 0 || ce.Step > 0 && !strings.Contains(ce.Error(), ce.Recent[len(ce.Recent)-1])) {
+				t.Fatalf("the monitor's error: recording %v, recent steps %q, %v", ce.Recording != nil, ce.Recent, ce)
+			}
+			t.Logf("step %d: %v (recent %q)", ce.Step, ce, ce.Recent)
 		})
 	}
 }

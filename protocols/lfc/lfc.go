@@ -62,32 +62,56 @@
 //
 // Sequence numbers wrap: a stream (per sender and destination, or per
 // tree) numbers its packets 1..65535 and starts again at 1, so a cluster
-// may run for ever; Packet.Seq is that number. A cluster that does not
-// record keeps no history of its steps (a recording one keeps every
-// step, within the model's limits below); fetch-and-add values are kept,
-// four bytes per call.
+// may run for ever; Packet.Seq is that number. The model's numbers wrap
+// alike (model.SeqSpace), and its FIFO and exactly-once properties read
+// them modulo 65535 (model.StreamLog). A cluster that does not record
+// keeps no history of its steps (a recording one keeps every step, within
+// the model's limits below); fetch-and-add values are kept, four bytes
+// per call.
 //
 // # Conformance
 //
-// A recording cluster (Options.Record = RecordOn; off by default, in tests
-// and programs alike) records every step of every node as the model
-// action it is, and every send as the node's workload (the MCAST
-// parameter work), so that Cluster.Recording returns a model execution.
-// Close replays it through the model with every property of the protocol
-// (Recording.Check), checks that every delivery takes off its link the
-// very packet the live node received (a recording keeps each delivery's
-// packet identity) and that the replay ends in the live run's state, and
-// returns a *ConformanceError, naming the step, if the model rejects a
-// step, a packet differs or a property fails: a live link that reorders,
-// loses or duplicates a packet is caught. Recording.TraceFile writes the run as a trace
-// file that `lfccheck replay` accepts. A bug seen live becomes a
-// counterexample a person can read. The same replay counts the protocol's
-// statistics over the run (Report.Statistics, Recording.Statistics:
-// RECOV's recoveries and recovery-channel packets, Table 5.2's RC and D;
-// MCAST's forwarded packets). The model numbers at most 64 packets per
-// stream (per ordered pair for unicast, per tree for multicast) and 16384
-// per host, so a recording cluster refuses sends beyond that; without
-// recording there is no limit.
+// Options.Record turns on the check that the running cluster is a model
+// execution, in tests and programs alike (off by default). Either way the
+// live runtime records every step of every node, in a valid global order,
+// as the model action it is, with the identity of the packet each
+// delivery took (origin, stream, number), and every send as the node's
+// workload. The model then replays the steps with every property of the
+// protocol after every step, checks that every delivery takes off its
+// link the very packet the live node received, and that the replay ends
+// in the live run's state (every node's credits, buffers, queues, stream
+// logs and fetch-and-add values, and the packets on the links). A link
+// that reorders, loses or duplicates a packet, a step the model does not
+// allow, and a property's violation all end in a *ConformanceError from
+// Close that names the step (ConformanceError.Step) and the packet.
+//
+// With RecordMonitor an online monitor does this while the cluster runs,
+// in a goroutine of its own, holding one model state, the posted sends
+// not yet launched, and the last 32 steps for its error
+// (ConformanceError.Recent): its memory does not grow with the run, so a
+// cluster of any length checks itself, at about 1.1-1.2x the unchecked
+// cost on this project's benchmarks (BenchmarkConformance,
+// BenchmarkStream; docs/results.md). Cluster.Conformance reports its
+// verdict so far; Close waits for it to catch up. The nodes wait for the
+// monitor when it is 4096 steps behind.
+//
+// With RecordOn the cluster keeps the whole run instead (Cluster.Recording
+// after Close), and Close replays it: Recording.TraceFile writes it as a
+// trace file that `lfccheck replay` accepts, so a bug seen live becomes a
+// counterexample a person can read. A recording is a checked workload,
+// within the explorer's limits: at most 64 packets per stream (per
+// ordered pair for unicast, per tree for multicast) and 16384 per host,
+// so a recording cluster refuses sends beyond that.
+//
+// Both count the protocol's statistics over the run (Report.Statistics,
+// Recording.Statistics: RECOV's recoveries and recovery-channel packets,
+// Table 5.2's RC and D; MCAST's forwarded packets), and Report.Checked
+// says how many steps the model checked.
+//
+// Handlers' arguments are the model's by construction: the packet handed
+// to a handler is the head of the live node's host queue, whose identity
+// the replay compares. Payloads are outside the model: the library, not
+// the protocol, carries them (below).
 //
 // # Payloads
 //
@@ -167,9 +191,11 @@ type Options struct {
 	// waits drains the network without making upcalls (it still takes
 	// host buffers). The default allows them, as LFC's clients do.
 	NoNestedUpcalls bool
-	// Record says whether the cluster records itself as a model execution
-	// and checks it against the model on Close (see Cluster.Recording);
-	// the default (zero) records nothing.
+	// Record says whether the cluster checks itself against the model
+	// (see the package doc's Conformance): RecordMonitor checks every step
+	// while it runs, keeping no history; RecordOn keeps the run
+	// (Cluster.Recording) and checks it on Close. The default (zero)
+	// checks nothing.
 	Record RecordMode
 	// Server is the NI whose fetch-and-add variable Node.FetchAndAdd
 	// increments (default 0; mcast only).
@@ -187,9 +213,18 @@ type Options struct {
 type RecordMode int
 
 // Record modes. The zero value records nothing, like RecordOff.
+//
+// RecordOn keeps the whole run (Cluster.Recording), for a trace file and
+// `lfccheck replay`, within the model's limits for a checked workload (64
+// packets per stream, 16384 per host). RecordMonitor keeps no history: an
+// online monitor replays every step through the model as the cluster
+// runs, in a goroutine of its own, holding one model state and the last
+// few steps, so that a cluster of any length checks itself (see the
+// package doc's Conformance).
 const (
-	RecordOn  RecordMode = 1
-	RecordOff RecordMode = 2
+	RecordOn      RecordMode = 1
+	RecordOff     RecordMode = 2
+	RecordMonitor RecordMode = 3
 )
 
 // Packet is a delivered packet.
@@ -335,6 +370,7 @@ type Cluster struct {
 	done   chan struct{} // the live run has returned
 	res    *live.Result
 	runErr error
+	mon    *monitor // with RecordMonitor
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -382,13 +418,62 @@ func Start(opt Options) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	def, err := model.Lookup(cfg.Protocol)
+	m, um, topo, err := newMachine(cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	sys, err := model.NewSystem(cfg, m)
 	if err != nil {
 		return nil, fmt.Errorf("lfc: %v", err)
 	}
+	c := &Cluster{opt: opt, cfg: cfg, sys: sys, um: um, topo: topo, payloads: map[key]*stored{}, done: make(chan struct{}),
+		record: opt.Record == RecordOn}
+	lo := live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay, Tamper: opt.tamper, Forget: !c.record}
+	if opt.Record == RecordMonitor {
+		if c.mon, err = newMonitor(c); err != nil {
+			return nil, err
+		}
+		lo.Monitor = c.mon.observe
+	}
+	c.cond = sync.NewCond(&c.mu)
+	for i := 0; i < opt.Nodes; i++ {
+		n := &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, changed: make(chan struct{}, 1)}
+		n.intr.Store(opt.Mode == Upcall)
+		c.nodes = append(c.nodes, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.ready.Add(opt.Nodes)
+	go func() {
+		defer close(c.done)
+		c.res, c.runErr = live.RunWith(ctx, sys, lo)
+		if c.mon != nil {
+			c.mon.end()
+		}
+	}()
+	started := make(chan struct{})
+	go func() { c.ready.Wait(); close(started) }()
+	select {
+	case <-started:
+	case <-c.done: // the runtime refused to start
+		cancel()
+		return nil, fmt.Errorf("lfc: %v", c.runErr)
+	}
+	return c, nil
+}
+
+// newMachine builds the cluster's protocol machine for cfg (configFor's):
+// the protocol's machine with an empty workload, which the programs' sends
+// fill, and the host processes driven by the programs. It returns the
+// machine, its UCAST layer and the multicast topology.
+func newMachine(cfg model.Config, opt Options) (model.Machine, *ucast.Machine, *model.Topology, error) {
+	def, err := model.Lookup(cfg.Protocol)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("lfc: %v", err)
+	}
 	m, err := def.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("lfc: %v", err)
+		return nil, nil, nil, fmt.Errorf("lfc: %v", err)
 	}
 	var mm *mcast.Machine
 	switch m := m.(type) {
@@ -403,7 +488,7 @@ func Start(opt Options) (*Cluster, error) {
 			for i, st := range dg.Cycle {
 				steps[i] = st.String()
 			}
-			return nil, fmt.Errorf("lfc: MCAST can deadlock on these trees: their buffer dependency graph has a cycle (%s); use Protocol \"recov\", which recovers from such deadlocks, or trees without one (see 'lfccheck trees')", strings.Join(steps, "; "))
+			return nil, nil, nil, fmt.Errorf("lfc: MCAST can deadlock on these trees: their buffer dependency graph has a cycle (%s); use Protocol \"recov\", which recovers from such deadlocks, or trees without one (see 'lfccheck trees')", strings.Join(steps, "; "))
 		}
 	}
 	um := mm.Machine
@@ -411,37 +496,8 @@ func Start(opt Options) (*Cluster, error) {
 	if cfg.Protocol == "mcast" {
 		um.FetchAdd, um.Server = true, model.NodeID(opt.Server)
 	}
-	for i := range um.Work {
-		um.Work[i] = nil // the programs post their sends
-	}
-	sys, err := model.NewSystem(cfg, m)
-	if err != nil {
-		return nil, fmt.Errorf("lfc: %v", err)
-	}
-	c := &Cluster{opt: opt, cfg: cfg, sys: sys, um: um, topo: mm.Topo, payloads: map[key]*stored{}, done: make(chan struct{}),
-		record: opt.Record == RecordOn}
-	c.cond = sync.NewCond(&c.mu)
-	for i := 0; i < opt.Nodes; i++ {
-		n := &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, changed: make(chan struct{}, 1)}
-		n.intr.Store(opt.Mode == Upcall)
-		c.nodes = append(c.nodes, n)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
-	c.ready.Add(opt.Nodes)
-	go func() {
-		defer close(c.done)
-		c.res, c.runErr = live.RunWith(ctx, sys, live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay, Tamper: opt.tamper, Forget: !c.record})
-	}()
-	started := make(chan struct{})
-	go func() { c.ready.Wait(); close(started) }()
-	select {
-	case <-started:
-	case <-c.done: // the runtime refused to start
-		cancel()
-		return nil, fmt.Errorf("lfc: %v", c.runErr)
-	}
-	return c, nil
+	um.ClearWork() // the programs post their sends
+	return m, um, mm.Topo, nil
 }
 
 // configFor validates opt, fills in defaults, and builds the protocol's
@@ -476,7 +532,7 @@ func configFor(opt *Options) (model.Config, error) {
 	if opt.Keep < 0 || opt.Keep >= opt.HostBuffers {
 		return model.Config{}, fmt.Errorf("lfc: keep must be in 0..%d (below the host buffers), got %d", opt.HostBuffers-1, opt.Keep)
 	}
-	if opt.Record < 0 || opt.Record > RecordOff {
+	if opt.Record < 0 || opt.Record > RecordMonitor {
 		return model.Config{}, fmt.Errorf("lfc: unknown record mode %d", opt.Record)
 	}
 	if opt.Server < 0 || opt.Server >= opt.Nodes {
@@ -762,6 +818,9 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 	n.seq[stream] = seq
 	c.expected += dests
 	n.posted++
+	if c.mon != nil {
+		c.mon.post(n.id, it)
+	}
 	if c.record {
 		if l := len(n.work); l > 0 && sameEntry(n.work[l-1], e) {
 			n.work[l-1].Count++
@@ -772,18 +831,16 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 	posted := n.posted
 	c.mu.Unlock()
 	ok := n.lc.Update(func(mn model.Node) {
-		w := append(c.um.Work[n.id], it)
+		c.um.AppendWork(int(n.id), it)
 		if u := c.um.NodeOf(mn); !c.record && u.Next >= compactAt {
-			// Nothing replays this run: the launched items go, and the
-			// node's launch index restarts (Node.launchBase keeps the
-			// count).
-			w = append([]ucast.WorkItem(nil), w[u.Next:]...)
+			// Nothing replays this run from its start: the launched
+			// items go, and the node's launch index restarts
+			// (Node.launchBase keeps the count).
+			k := c.um.DropLaunched(u)
 			c.mu.Lock()
-			n.launchBase += u.Next
+			n.launchBase += k
 			c.mu.Unlock()
-			u.Next = 0
 		}
-		c.um.Work[n.id] = w
 	})
 	if !ok {
 		return 0, ErrClosed
@@ -1042,7 +1099,11 @@ type Report struct {
 	// N destinations" (multicast), sorted.
 	InFlight []string
 	Steps    int // protocol steps the nodes took
-	Kept     int // packets kept and not freed
+	// Checked is how many of those steps the model replayed and checked
+	// (Options.Record): every step when the run conforms; 0 for a cluster
+	// that does not record or monitor itself.
+	Checked int
+	Kept    int // packets kept and not freed
 	// Statistics are the protocol's statistics over the run (see
 	// Recording.Statistics: RECOV's recoveries and recovery-channel
 	// packets, MCAST's forwarded packets), when the cluster records
@@ -1073,6 +1134,20 @@ func (c *Cluster) Close() (*Report, error) {
 		return c.report(), c.runErr
 	}
 	r := c.report()
+	if c.mon != nil {
+		c.mu.Lock()
+		bases := make([]int, len(c.nodes))
+		for i, n := range c.nodes {
+			bases[i] = n.launchBase
+		}
+		c.mu.Unlock()
+		ce, stats := c.mon.finish(c.res, bases)
+		r.Checked = c.mon.steps
+		if ce != nil {
+			return r, ce
+		}
+		r.Statistics = stats
+	}
 	if c.record {
 		rec, err := c.recording()
 		if err != nil {
@@ -1088,7 +1163,7 @@ func (c *Cluster) Close() (*Report, error) {
 			}
 			return r, ce
 		}
-		r.Statistics = stats
+		r.Statistics, r.Checked = stats, r.Steps
 	}
 	return r, nil
 }
@@ -1103,6 +1178,25 @@ type ConformanceError struct {
 	// Step is the step of the recording at which the model rejected the
 	// run (1-based; 0: a property, or the end state).
 	Step int
+	// Recent names the last steps up to the failure (at most 32), when
+	// the online monitor (RecordMonitor) found it: it keeps no
+	// recording, so Recording is nil.
+	Recent []string
+}
+
+// Conformance returns the online monitor's verdict so far
+// (RecordMonitor): its *ConformanceError once the run has stopped
+// conforming, nil while it conforms, and for clusters that do not
+// monitor themselves. It does not wait for the monitor to catch up; Close
+// does.
+func (c *Cluster) Conformance() error {
+	if c.mon == nil {
+		return nil
+	}
+	if ce := c.mon.failed.Load(); ce != nil {
+		return ce
+	}
+	return nil
 }
 
 func (e *ConformanceError) Error() string {
@@ -1122,6 +1216,13 @@ func (c *Cluster) report() *Report {
 	}
 	if c.res != nil {
 		r.Steps = c.res.Steps
+	}
+	if c.mon != nil {
+		select {
+		case <-c.mon.done: // the monitor's count is final
+			r.Checked = c.mon.steps
+		default:
+		}
 	}
 	for k, p := range c.payloads {
 		if k.tag == mcast.TagMulticast {

@@ -157,7 +157,7 @@ func (r *Recording) verify() (*properties.Violation, []properties.StatValue, err
 		return nil, nil, fmt.Errorf("lfc: %w", err)
 	}
 	if v == nil && w != nil && r.final != nil {
-		if err := sameEnd(w, r.final); err != nil {
+		if err := sameEnd(w, r.final, nil, nil); err != nil {
 			return nil, nil, fmt.Errorf("lfc: after the last step (%d): %v", len(acts), err)
 		}
 	}
@@ -180,8 +180,11 @@ func (r *Recording) replayTo(ck *properties.Checker, acts []model.Action) *model
 // sameEnd compares the replay's last state with the live run's: the
 // packets on every link, and every node's UCAST state (the part both
 // machines encode alike: the live machine offers fetch-and-add whether or
-// not the run used it).
-func sameEnd(model_, live *model.World) error {
+// not the run used it). modelBase and liveBase, when not nil, give per
+// node how many launched items each side dropped from its workload
+// (ucast.Machine.DropLaunched, at times of its own): the launch counts
+// are compared, not the indexes.
+func sameEnd(model_, live *model.World, modelBase, liveBase []int) error {
 	P := len(live.Nodes)
 	for l := range live.Links {
 		m, g := model_.Links[l], live.Links[l]
@@ -194,7 +197,7 @@ func sameEnd(model_, live *model.World) error {
 		}
 	}
 	for i := range live.Nodes {
-		m, g := ucastState(model_.Nodes[i]), ucastState(live.Nodes[i])
+		m, g := ucastState(model_.Nodes[i], at(modelBase, i)), ucastState(live.Nodes[i], at(liveBase, i))
 		if m != g {
 			return fmt.Errorf("node %d's state differs: the model has %s, the live run %s", i, m, g)
 		}
@@ -202,9 +205,18 @@ func sameEnd(model_, live *model.World) error {
 	return nil
 }
 
-func ucastState(n model.Node) string {
+// ucastState renders n's UCAST state, with base items launched before
+// its workload's first.
+func ucastState(n model.Node, base int) string {
 	u := n.(interface{ Base() *ucast.Node }).Base()
-	return fmt.Sprint(u.PCB, u.Recv, u.Send, u.Next, u.Queue, u.Held, u.Up, u.Extra, u.Log, u.FA.Var, u.FA.Got)
+	return fmt.Sprint(u.PCB, u.Recv, u.Send, base+u.Next, u.Queue, u.Held, u.Up, u.Extra, u.Log, u.FA.Var, u.FA.Got)
+}
+
+func at(s []int, i int) int {
+	if s == nil {
+		return 0
+	}
+	return s[i]
 }
 
 func (r *Recording) build() (*properties.Checker, []model.Action, error) {

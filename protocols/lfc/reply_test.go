@@ -309,15 +309,23 @@ func TestCallsFromHandler(t *testing.T) {
 
 // A long-lived stream: sequence numbers wrap after 65,535, so one stream
 // of 200,000 packets runs to the end, every packet delivered once and in
-// order (checked by the payload's counter), numbered 1..65535 round.
+// order (checked by the payload's counter), numbered 1..65535 round; and
+// the online monitor (RecordMonitor) checks every step of it against the
+// model, whose sequence numbers wrap alike.
 func TestLongStream(t *testing.T) {
+	for _, mode := range []lfc.RecordMode{0, lfc.RecordMonitor} {
+		t.Run(fmt.Sprint("record=", mode), func(t *testing.T) { longStream(t, mode) })
+	}
+}
+
+func longStream(t *testing.T, mode lfc.RecordMode) {
 	n := 200000
 	if testing.Short() {
 		n = 70000
 	}
 	var got, bad atomic.Int64
 	var lastSeq atomic.Int64
-	c, err := lfc.Start(lfc.Options{Nodes: 2, Handler: func(_ int, p lfc.Packet) {
+	c, err := lfc.Start(lfc.Options{Nodes: 2, Record: mode, Handler: func(_ int, p lfc.Packet) {
 		k := int64(binary.LittleEndian.Uint64(p.Payload))
 		if k != got.Load() || int64(p.Seq) != k%65535+1 {
 			bad.Add(1)
@@ -336,11 +344,20 @@ func TestLongStream(t *testing.T) {
 		}
 	}
 	checkDrained(t, c)
-	if _, err := c.Close(); err != nil {
+	r, err := c.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Load() != int64(n) || bad.Load() != 0 {
 		t.Fatalf("%d of %d delivered, %d out of order or misnumbered", got.Load(), n, bad.Load())
+	}
+	if want := 0; mode == lfc.RecordMonitor {
+		want = r.Steps
+		if r.Checked != want || want < 4*n {
+			t.Fatalf("the monitor checked %d of %d steps (%d packets)", r.Checked, r.Steps, n)
+		}
+	} else if r.Checked != 0 {
+		t.Fatalf("an unmonitored cluster checked %d steps", r.Checked)
 	}
 }
 

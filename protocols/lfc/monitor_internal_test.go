@@ -1,0 +1,25 @@
+package lfc
+
+import "testing"
+
+// The monitor holds a window, not the history: after a stream of 100,000
+// packets its model's workload holds fewer than compactAt launched items
+// plus what was never launched, and its queue is empty.
+func TestMonitorMemoryStaysFlat(t *testing.T) {
+	c, err := Start(Options{Nodes: 2, Record: RecordMonitor, Handler: func(int, Packet) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 100000; k++ {
+		if err := c.Node(0).Send(1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m := c.mon
+	if w := len(m.um.Work[0]); w > compactAt || m.base[0] < 100000-compactAt || len(m.queue) != 0 {
+		t.Fatalf("after 100,000 sends the monitor's workload holds %d items (%d dropped), its queue %d steps", w, m.base[0], len(m.queue))
+	}
+}
