@@ -70,6 +70,18 @@ func TestStepAndFinalProperties(t *testing.T) {
 	if properties.FIFO.Step(w, model.Action{}, inOrder) != nil || ucast.ExactlyOnce.Step(w, model.Action{}, inOrder) != nil {
 		t.Error("an in-order delivery was rejected")
 	}
+	// Across the wrap of the numbers (model.SeqSpace): 1 follows 65535;
+	// 65535 after 1 is late; a number behind the prefix is a duplicate.
+	wrapped := model.StreamLog{Last: model.SeqSpace, Base: model.SeqSpace}
+	next := step(model.Delivery{Host: 1, Pkt: p, Prev: wrapped})
+	if properties.FIFO.Step(w, model.Action{}, next) != nil || ucast.ExactlyOnce.Step(w, model.Action{}, next) != nil {
+		t.Error("number 1 after 65535 was rejected")
+	}
+	after := model.StreamLog{Last: 1, Base: 1}
+	old := step(model.Delivery{Host: 1, Pkt: model.Packet{Tag: ucast.TagUnicast, Seq: model.SeqSpace}, Prev: after})
+	if properties.FIFO.Step(w, model.Action{}, old) == nil || ucast.ExactlyOnce.Step(w, model.Action{}, old) == nil {
+		t.Error("number 65535 after 1 (a packet of the last round) was accepted")
+	}
 	// The initial state is not finished: final conditions fail there.
 	if err := ucast.Deadlock.Final(w); err == nil || !strings.Contains(err.Error(), "4 packets not launched") {
 		t.Errorf("deadlock: %v", err)
