@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -20,6 +21,10 @@ type Def struct {
 	Variants []Variant
 	// Properties are the protocol's properties, in checking order.
 	Properties []Property
+	// Renamed maps property names the protocol used before to the
+	// property that checks them now, so that --property and old trace
+	// files keep working.
+	Renamed map[string]string
 	// Acyclic declares that every run is finite, so the state graph has no
 	// cycle; the checker uses ample-set reduction only when it is set.
 	Acyclic bool
@@ -187,4 +192,33 @@ func (d *Def) Resolve(cfg Config) (Config, error) {
 	}
 	c.Nodes = n
 	return c, nil
+}
+
+// PropertyName is the name of the property that checks what name named:
+// name itself, or the property it was renamed to (Def.Renamed).
+func (d *Def) PropertyName(name string) string {
+	if to, ok := d.Renamed[name]; ok {
+		return to
+	}
+	return name
+}
+
+// PropertyNames maps names through PropertyName, dropping the repeats
+// that renaming makes (two old names of one property).
+func (d *Def) PropertyNames(names []string) []string {
+	if len(d.Renamed) == 0 {
+		return names
+	}
+	var out, renamed []string
+	for _, n := range names {
+		to := d.PropertyName(n)
+		if to != n {
+			renamed = append(renamed, to)
+		}
+		if slices.Contains(out, to) && (to != n || slices.Contains(renamed, to)) {
+			continue
+		}
+		out = append(out, to)
+	}
+	return out
 }

@@ -106,7 +106,7 @@ func Build(cfg model.Config) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	props, err := Select(def.Properties, cfg.Properties)
+	props, err := Select(def.Properties, def.PropertyNames(cfg.Properties))
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func BuildFor(cfg model.Config, m model.Machine) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	props, err := Select(def.Properties, cfg.Properties)
+	props, err := Select(def.Properties, def.PropertyNames(cfg.Properties))
 	if err != nil {
 		return nil, err
 	}

@@ -388,6 +388,9 @@ func lineCol(data []byte, off int64) (int, int) {
 // a file that records none, no violation), and the same steps with the
 // same changes. It returns a description of the first difference.
 func Reproduces(f File, o Outcome) (bool, string) {
+	if def, err := model.Lookup(f.Config.Protocol); err == nil {
+		f.Property = def.PropertyName(f.Property) // a file from before a rename
+	}
 	switch {
 	case o.Violation == nil && f.Property != "":
 		return false, fmt.Sprintf("the trace records %s, but no property was violated", f.Property)

@@ -109,7 +109,8 @@ func New(cfg model.Config) (*Machine, error) {
 		}
 	}
 	u := ucast.NewMachine(cfg, &p.Params, work)
-	m := &Machine{Machine: u, Server: model.NodeID(p.Server), variant: cfg.Variant}
+	u.Server = model.NodeID(p.Server)
+	m := &Machine{Machine: u, Server: u.Server, variant: cfg.Variant}
 	u.NodeOf = func(n model.Node) *ucast.Node { return &n.(*Node).Node }
 	u.OnLaunch = func(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
 		sb := &n.Send[len(n.Send)-1]
@@ -126,15 +127,17 @@ var Def = &model.Def{
 	Doc:       "NI-level fetch-and-add on UCAST's credits (thesis §3.8)",
 	Params:    ParamSpecs(),
 	NewParams: func() model.Params { return Defaults() },
-	Variants: []model.Variant{
-		{Name: Correct, Doc: "the NI reads and increments the variable in one handler (§3.8)"},
-		{Name: SplitIncrement, Doc: "the NI reads the variable on arrival and increments it in a later step",
-			Catches: "distinct-values", Example: Config(3, 1, 1)},
-		{Name: DropReply, Doc: "the server's NI never sends the reply that carries value 1",
-			Catches: "eventual-reply", Example: Config(3, 1, 1)},
-	},
-	Properties: []model.Property{Deadlock, ucast.CreditConservation, ucast.PoolBound, DistinctValues, Increasing,
-		OneOutstanding, ConcurrentRequests, EventualReply},
+	Variants: append([]model.Variant{
+		{Name: Correct, Doc: "the NI reads and increments the variable in one handler (§3.8)"}},
+		ucast.FAVariants(Config(3, 1, 1), func(v string) string {
+			if v == DropReply {
+				return ucast.FAEventualReply.Name
+			}
+			return ucast.FAValues.Name
+		})...),
+	Properties: []model.Property{Deadlock, ucast.CreditConservation, ucast.PoolBound, ucast.FAValues,
+		ucast.FAOneOutstanding, ucast.FAConcurrentRequests, ucast.FAEventualReply},
+	Renamed: ucast.FARenamed,
 	Acyclic: true,
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims: []model.Claim{
@@ -150,30 +153,11 @@ var Def = &model.Def{
 
 func faNode(w *model.World, i int) *Node { return w.Nodes[i].(*Node) }
 
-// waiting reports whether some process waits for a reply.
-func waiting(w *model.World) bool {
-	for i := range w.Nodes {
-		if faNode(w, i).Outstanding {
-			return true
-		}
-	}
-	return false
-}
-
-// EventualReply: once a process waits for a reply, a state comes where no
-// process waits. With finite workloads and one outstanding request per
-// process (§3.8) this says that every request is eventually answered.
-// Links are weakly fair (the kernel's); so is split-increment's "ni N
-// increment"; launches are not (a process may stop issuing requests).
-var EventualReply = properties.LeadsTo("eventual-reply",
-	"every request is eventually answered: after a process starts waiting, a state comes where none waits",
-	waiting, func(w *model.World) bool { return !waiting(w) })
-
 // Deadlock: a state with no enabled action has every request answered.
 var Deadlock = properties.Deadlock(func(w *model.World) error {
 	reads := 0
 	for i := range w.Nodes {
-		reads += len(faNode(w, i).Reads)
+		reads += len(faNode(w, i).FA.Reads)
 	}
 	if ucast.Finished(w) && reads == 0 {
 		return nil
@@ -183,109 +167,3 @@ var Deadlock = properties.Deadlock(func(w *model.World) error {
 	}
 	return fmt.Errorf("%s", ucast.Remaining(w))
 }, ucast.ExplainCycle)
-
-// DistinctValues: no value is handed out twice; at a proper end the values
-// are 0..N-1 and the variable holds N.
-var DistinctValues = model.Property{
-	Name: "distinct-values",
-	Doc:  "no two requests get the same value; at the end the values are 0..N-1 for N requests and the variable holds N",
-	State: func(w *model.World) error {
-		seen := map[uint32]int{}
-		for i := range w.Nodes {
-			for _, v := range faNode(w, i).Got {
-				if h, dup := seen[v]; dup {
-					return fmt.Errorf("value %d was handed to host %d and to host %d", v, h, i)
-				}
-				seen[v] = i
-			}
-		}
-		return nil
-	},
-	Final: func(w *model.World) error {
-		n := 0
-		for i := range w.Nodes {
-			n += len(faNode(w, i).Got)
-		}
-		m := w.Sys.M.(*Machine)
-		if v := faNode(w, int(m.Server)).Var; v != uint32(n) {
-			return fmt.Errorf("the variable holds %d after %d requests were answered", v, n)
-		}
-		return nil
-	},
-}
-
-// Increasing: every process gets its values in increasing order.
-var Increasing = model.Property{
-	Name: "increasing",
-	Doc:  "every process gets its values in increasing order",
-	State: func(w *model.World) error {
-		for i := range w.Nodes {
-			g := faNode(w, i).Got
-			for k := 1; k < len(g); k++ {
-				if g[k] <= g[k-1] {
-					return fmt.Errorf("host %d got %d after %d", i, g[k], g[k-1])
-				}
-			}
-		}
-		return nil
-	},
-}
-
-// requests counts the requests of client c in the system: in its send
-// pool, queued, on a link, read at the server, or answered on a link.
-func requests(w *model.World, c int) int {
-	n := 0
-	for i := range w.Nodes {
-		nd := faNode(w, i)
-		for _, s := range nd.Send {
-			if s.Pkt.Tag == TagRequest && int(s.Pkt.Origin) == c {
-				n++
-			}
-		}
-		for _, r := range nd.Reads {
-			if int(r.Req.Origin) == c {
-				n++
-			}
-		}
-	}
-	for _, l := range w.Links {
-		for _, p := range l {
-			if (p.Tag == TagRequest || p.Tag == TagReply) && int(p.Origin) == c {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// OneOutstanding: every process has at most one request in the system,
-// exactly while it waits for a reply.
-var OneOutstanding = model.Property{
-	Name: "one-outstanding",
-	Doc:  "every process has at most one request in the system, exactly while it waits for a reply",
-	State: func(w *model.World) error {
-		for c := range w.Nodes {
-			n, out := requests(w, c), faNode(w, c).Outstanding
-			if n > 1 || (n == 1) != out {
-				return fmt.Errorf("host %d has %d requests in the system, outstanding %v", c, n, out)
-			}
-		}
-		return nil
-	},
-}
-
-// ConcurrentRequests: some reachable state has requests of two processes
-// in the system at once.
-var ConcurrentRequests = model.Property{
-	Name: "concurrent-requests",
-	Doc:  "some state has requests of two processes in the system at once",
-	Sometimes: func(w *model.World) bool {
-		k := 0
-		for c := range w.Nodes {
-			if faNode(w, c).Outstanding {
-				k++
-			}
-		}
-		return k >= 2
-	},
-}

@@ -43,27 +43,36 @@
 //     run out; the interesting interleavings are those of several clients'
 //     requests at the server.
 //
-// # Invariants
+// # Properties
 //
-//  1. distinct-values: no value is handed to two requests; at a proper end
-//     the values handed out are exactly 0..N-1 for N requests (no lost or
-//     duplicated increment) and the variable holds N.
-//  2. increasing: every process gets its values in increasing order.
-//  3. one-outstanding: every process has at most one request in the
+// Fetch-and-add's one property set (package ucast's, also checked by MCAST
+// and the library wherever they offer fetch-and-add):
+//
+//  1. fa-values: no value is handed to two requests, every process gets
+//     its values in increasing order, and at a proper end the variable
+//     holds the number of values handed out (so they are 0..N-1: no lost
+//     or duplicated increment). It was two properties here,
+//     distinct-values and increasing; those names still select it
+//     (Def.Renamed), and trace files that name them still replay.
+//  2. one-outstanding: every process has at most one request in the
 //     system (being sent, queued, in flight, at the server, or answered in
 //     flight), exactly when it is waiting for a reply.
-//  4. credit-conservation, pool-bound: as for UCAST.
-//  5. deadlock: a state with no enabled action has every request answered.
+//  3. credit-conservation, pool-bound: as for UCAST.
+//  4. deadlock: a state with no enabled action has every request answered.
+//  5. eventual-reply: every request is eventually answered.
 //  6. concurrent-requests (a Sometimes goal): some reachable state has
 //     requests of two processes in the system at once, so the claims'
 //     configurations exercise the race the protocol must win.
 //
-// # Broken variant
+// # Broken variants
 //
-// split-increment: the NI reads the variable on arrival into a per-request
-// register, and a separate later step ("ni N increment") writes
-// register+1 back and replies. Two requests can read the same value in
-// between; distinct-values catches it.
+// Fetch-and-add's own (ucast.FAVariants), which MCAST and GSB list too:
+// fa-no-increment (the NI increments only for the first request; caught
+// by fa-values at the end), split-increment (the NI reads the variable on
+// arrival into a per-request register, and a separate later step, "ni N
+// increment", writes register+1 back and replies: two requests can read
+// the same value in between; caught by fa-values) and drop-reply (the
+// reply carrying value 1 is never sent; caught by eventual-reply).
 package fa
 
 import (
@@ -74,35 +83,23 @@ import (
 	"lfccheck/protocols/ucast"
 )
 
-// Packet tags of fetch-and-add (Table 3.3), registered by package ucast
-// (machines with ucast.Machine.FetchAdd use them too).
+// Packet tags and variant names of fetch-and-add: package ucast's, where
+// fetch-and-add is written once (ucast/fetchadd.go).
 const (
 	TagRequest = ucast.TagFARequest // FA_REQUEST: data, consumes a credit
 	TagReply   = ucast.TagFAReply   // FA_REPLY: control, carries the old value
-)
 
-// Variant names.
-const (
 	Correct        = "correct"
-	SplitIncrement = "split-increment"
-	DropReply      = "drop-reply"
+	SplitIncrement = ucast.FASplitIncrement
+	DropReply      = ucast.FADropReply
+	NoIncrement    = ucast.FANoIncrement
 )
 
-// Read is a request read by the server but not yet incremented and
-// answered (variant split-increment).
-type Read struct {
-	Req   model.Packet // the request
-	Value uint32       // the value read
-}
-
-// Node is a node's state: UCAST's, plus the NI's variable and the
-// process's fetch-and-add state.
+// Node is a node's state: UCAST's, whose FA part (ucast.FAState) holds
+// the NI's variable, the reads of variant split-increment, and the
+// process's outstanding request and the values it got.
 type Node struct {
 	ucast.Node
-	Var         uint32   // the NI's fetch-and-add variable
-	Reads       []Read   // split-increment: reads awaiting their increment
-	Outstanding bool     // the process waits for a reply
-	Got         []uint32 // values handed to the process, in order (history)
 }
 
 // Base returns the UCAST part.
@@ -111,48 +108,26 @@ func (n *Node) Base() *ucast.Node { return &n.Node }
 // Encode appends the canonical encoding.
 func (n *Node) Encode(buf []byte) []byte {
 	buf = n.Node.Encode(buf)
-	buf = binary.AppendUvarint(buf, uint64(n.Var))
-	buf = binary.AppendUvarint(buf, uint64(len(n.Reads)))
-	for _, r := range n.Reads {
-		buf = binary.AppendUvarint(model.AppendPacket(buf, r.Req), uint64(r.Value))
-	}
-	buf = model.AppendBool(buf, n.Outstanding)
-	buf = binary.AppendUvarint(buf, uint64(len(n.Got)))
-	for _, v := range n.Got {
-		buf = binary.AppendUvarint(buf, uint64(v))
-	}
-	return buf
+	buf = binary.AppendUvarint(buf, uint64(n.FA.Var))
+	buf = n.FA.AppendReads(buf)
+	buf = model.AppendBool(buf, n.FA.Outstanding)
+	return n.FA.AppendHistory(buf)
 }
 
 // Decode reads the encoding written by Encode.
 func (n *Node) Decode(d *model.Decoder) {
 	n.Node.Decode(d)
-	n.Var = uint32(d.Uvarint())
-	n.Reads = n.Reads[:0]
-	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
-		r := Read{Req: d.Packet()}
-		r.Value = uint32(d.Uvarint())
-		n.Reads = append(n.Reads, r)
-	}
-	n.Outstanding = d.Bool()
-	n.Got = n.Got[:0]
-	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
-		n.Got = append(n.Got, uint32(d.Uvarint()))
-	}
+	n.FA.Var = uint32(d.Uvarint())
+	n.FA.DecodeReads(d)
+	n.FA.Outstanding = d.Bool()
+	n.FA.DecodeHistory(d)
 }
 
 // CopyFrom makes n a deep copy of src, a *Node.
-func (n *Node) CopyFrom(src model.Node) {
-	s := src.(*Node)
-	n.Node.CopyNode(&s.Node)
-	n.Var, n.Outstanding = s.Var, s.Outstanding
-	n.Reads = append(n.Reads[:0], s.Reads...)
-	n.Got = append(n.Got[:0], s.Got...)
-}
+func (n *Node) CopyFrom(src model.Node) { n.Node.CopyNode(&src.(*Node).Node) }
 
 func (n *Node) faLine() string {
-	reads := model.ListOf(n.Reads, func(r Read) string { return fmt.Sprintf("%s=%d", r.Req, r.Value) })
-	return fmt.Sprintf("fa %d: var %d, reads %s, outstanding %v, got %v", n.ID, n.Var, reads, n.Outstanding, n.Got)
+	return fmt.Sprintf("fa %d: var %d, reads %s, outstanding %v, got %v", n.ID, n.FA.Var, n.FA.ReadsText(), n.FA.Outstanding, n.FA.Got)
 }
 
 // Describe renders the node: UCAST's lines and a line for fetch-and-add.
@@ -162,12 +137,6 @@ func (n *Node) Describe() []string { return append(n.Node.Describe(), n.faLine()
 func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	p := prev.(*Node)
 	n.Node.Diff(&p.Node, ch)
-	ch(fmt.Sprintf("ni %d fa variable", n.ID), fmt.Sprint(p.Var), fmt.Sprint(n.Var))
-	ch(fmt.Sprintf("ni %d fa reads", n.ID),
-		model.ListOf(p.Reads, func(r Read) string { return fmt.Sprintf("%s=%d", r.Req, r.Value) }),
-		model.ListOf(n.Reads, func(r Read) string { return fmt.Sprintf("%s=%d", r.Req, r.Value) }))
-	ch(fmt.Sprintf("host %d outstanding", n.ID), fmt.Sprint(p.Outstanding), fmt.Sprint(n.Outstanding))
-	ch(fmt.Sprintf("host %d got", n.ID), fmt.Sprint(p.Got), fmt.Sprint(n.Got))
 }
 
 // Machine is fetch-and-add on UCAST's credit machinery.
@@ -189,28 +158,17 @@ func (m *Machine) Kinds() []*model.ActionKind {
 		{Name: "launch", Pattern: "host {node} launch", Owner: model.OwnerHost,
 			Enabled: func(mn model.Node) bool {
 				n := node(mn)
-				return !n.Outstanding && n.Next < len(m.Work[n.ID]) && len(n.Send) < m.SendBuffers
+				return !n.FA.Outstanding && n.Next < len(m.Work[n.ID]) && len(n.Send) < m.SendBuffers
 			},
 			Apply: func(mn model.Node, out *model.Outbox) {
 				n := node(mn)
-				n.Outstanding = true
+				n.FA.Outstanding = true
 				m.Launch(&n.Node, out)
 			}},
 		model.Deliver,
 	}
 	if m.variant == SplitIncrement {
-		m.kinds = append(m.kinds, &model.ActionKind{Name: "increment", Pattern: "ni {node} increment", Owner: model.OwnerNI,
-			Fair: model.Weak, FairClass: "ni {node}",
-			Enabled: func(mn model.Node) bool { return len(node(mn).Reads) > 0 },
-			Apply: func(mn model.Node, out *model.Outbox) {
-				n := node(mn)
-				r := n.Reads[0]
-				n.Reads = append(n.Reads[:0], n.Reads[1:]...)
-				i := n.FindRecv(r.Req)
-				n.Recv = append(n.Recv[:i], n.Recv[i+1:]...)
-				n.Var = r.Value + 1
-				m.reply(n, r.Req, r.Value, out)
-			}})
+		m.kinds = append(m.kinds, m.FAIncrementKind())
 	}
 	return m.kinds
 }
@@ -222,34 +180,15 @@ func (m *Machine) NewNode(id model.NodeID) model.Node {
 	return n
 }
 
-// Receive is event_packet_received: credits first (UCAST), then the
-// fetch-and-add handlers.
+// Receive is event_packet_received: credits first (UCAST), then
+// fetch-and-add's handlers (ucast.Machine.ServeFA, TakeFAReply).
 func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
 	n := node(mn)
 	pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 	switch pkt.Tag {
 	case TagRequest:
-		if m.variant == SplitIncrement {
-			// The request holds its receive buffer until the increment.
-			n.Recv = append(n.Recv, ucast.RecvBuf{Pkt: pkt, From: from})
-			n.Reads = append(n.Reads, Read{Req: pkt, Value: n.Var})
-			return
-		}
-		v := n.Var
-		n.Var++
-		m.reply(n, pkt, v, out)
+		m.ServeFA(&n.Node, from, pkt, out)
 	case TagReply:
-		n.Outstanding = false
-		n.Got = append(n.Got, pkt.Val)
+		m.TakeFAReply(&n.Node, pkt)
 	}
-}
-
-// reply releases the request's buffer, whose credit is then owed to the
-// client, and sends FA_REPLY with value v, which piggybacks the credit.
-func (m *Machine) reply(n *Node, req model.Packet, v uint32, out *model.Outbox) {
-	n.PCB[req.Origin].FreeCredits++
-	if m.variant == DropReply && v == 1 {
-		return // the bug: the second request's reply is never sent
-	}
-	m.SendPacket(&n.Node, ucast.Desc{Dest: req.Origin, Pkt: model.Packet{Tag: TagReply, Origin: req.Origin, Seq: req.Seq, Val: v}}, out)
 }

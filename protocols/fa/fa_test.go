@@ -12,6 +12,7 @@ import (
 	"lfccheck/protocols"
 	"lfccheck/protocols/fa"
 	"lfccheck/protocols/internal/checktest"
+	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
 
@@ -34,8 +35,9 @@ func TestPinnedStateCounts(t *testing.T) {
 	}
 }
 
-// The split increment is caught by distinct-values with a counterexample
-// that replays; the correct protocol passes the same configuration.
+// The split increment is caught by fa-values (fetch-and-add's one
+// property set, ucast.FAValues) with a counterexample that replays; the
+// correct protocol passes the same configuration.
 func TestSplitIncrementCaught(t *testing.T) {
 	v, err := fa.Def.Variant(fa.SplitIncrement)
 	if err != nil {
@@ -47,11 +49,11 @@ func TestSplitIncrementCaught(t *testing.T) {
 		return c
 	}()} {
 		r, ck := checktest.Search(t, cfg)
-		if r.Verdict != explore.Fail || r.Violation.PropertyName() != "distinct-values" {
+		if r.Verdict != explore.Fail || r.Violation.PropertyName() != "fa-values" {
 			t.Fatalf("%v: got %v %v", cfg.Properties, r.Verdict, r.Violation)
 		}
 		o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
-		if err != nil || o.Violation == nil || o.Violation.Property != "distinct-values" {
+		if err != nil || o.Violation == nil || o.Violation.Property != "fa-values" {
 			t.Fatalf("replay: %v %v", o.Violation, err)
 		}
 	}
@@ -81,12 +83,12 @@ func TestPropertiesCatchTampering(t *testing.T) {
 		tamper func(w *model.World)
 		want   string
 	}{
-		{fa.DistinctValues, func(w *model.World) {
-			w.Nodes[1].(*fa.Node).Got = []uint32{0}
-			w.Nodes[2].(*fa.Node).Got = []uint32{0}
+		{ucast.FAValues, func(w *model.World) {
+			w.Nodes[1].(*fa.Node).FA.Got = []uint32{0}
+			w.Nodes[2].(*fa.Node).FA.Got = []uint32{0}
 		}, "value 0 was handed to host 1 and to host 2"},
-		{fa.Increasing, func(w *model.World) { w.Nodes[1].(*fa.Node).Got = []uint32{3, 2} }, "host 1 got 2 after 3"},
-		{fa.OneOutstanding, func(w *model.World) { w.Nodes[2].(*fa.Node).Outstanding = true }, "host 2 has 0 requests"},
+		{ucast.FAValues, func(w *model.World) { w.Nodes[1].(*fa.Node).FA.Got = []uint32{3, 2} }, "host 1 got 2 after 3"},
+		{ucast.FAOneOutstanding, func(w *model.World) { w.Nodes[2].(*fa.Node).FA.Outstanding = true }, "host 2 has 0 requests"},
 	} {
 		w := ck.Sys.Initial()
 		if err := c.p.State(w); err != nil {
@@ -99,8 +101,8 @@ func TestPropertiesCatchTampering(t *testing.T) {
 	}
 	// A lost increment: the variable lags behind the answers.
 	w := ck.Sys.Initial()
-	w.Nodes[1].(*fa.Node).Got = []uint32{0}
-	if err := fa.DistinctValues.Final(w); err == nil || !strings.Contains(err.Error(), "holds 0 after 1") {
+	w.Nodes[1].(*fa.Node).FA.Got = []uint32{0}
+	if err := ucast.FAValues.Final(w); err == nil || !strings.Contains(err.Error(), "holds 0 after 1") {
 		t.Errorf("lost increment: %v", err)
 	}
 }
@@ -141,7 +143,33 @@ func TestLive(t *testing.T) {
 	if err != nil || o.Violation != nil || !o.Terminal {
 		t.Fatalf("replay: %v %v terminal %v", err, o.Violation, o.Terminal)
 	}
-	if v := o.Final.Nodes[0].(*fa.Node).Var; v != 80 {
+	if v := o.Final.Nodes[0].(*fa.Node).FA.Var; v != 80 {
 		t.Fatalf("variable %d after 80 requests", v)
+	}
+}
+
+// The names fetch-and-add's properties had here before they became one set
+// still work: --property distinct-values (or increasing) checks fa-values,
+// and a trace file that names distinct-values still reproduces.
+func TestRenamedProperties(t *testing.T) {
+	cfg := fa.Config(3, 1, 1)
+	cfg.Variant = fa.SplitIncrement
+	cfg.Properties = []string{"distinct-values", "increasing"}
+	r, ck := checktest.Search(t, cfg)
+	if len(ck.Props) != 1 || ck.Props[0].Name != "fa-values" || r.Verdict != explore.Fail {
+		t.Fatalf("distinct-values,increasing selected %d properties, verdict %v", len(ck.Props), r.Verdict)
+	}
+	o, acts, err := traces.RunCodes(ck, r.Trace, r.Loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := traces.NewFile(ck.Sys, acts, o)
+	f.Property = "distinct-values" // as a file written before the rename says
+	if ok, why := traces.Reproduces(f, o); !ok {
+		t.Fatalf("an old trace file does not reproduce: %s", why)
+	}
+	f.Property = "one-outstanding"
+	if ok, _ := traces.Reproduces(f, o); ok {
+		t.Fatal("a trace file naming another property reproduces")
 	}
 }

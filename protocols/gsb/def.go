@@ -316,13 +316,23 @@ func OverlapConfig(casts ...model.Cast) model.Config {
 	return model.Config{Protocol: "gsb", Nodes: 4, Params: p}
 }
 
+// faCatches names the property that catches each of fetch-and-add's bug
+// variants in GSB: a repeated sequence number breaks the total order; a
+// lost reply leaves its sender waiting for ever.
+func faCatches(v string) string {
+	if v == ucast.FADropReply {
+		return "deadlock"
+	}
+	return "total-order"
+}
+
 // Def is GSB's protocol definition.
 var Def = &model.Def{
 	Name:      "gsb",
 	Doc:       "Panda's totally-ordered broadcast: fetch-and-add sequence numbers, then broadcast (thesis §6.4)",
 	Params:    ParamSpecs(),
 	NewParams: func() model.Params { return Defaults() },
-	Variants: []model.Variant{
+	Variants: append([]model.Variant{
 		{Name: Correct, Doc: "receivers and senders hold back every message until its predecessors are delivered (§6.4)"},
 		{Name: NoHoldback, Doc: "every process delivers a message as soon as it has it whole, its own at once",
 			Catches: "total-order", Example: Config(3, 1, 1, 4)},
@@ -335,8 +345,9 @@ var Def = &model.Def{
 		{Name: DoubleOwn, Doc: "a sender delivers its own message as soon as it has its number, and again when the number comes up",
 			Catches: "no-duplicates", Example: Config(2, 1, 1, 1)},
 		{Name: NoFree, Doc: "the client never frees (lfc_packet_free) the packets of a delivered message: host buffers leak until nothing can be copied",
-			Catches: "eventual-delivery", Example: Config(2, 1, 2, 1)},
-	},
+			Catches: "eventual-delivery", Example: Config(2, 1, 2, 1)}},
+		// Fetch-and-add's own bugs, at the sequencer (ucast/fetchadd.go).
+		ucast.FAVariants(Config(3, 1, 1, 4), faCatches)...),
 	Properties: props(),
 	Acyclic:    true,
 	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },

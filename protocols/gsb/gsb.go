@@ -131,6 +131,11 @@
 //   - no-free: the client never calls lfc_packet_free for the packets of a
 //     delivered message; host buffers leak until nothing can be copied, and
 //     eventual-delivery catches the messages that are never delivered.
+//   - fa-no-increment, split-increment, drop-reply: fetch-and-add's own
+//     bugs at the sequencer's NI (ucast.FAVariants; the sequencer's handler
+//     is ucast.Machine.ServeFA, fetch-and-add's one server handler): a
+//     repeated sequence number breaks total-order, a lost reply leaves its
+//     sender waiting (deadlock).
 //
 // held-back's counterpart is the claim with a single sender, where nothing
 // is ever held back and the goal fails.
@@ -179,7 +184,6 @@ func (m Msg) String() string { return fmt.Sprintf("%d.%d", m.From, m.K) }
 // GSB state.
 type Node struct {
 	ucast.Node
-	Var       uint32 // the NI's F&A variable (used at the sequencer)
 	Slot      uint32 // the NI location lfc_fetch_and_add polls (§3.8)
 	SlotFull  bool   // Slot holds a result the process has not read
 	Requested uint16 // sequence numbers requested so far
@@ -202,7 +206,10 @@ func (n *Node) Base() *ucast.Node { return &n.Node }
 // Encode appends the canonical encoding.
 func (n *Node) Encode(buf []byte) []byte {
 	buf = n.Node.Encode(buf)
-	buf = binary.AppendUvarint(buf, uint64(n.Var))
+	buf = binary.AppendUvarint(buf, uint64(n.FA.Var))
+	if n.M.Variant == ucast.FASplitIncrement {
+		buf = n.FA.AppendReads(buf)
+	}
 	buf = binary.AppendUvarint(buf, uint64(n.Slot))
 	buf = model.AppendBool(buf, n.SlotFull)
 	buf = binary.AppendUvarint(buf, uint64(n.Requested))
@@ -226,7 +233,10 @@ func (n *Node) Encode(buf []byte) []byte {
 // Decode reads the encoding written by Encode.
 func (n *Node) Decode(d *model.Decoder) {
 	n.Node.Decode(d)
-	n.Var = uint32(d.Uvarint())
+	n.FA.Var = uint32(d.Uvarint())
+	if n.M.Variant == ucast.FASplitIncrement {
+		n.FA.DecodeReads(d)
+	}
 	n.Slot = uint32(d.Uvarint())
 	n.SlotFull = d.Bool()
 	n.Requested = uint16(d.Uvarint())
@@ -252,7 +262,7 @@ func (n *Node) Decode(d *model.Decoder) {
 func (n *Node) CopyFrom(src model.Node) {
 	s := src.(*Node)
 	n.Node.CopyNode(&s.Node)
-	n.Var, n.Slot, n.SlotFull, n.Requested, n.Waiting, n.NextSeq = s.Var, s.Slot, s.SlotFull, s.Requested, s.Waiting, s.NextSeq
+	n.Slot, n.SlotFull, n.Requested, n.Waiting, n.NextSeq = s.Slot, s.SlotFull, s.Requested, s.Waiting, s.NextSeq
 	n.Seqs = append(n.Seqs[:0], s.Seqs...)
 	n.Prefetched = append(n.Prefetched[:0], s.Prefetched...)
 	n.Delivered = append(n.Delivered[:0], s.Delivered...)
@@ -270,7 +280,7 @@ func (n *Node) slotText() string {
 
 func (n *Node) gsbLine() string {
 	return fmt.Sprintf("gsb %d: var %d, slot %s, requested %d, waiting %d, seqnos %v, next %d, delivered %s",
-		n.ID, n.Var, n.slotText(), n.Requested, n.Waiting, n.Seqs, n.NextSeq, model.ListOf(n.Delivered, Msg.String))
+		n.ID, n.FA.Var, n.slotText(), n.Requested, n.Waiting, n.Seqs, n.NextSeq, model.ListOf(n.Delivered, Msg.String))
 }
 
 // Describe renders the node: UCAST's lines and a line for GSB.
@@ -280,7 +290,6 @@ func (n *Node) Describe() []string { return append(n.Node.Describe(), n.gsbLine(
 func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	p := prev.(*Node)
 	n.Node.Diff(&p.Node, ch)
-	ch(fmt.Sprintf("ni %d fa variable", n.ID), fmt.Sprint(p.Var), fmt.Sprint(n.Var))
 	ch(fmt.Sprintf("ni %d fa slot", n.ID), p.slotText(), n.slotText())
 	ch(fmt.Sprintf("host %d requested", n.ID), fmt.Sprint(p.Requested), fmt.Sprint(n.Requested))
 	ch(fmt.Sprintf("host %d sequence numbers", n.ID), fmt.Sprint(p.Seqs), fmt.Sprint(n.Seqs))
@@ -405,6 +414,9 @@ func (m *Machine) Kinds() []*model.ActionKind {
 			Enabled: func(mn model.Node) bool { return m.canCast(node(mn)) },
 			Apply:   func(mn model.Node, out *model.Outbox) { m.Launch(&node(mn).Node, out) }})
 	}
+	if m.variant == ucast.FASplitIncrement {
+		m.kinds = append(m.kinds, m.FAIncrementKind())
+	}
 	return m.kinds
 }
 
@@ -421,8 +433,7 @@ func (m *Machine) request(n *Node, out *model.Outbox) {
 	n.Waiting++
 	if n.ID == m.Sequencer {
 		// The local NI performs the fetch-and-add at once.
-		m.result(n, n.Var)
-		n.Var++
+		m.result(n, m.LocalFA(&n.Node))
 		return
 	}
 	pkt := model.Packet{Tag: fa.TagRequest, Src: n.ID, Origin: n.ID, Seq: n.Requested}
@@ -457,12 +468,7 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	switch pkt.Tag {
 	case fa.TagRequest:
 		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
-		v := n.Var
-		n.Var++
-		// The request's buffer is released at once; its credit rides on
-		// the reply (send_packet piggybacks owed credits).
-		n.PCB[from].FreeCredits++
-		m.SendPacket(&n.Node, ucast.Desc{Dest: pkt.Origin, Pkt: model.Packet{Tag: fa.TagReply, Origin: pkt.Origin, Seq: pkt.Seq, Val: v}}, out)
+		m.ServeFA(&n.Node, from, pkt, out)
 	case fa.TagReply:
 		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 		m.result(n, pkt.Val)

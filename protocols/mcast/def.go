@@ -33,16 +33,22 @@ var Def = &model.Def{
 	Doc:       "NI-level spanning-tree multicast on UCAST's credits (thesis §4.2)",
 	Params:    ParamSpecs(),
 	NewParams: func() model.Params { return Defaults() },
-	Variants: []model.Variant{
+	Variants: append([]model.Variant{
 		{Name: Correct, Doc: "the protocol of Fig. 4.5-4.7"},
 		{Name: CreditToSrc, Doc: "a released buffer's credit goes to the packet's originating root instead of the NI's tree parent",
 			Catches: "credit-conservation", Example: chainCast(3, 1, 1)},
 		{Name: EarlyRelease, Doc: "the receive buffer is released after the host copy even while forwards are still queued",
 			Catches: "buffer-held", Example: chainCast(3, 1, 2)},
-		ucast.BounceVariant(chainCast(2, 1, 2)),
-		{Name: ucast.FANoIncrement, Doc: "fetch-and-add beside the traffic: the server's NI increments its variable only for the first request",
-			Catches: "fa-values", Example: faWork()},
-	},
+		ucast.BounceVariant(chainCast(2, 1, 2))},
+		// Fetch-and-add beside the traffic (the work's + entries, and the
+		// library's FetchAndAdd): a lost reply leaves its process waiting
+		// in a state where nothing can happen.
+		ucast.FAVariants(faWork(), func(v string) string {
+			if v == ucast.FADropReply {
+				return ucast.Deadlock.Name
+			}
+			return ucast.FAValues.Name
+		})...),
 	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound,
 		properties.FIFO, ucast.ExactlyOnce, BufferHeld, ucast.FAValues, ucast.EventualDelivery},
 	Acyclic: true,

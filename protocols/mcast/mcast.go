@@ -78,8 +78,11 @@
 //     even while forwards are still queued.
 //   - credit-bounce: UCAST's livelock variant (see the ucast package), on a
 //     two-node chain.
-//   - fa-no-increment: the server's NI increments its fetch-and-add
-//     variable only for the first request; fa-values catches it.
+//   - fa-no-increment, split-increment, drop-reply: fetch-and-add's own
+//     bugs (ucast.FAVariants) beside the traffic: the server's NI
+//     increments its variable only for the first request, or reads and
+//     increments in two steps (fa-values catches both), or loses the
+//     reply carrying value 1 (deadlock: its process waits for ever).
 package mcast
 
 import (

@@ -78,15 +78,6 @@ type Host struct {
 // packets the client keeps.
 func (h *Host) HostBuffersUsed() int { return len(h.Queue) + len(h.Held) + len(h.Up) }
 
-// FAState is the state of LFC's fetch-and-add (§3.8) in machines that
-// offer it beside their traffic (Machine.FetchAdd): the NI's variable and
-// the process's one outstanding request with the values it got (history).
-type FAState struct {
-	Var         uint32
-	Outstanding bool
-	Got         []uint32
-}
-
 // Node is one node's UCAST state: its NI and its host. Protocols built on
 // UCAST embed it.
 type Node struct {
@@ -183,9 +174,9 @@ func (n *Node) encode(buf []byte, p, inv *model.Perm) []byte {
 	}
 	if m.FetchAdd {
 		buf = model.AppendBool(binary.AppendUvarint(buf, uint64(n.FA.Var)), n.FA.Outstanding)
-		buf = binary.AppendUvarint(buf, uint64(len(n.FA.Got)))
-		for _, v := range n.FA.Got {
-			buf = binary.AppendUvarint(buf, uint64(v))
+		buf = n.FA.AppendHistory(buf)
+		if m.Variant == FASplitIncrement {
+			buf = appendReads(buf, n.FA.Reads, func(q model.Packet) model.Packet { return m.renamed(q, p) })
 		}
 	}
 	return buf
@@ -246,9 +237,9 @@ func (n *Node) decode(d *model.Decoder, from model.NodeID, p *model.Perm) {
 	if m.FetchAdd {
 		n.FA.Var = uint32(d.Uvarint())
 		n.FA.Outstanding = d.Bool()
-		n.FA.Got = n.FA.Got[:0]
-		for k := d.Count(); k > 0 && d.Err() == nil; k-- {
-			n.FA.Got = append(n.FA.Got, uint32(d.Uvarint()))
+		n.FA.DecodeHistory(d)
+		if m.Variant == FASplitIncrement {
+			n.FA.Reads = decodeReads(d, n.FA.Reads[:0], func(q model.Packet) model.Packet { return m.renamed(q, p) })
 		}
 	}
 }
@@ -283,8 +274,7 @@ func (n *Node) CopyNode(s *Node) {
 	n.Up = append(n.Up[:0], s.Up...)
 	n.Extra = s.Extra
 	n.Log = append(n.Log[:0], s.Log...)
-	n.FA.Var, n.FA.Outstanding = s.FA.Var, s.FA.Outstanding
-	n.FA.Got = append(n.FA.Got[:0], s.FA.Got...)
+	n.FA.CopyFrom(&s.FA)
 }
 
 func descList(ds []Desc) string {
@@ -338,6 +328,9 @@ func (n *Node) Describe() []string {
 	}
 	if n.M.FetchAdd {
 		s += fmt.Sprintf(" fa-var %d", n.FA.Var)
+		if len(n.FA.Reads) > 0 {
+			s += " fa-reads " + n.FA.ReadsText()
+		}
 		h += fmt.Sprintf(" fa outstanding %v got %v", n.FA.Outstanding, n.FA.Got)
 	}
 	return []string{s, h}
@@ -362,6 +355,7 @@ func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	ch(fmt.Sprintf("host %d upcalls", id), model.PacketList(x.Up), model.PacketList(n.Up))
 	ch(fmt.Sprintf("host %d extra buffers", id), fmt.Sprint(x.Extra), fmt.Sprint(n.Extra))
 	ch(fmt.Sprintf("ni %d fa variable", id), fmt.Sprint(x.FA.Var), fmt.Sprint(n.FA.Var))
+	ch(fmt.Sprintf("ni %d fa reads", id), x.FA.ReadsText(), n.FA.ReadsText())
 	ch(fmt.Sprintf("host %d fa outstanding", id), fmt.Sprint(x.FA.Outstanding), fmt.Sprint(n.FA.Outstanding))
 	ch(fmt.Sprintf("host %d fa got", id), fmt.Sprint(x.FA.Got), fmt.Sprint(n.FA.Got))
 }

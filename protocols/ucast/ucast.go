@@ -145,11 +145,6 @@ import (
 const (
 	TagUnicast model.Tag = 1 // UCAST data packet (Fig. 4.1)
 	TagCredit  model.Tag = 3 // explicit credit update (Fig. 4.3)
-	// Fetch-and-add (§3.8; Table 3.3's FA tags): a request is data (it
-	// consumes a credit), the reply control. Package fa and machines with
-	// FetchAdd use them.
-	TagFARequest model.Tag = 4
-	TagFAReply   model.Tag = 5
 	// TagReply is the reply a request's upcall sends to the request's
 	// origin (Machine.Replies): a data packet routed like UNICAST.
 	TagReply model.Tag = 7
@@ -166,10 +161,6 @@ func init() {
 		Brief: func(p model.Packet) string { return fmt.Sprintf("r%d#%d", p.Origin, p.Seq) }})
 	model.RegisterTag(TagCredit, model.TagInfo{Name: "CREDIT",
 		Brief: func(model.Packet) string { return "cr" }})
-	model.RegisterTag(TagFARequest, model.TagInfo{Name: "FA_REQUEST", Data: true,
-		Brief: func(p model.Packet) string { return fmt.Sprintf("fa%d#%d", p.Origin, p.Seq) }})
-	model.RegisterTag(TagFAReply, model.TagInfo{Name: "FA_REPLY",
-		Brief: func(p model.Packet) string { return fmt.Sprintf("fr%d#%d=%d", p.Origin, p.Seq, p.Val) }})
 }
 
 // Variant names.
@@ -179,10 +170,6 @@ const (
 	BlockedLIFO    = "blocked-lifo"
 	NoCreditReturn = "no-credit-return"
 	CreditBounce   = "credit-bounce"
-	// FANoIncrement is a fetch-and-add bug of machines with FetchAdd (its
-	// variant lives with the protocol that offers it, MCAST): the server
-	// increments its variable only for the first request.
-	FANoIncrement = "fa-no-increment"
 )
 
 // RequestMark is "?" for a request packet (one whose upcall replies), ""
@@ -485,6 +472,9 @@ func (m *Machine) Kinds() []*model.ActionKind {
 		if m.HostLibrary {
 			m.kinds = append(m.kinds, m.hostLibraryKinds()...)
 		}
+		if m.FetchAdd && m.Variant == FASplitIncrement {
+			m.kinds = append(m.kinds, m.FAIncrementKind())
+		}
 	}
 	return m.kinds
 }
@@ -532,7 +522,7 @@ func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 	n.Next++
 	fa := m.FetchAdd && it.Tag == TagFARequest
 	if fa && n.ID == m.Server {
-		m.fetchAdd(n, out) // local: no packet
+		n.FA.Got = append(n.FA.Got, m.LocalFA(n)) // local: no packet
 		return
 	}
 	if m.Replies && !fa {
@@ -568,34 +558,14 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	switch {
 	case pkt.Tag == TagUnicast || pkt.Tag == TagCredit || pkt.Tag == TagReply:
 	case pkt.Tag == TagFARequest && m.FetchAdd:
-		// The server's NI reads and increments its variable and answers
-		// at once; the request's buffer is free again, and its credit
-		// rides on the reply (send_packet piggybacks owed credits).
-		n.PCB[from].FreeCredits++
-		m.SendPacket(n, Desc{Dest: pkt.Origin, Pkt: model.Packet{Tag: TagFAReply, Origin: pkt.Origin, Seq: pkt.Seq, Val: m.increment(n)}}, out)
+		m.ServeFA(n, from, pkt, out)
 	case pkt.Tag == TagFAReply && m.FetchAdd:
-		n.FA.Outstanding = false
-		n.FA.Got = append(n.FA.Got, pkt.Val)
+		m.TakeFAReply(n, pkt)
 	case pkt.Tag.IsData():
 		m.OnData(n, from, pkt, out)
 	default:
 		m.OnControl(n, from, pkt, out)
 	}
-}
-
-// increment is the server's read-and-increment of its variable (variant
-// fa-no-increment: only the first request increments).
-func (m *Machine) increment(n *Node) uint32 {
-	v := n.FA.Var
-	if m.Variant != FANoIncrement || v == 0 {
-		n.FA.Var++
-	}
-	return v
-}
-
-// fetchAdd is the server's own request: local, answered at once.
-func (m *Machine) fetchAdd(n *Node, _ *model.Outbox) {
-	n.FA.Got = append(n.FA.Got, m.increment(n))
 }
 
 // Copy copies n's oldest uncopied received packet into a free host buffer,
