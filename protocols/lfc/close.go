@@ -1,0 +1,207 @@
+package lfc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"lfccheck/properties"
+	"lfccheck/protocols/mcast"
+	"lfccheck/traces"
+)
+
+// wakeOnEnd wakes every waiter when ctx ends (a waiter rechecks its
+// context); the returned func stops that.
+func (c *Cluster) wakeOnEnd(ctx context.Context) func() bool {
+	return context.AfterFunc(ctx, func() {
+		c.mu.Lock()
+		c.gen++
+		c.cond.Broadcast()
+		c.mu.Unlock()
+	})
+}
+
+// Drain waits until every packet sent so far has been handed to its
+// destinations' handlers (in Polling mode, programs must keep polling),
+// or until ctx ends. From inside a handler it returns ErrInUpcall.
+func (c *Cluster) Drain(ctx context.Context) error {
+	if u := c.upcallNode(); u != nil {
+		return fmt.Errorf("lfc: Drain from the handler of node %d: %w", u.id, ErrInUpcall)
+	}
+	defer c.wakeOnEnd(ctx)()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.handled < c.expected && !c.closed && ctx.Err() == nil {
+		c.cond.Wait()
+	}
+	switch {
+	case c.handled >= c.expected:
+		return nil
+	case c.closed:
+		return ErrClosed
+	}
+	return fmt.Errorf("lfc: drain: %d of %d deliveries done: %w", c.handled, c.expected, ctx.Err())
+}
+
+// Report is what a cluster did, as Close returns it.
+type Report struct {
+	Sent      int // packets sent (multicasts count once)
+	Delivered int // deliveries handed to handlers (a multicast counts once per destination)
+	// InFlight lists the deliveries still owed when the cluster closed,
+	// as "origin->destination #seq" (unicast) or "origin tree T #seq to
+	// N destinations" (multicast), sorted.
+	InFlight []string
+	Steps    int // protocol steps the nodes took
+	// Checked is how many of those steps the model replayed and checked
+	// (Options.Record): every step when the run conforms; 0 for a cluster
+	// that does not record or monitor itself.
+	Checked int
+	Kept    int // packets kept and not freed
+	// Statistics are the protocol's statistics over the run (see
+	// Recording.Statistics: RECOV's recoveries and recovery-channel
+	// packets, MCAST's forwarded packets), when the cluster records
+	// itself and the run conforms; nil otherwise.
+	Statistics []properties.StatValue
+}
+
+// Close stops the cluster at once: sends and polls in progress return
+// ErrClosed, and the report says what was still in flight. Call Drain
+// first for a clean end. A recording cluster then checks its run against
+// the model and returns a *ConformanceError if it does not conform.
+func (c *Cluster) Close() (*Report, error) {
+	if u := c.upcallNode(); u != nil {
+		return nil, fmt.Errorf("lfc: Close from the handler of node %d: %w", u.id, ErrInUpcall)
+	}
+	c.mu.Lock()
+	already := c.closed
+	c.closed = true
+	c.gen++
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.cancel()
+	<-c.done
+	if already {
+		return c.report(), nil
+	}
+	if c.runErr != nil && !errors.Is(c.runErr, context.Canceled) {
+		return c.report(), c.runErr
+	}
+	r := c.report()
+	if c.mon != nil {
+		c.mu.Lock()
+		bases := make([]int, len(c.nodes))
+		for i, n := range c.nodes {
+			bases[i] = n.launchBase
+		}
+		c.mu.Unlock()
+		ce, stats := c.mon.finish(c.res, bases)
+		r.Checked = c.mon.steps
+		if ce != nil {
+			return r, ce
+		}
+		r.Statistics = stats
+	}
+	if c.record {
+		rec, err := c.recording()
+		if err != nil {
+			return r, err
+		}
+		v, stats, err := rec.verify()
+		if v != nil || err != nil {
+			rec.name()
+			ce := &ConformanceError{Recording: rec, Violation: v, Err: err}
+			var se *traces.StepError
+			if errors.As(err, &se) {
+				ce.Step = se.Step
+			}
+			return r, ce
+		}
+		r.Statistics, r.Checked = stats, r.Steps
+	}
+	return r, nil
+}
+
+// ConformanceError says that a recorded run is not a model execution (Err:
+// the model does not allow a step) or violates a property (Violation).
+// Recording.TraceFile writes the run for `lfccheck replay`.
+type ConformanceError struct {
+	Recording *Recording
+	Violation *properties.Violation
+	Err       error
+	// Step is the step of the recording at which the model rejected the
+	// run (1-based; 0: a property, or the end state).
+	Step int
+	// Recent names the last steps up to the failure (at most 32), when
+	// the online monitor (RecordMonitor) found it: it keeps no
+	// recording, so Recording is nil.
+	Recent []string
+}
+
+// Conformance returns the online monitor's verdict so far
+// (RecordMonitor): its *ConformanceError once the run has stopped
+// conforming, nil while it conforms, and for clusters that do not
+// monitor themselves. It does not wait for the monitor to catch up; Close
+// does.
+func (c *Cluster) Conformance() error {
+	if c.mon == nil {
+		return nil
+	}
+	if ce := c.mon.failed.Load(); ce != nil {
+		return ce
+	}
+	return nil
+}
+
+func (e *ConformanceError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("lfc: the run does not conform to the model: %v", e.Err)
+	}
+	return fmt.Sprintf("lfc: the run violates %s: %s", e.Violation.Property, e.Violation.Message)
+}
+
+func (c *Cluster) report() *Report {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := &Report{Delivered: c.handled}
+	for _, n := range c.nodes {
+		r.Sent += n.posted
+		r.Kept += n.kept
+	}
+	if c.res != nil {
+		r.Steps = c.res.Steps
+	}
+	if c.mon != nil {
+		select {
+		case <-c.mon.done: // the monitor's count is final
+			r.Checked = c.mon.steps
+		default:
+		}
+	}
+	for k, p := range c.payloads {
+		if k.tag == mcast.TagMulticast {
+			r.InFlight = append(r.InFlight, fmt.Sprintf("%d tree %d #%d to %d destinations", k.origin, k.to, k.seq, p.left))
+		} else {
+			r.InFlight = append(r.InFlight, fmt.Sprintf("%d->%d #%d", k.origin, k.to, k.seq))
+		}
+	}
+	sort.Strings(r.InFlight)
+	return r
+}
+
+// String renders the report in one line.
+func (r *Report) String() string {
+	s := fmt.Sprintf("%d packets sent, %d deliveries, %d steps", r.Sent, r.Delivered, r.Steps)
+	if len(r.InFlight) > 0 {
+		s += fmt.Sprintf("; %d in flight: %s", len(r.InFlight), strings.Join(r.InFlight, ", "))
+	}
+	for i, v := range r.Statistics {
+		sep := ", "
+		if i == 0 {
+			sep = "; statistics: "
+		}
+		s += fmt.Sprintf("%s%s %d", sep, v.Name, v.Value)
+	}
+	return s
+}
