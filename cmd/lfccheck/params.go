@@ -57,24 +57,41 @@ func registerParams(fs *pflag.FlagSet) *paramFlags {
 			f := &paramFlag{spec: s}
 			pf.flags[s.Key] = f
 			pf.order = append(pf.order, s.Key)
-			doc := s.Doc
-			if s.Default != "" {
-				doc += " (default " + s.Default + ")"
-			}
-			fs.Var(f, s.Key, doc+" ["+strings.Join(protocolsWith(s.Key), ", ")+"]")
+			fs.Var(f, s.Key, paramHelp(s.Key))
 		}
 	}
 	return pf
 }
 
-func protocolsWith(key string) []string {
-	var out []string
+// paramHelp is a parameter's help: its doc and default as each protocol
+// that declares it gives them, the protocols that agree in one group
+// ("doc (default D) [p1, p2]; other doc [p3]").
+func paramHelp(key string) string {
+	var groups []string
+	byText := map[string]int{}
+	var names [][]string
 	for _, d := range protocols.All() {
-		if d.Param(key) != nil {
-			out = append(out, d.Name)
+		s := d.Param(key)
+		if s == nil {
+			continue
 		}
+		text := s.Doc
+		if s.Default != "" {
+			text += " (default " + s.Default + ")"
+		}
+		i, ok := byText[text]
+		if !ok {
+			i = len(groups)
+			byText[text] = i
+			groups = append(groups, text)
+			names = append(names, nil)
+		}
+		names[i] = append(names[i], d.Name)
 	}
-	return out
+	for i := range groups {
+		groups[i] += " [" + strings.Join(names[i], ", ") + "]"
+	}
+	return strings.Join(groups, "; ")
 }
 
 // given lists the keys given on the command line, in registration order.
