@@ -86,7 +86,8 @@ func Config(tree string, nodes, credits, packets int) model.Config {
 
 // claims are the suite's RECOV claims, small enough to run in seconds:
 // chains of three (the recovery tree spans the chain; two packets per
-// tree exercise next_in_tree) and the broadcast group beside an
+// tree exercise next_in_tree; unicast beside the casts), a binary fork
+// whose recovery tree branches, and the broadcast group beside an
 // overlapping multicast group, which deadlocks under MCAST. App. A.2's
 // kind of overlapping groups (examples/overlap-small.topo, 127,405 states)
 // is in docs/results.md: it takes too long for the suite under the race
@@ -100,6 +101,10 @@ func claims() []model.Claim {
 		{Name: "chain P=3 C=1, casts 0:2 1:2", Config: CastChain(), Expect: "pass", Ref: "§4.3", Doc: doc + " on chains, with next_in_tree"},
 		{Name: "broadcast beside group g P=4", Config: BcastOverlapConfig(), Expect: "pass", Ref: "§4.2.6, §4.3",
 			Doc: "the broadcast group beside an overlapping multicast group, which deadlocks under MCAST, recovers"},
+		{Name: "fork P=5 binary, cast 0:2", Config: ForkConfig(), Expect: "pass", Ref: "§4.3, Fig. 4.13",
+			Doc: doc + " when a recovery tree branches (it spans 4 NIs)"},
+		{Name: "chain P=3, casts 0:2 1:1, flow 2:0:1", Config: MixedChain(), Expect: "pass", Ref: "§4.3",
+			Doc: doc + " with unicast traffic beside the casts, also on recovery channels"},
 	}
 }
 
@@ -123,10 +128,23 @@ func BcastOverlapConfig() model.Config {
 	return model.Config{Protocol: "recov", Nodes: 4, Params: p}
 }
 
+// MixedChain is a chain of three where 0 multicasts two packets and 1
+// one, while 2 sends a unicast packet to 0: unicast traffic beside the
+// recoveries, and on their channels (a unicast packet that finds no
+// credit is sent on its NI's recovery channel like a multicast one).
+func MixedChain() model.Config {
+	c := Config("chain", 3, 1, 1)
+	p := c.Params.(*mcast.Params)
+	p.Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 1}}
+	p.Flows = []ucast.Flow{{Src: 2, Dst: 0, Count: 1}}
+	return c
+}
+
 // ForkConfig is a binary tree of five NIs where only node 0 multicasts,
 // two packets: NI 1 forwards to two children (3 and 4), so a packet that
 // reaches 1 on 0's recovery channel may find a credit for one child and
-// none for the other (variant no-save fails channel-forward here).
+// none for the other (variant no-save fails channel-forward here), and a
+// recovery tree branches: it spans 4 NIs.
 func ForkConfig() model.Config {
 	c := Config("binary", 5, 1, 1)
 	c.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}}
