@@ -13,8 +13,8 @@ import (
 // level being built was met by this worker before at a smaller (parent,
 // successor) key (a worker's keys only grow within a level: it takes
 // chunks and their states in order), so its level entry's minKey is
-// already at most this one. Most successors hit (breadth-first MCAST at
-// P=4: 81% of the successors are states stored already, 72% are among
+// already at most this one. Most successors hit (a breadth-first search
+// of multicasts on binary trees at P=4: 81% of the successors are states stored already, 72% are among
 // the last 16K a worker met). The encodings are compared in full, so the
 // search stays exact. The cache is the worker's alone: a hit touches no
 // shared memory.

@@ -7,11 +7,11 @@ import (
 )
 
 // AppendPacket appends the canonical encoding of a packet.
-// A packet on a recovery channel sets the tag byte's top bit and adds the
-// channel byte, so packets of protocols without channels encode as before.
+// A packet with a hop byte (Packet.Hop) sets the tag byte's top bit and
+// adds that byte, so packets of protocols without one encode as before.
 func AppendPacket(buf []byte, p Packet) []byte {
-	if p.Chan != 0 {
-		buf = append(buf, byte(p.Tag)|chanFlag, p.Chan)
+	if p.Hop != 0 {
+		buf = append(buf, byte(p.Tag)|hopFlag, p.Hop)
 	} else {
 		buf = append(buf, byte(p.Tag))
 	}
@@ -29,9 +29,9 @@ func AppendBool(buf []byte, b bool) []byte {
 	return append(buf, 0)
 }
 
-// chanFlag marks a packet encoding that carries a deadlock channel; tags
-// stay below it.
-const chanFlag = 0x80
+// hopFlag marks a packet encoding that carries a hop byte (Packet.Hop);
+// tags stay below it.
+const hopFlag = 0x80
 
 var errCorrupt = errors.New("model: corrupt state encoding")
 
@@ -91,8 +91,8 @@ func (d *Decoder) Count() int {
 // Packet reads a packet written by AppendPacket.
 func (d *Decoder) Packet() Packet {
 	var p Packet
-	if t := d.Byte(); t&chanFlag != 0 {
-		p.Tag, p.Chan = Tag(t&^chanFlag), d.Byte()
+	if t := d.Byte(); t&hopFlag != 0 {
+		p.Tag, p.Hop = Tag(t&^hopFlag), d.Byte()
 	} else {
 		p.Tag = Tag(t)
 	}

@@ -35,18 +35,18 @@
 //
 // # Why this shape
 //
-//   - Protocol state varies the most between LFC's protocols (UCAST's
-//     credits, MCAST's forwarding counts, RECOV's recovery channels, INTR's
-//     watchdog, Panda's sequencer), so it belongs to them; a fixed state
+//   - Protocol state varies the most between LFC's protocols (credits,
+//     forwarding counts, recovery channels, a watchdog, a sequencer), so
+//     it belongs to them; a fixed state
 //     layout in the kernel would need an edit per protocol.
 //   - Node-local actions are what lets one goroutine own one node in the
 //     live runtime, and what partial-order reductions and symmetry need to
 //     reason about independence: actions at different nodes interact only
 //     through links.
 //   - Buffer allocation and host delivery are decided by the handlers
-//     (the kernel never allocates a receive buffer), because RECOV's
-//     recovery channels and fetch-and-add requests are handled by the NI
-//     without one.
+//     (the kernel never allocates a receive buffer), because some packets
+//     (on a recovery channel, a fetch-and-add request) are handled by the
+//     NI without one.
 //   - The registry (Def) sits here, beside Config, because every generic
 //     package must resolve a configuration (the traces package decodes
 //     trace files naming a protocol) and model is the package all of them

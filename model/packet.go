@@ -34,8 +34,8 @@ var tagTable [256]*TagInfo
 // initialization; registering tag 0 or a tag twice panics, so two
 // protocols can never give one tag two meanings.
 func RegisterTag(t Tag, info TagInfo) {
-	if t == 0 || t >= chanFlag {
-		panic(fmt.Sprintf("model: tag %d is reserved (tags are 1..%d)", t, chanFlag-1))
+	if t == 0 || t >= hopFlag {
+		panic(fmt.Sprintf("model: tag %d is reserved (tags are 1..%d)", t, hopFlag-1))
 	}
 	if tagTable[t] != nil {
 		panic(fmt.Sprintf("model: tag %d registered twice (%s and %s)", t, tagTable[t].Name, info.Name))
@@ -70,22 +70,43 @@ type Packet struct {
 	Origin  NodeID // the node whose host (or NI) created the packet
 	Seq     uint16 // 1-based number of the packet in its stream
 	Val     uint32 // a protocol-defined value (for example a counter value)
-	// Chan is RECOV's deadlock channel field (§3.4, Fig. 4.11): 0 when the
-	// packet is not deadlocked, c+1 when it travels on the recovery
-	// channel of NI c. Like Src and Credits it is a per-hop header field
-	// that send_packet writes.
-	Chan uint8
+	// Hop is a per-hop header byte that a protocol may define (0: unset):
+	// like Src and Credits, the sending NI writes it for each hop. The
+	// protocol that uses it names and renders it with RegisterHop.
+	Hop uint8
 }
 
-// String renders a packet as its tag's brief form, plus "@chC" for a data
-// packet on NI C's recovery channel and "+N" for N piggybacked credits.
+// HopInfo describes the protocol-defined header byte Packet.Hop.
+type HopInfo struct {
+	// Name is the field's name in the protocol (for people and docs).
+	Name string
+	// Brief renders a set byte as the suffix of a data packet's brief
+	// form; nil renders nothing.
+	Brief func(v uint8) string
+}
+
+var hopInfo *HopInfo
+
+// RegisterHop declares the meaning of Packet.Hop. One protocol may
+// register it, from its package initialization; a second registration
+// panics, so two protocols can never give the byte two meanings.
+func RegisterHop(info HopInfo) {
+	if hopInfo != nil {
+		panic(fmt.Sprintf("model: the hop byte is registered twice (%s and %s)", hopInfo.Name, info.Name))
+	}
+	hopInfo = &info
+}
+
+// String renders a packet as its tag's brief form, plus the hop byte's
+// rendering for a data packet that has one (RegisterHop) and "+N" for N
+// piggybacked credits.
 func (p Packet) String() string {
 	s := p.Tag.Info().Name
 	if i := tagTable[p.Tag]; i != nil && i.Brief != nil {
 		s = i.Brief(p)
 	}
-	if p.Chan > 0 && p.Tag.IsData() {
-		s += "@ch" + strconv.Itoa(int(p.Chan)-1)
+	if p.Hop > 0 && p.Tag.IsData() && hopInfo != nil && hopInfo.Brief != nil {
+		s += hopInfo.Brief(p.Hop)
 	}
 	if p.Credits > 0 {
 		s += "+" + strconv.Itoa(int(p.Credits))
@@ -94,7 +115,7 @@ func (p Packet) String() string {
 }
 
 // SameData reports whether p and q are copies of the same created packet
-// (they may differ in the per-hop header fields Src, Credits and Chan).
+// (they may differ in the per-hop header fields Src, Credits and Hop).
 func (p Packet) SameData(q Packet) bool {
 	return p.Tag == q.Tag && p.Origin == q.Origin && p.Tree == q.Tree && p.Seq == q.Seq && p.Val == q.Val
 }

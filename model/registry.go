@@ -39,11 +39,11 @@ type Def struct {
 	// configuration that tests it and the verdict it should get.
 	Claims []Claim
 	// Static are claims checked by a static analysis instead of a search
-	// (for MCAST, the buffer dependency graph of tree families and
-	// topologies); the suite runs them next to the others.
+	// (for example the buffer dependency graph of multicast trees); the
+	// suite runs them next to the others.
 	Static []StaticClaim
 	// Stats are statistics the checker gathers during a search and the
-	// CLI prints with its result (for RECOV: recoveries started, packets
+	// CLI prints with its result (for example recoveries started, packets
 	// on recovery channels, the largest recovery tree).
 	Stats []Stat
 	// Sweep is the default grid of 'lfccheck sweep' for the protocol:

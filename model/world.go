@@ -406,7 +406,8 @@ func NewSegmentCache(max int) *SegmentCache { return &SegmentCache{max: max} }
 // in b. A segment decoded before at the same position, with ids of the
 // same store (owner, a number no other store has), is copied from c
 // instead of decoded: most states share their segments with many others
-// (a few thousand segments make up MCAST's 808,510 states at P=4).
+// (a few thousand segments make up the 808,510 states of multicasts on
+// binary trees at P=4).
 func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm func(j int) *Perm, c *SegmentCache, owner uint64, ids []uint32, ends []int) ([]int, error) {
 	P := s.P
 	s.prepare(w, scratch)

@@ -264,8 +264,8 @@ func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 // (the first in enumeration order, again and again, checking the
 // properties after each, as the reduced graph would have), and hands the
 // explorer the state where none is enabled. The explorer stores only those
-// states (for UCAST and MCAST, a copy and the processing of the copied
-// packet become one transition); Actions rebuilds the actions a stored
+// states (for a protocol whose host processing is ample, a copy and the
+// processing of the copied packet become one transition); Actions rebuilds the actions a stored
 // trace stands for. The initial state is expanded as before if an ample
 // action is enabled in it.
 func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error {

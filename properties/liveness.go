@@ -22,8 +22,8 @@ import (
 // action, which then counts as repeating for ever; nothing is enabled
 // there, so every fairness condition holds. A terminal state where a goal
 // is still due is therefore a counterexample, and a protocol's proper end
-// states must satisfy its goals (for the delivery goals of UCAST and
-// MCAST: every launched packet has been delivered). An improper end (a
+// states must satisfy its goals (for a delivery goal: every launched
+// packet has been delivered). An improper end (a
 // deadlock) usually violates both the deadlock property and the goal; the
 // deadlock property is a safety condition and is found first.
 //

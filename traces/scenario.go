@@ -32,7 +32,7 @@ import (
 //	                       contain no spaces, so a topology, whose
 //	                       statements do, comes from a file)
 //	KEY-file PATH          after the config line, for a parameter the
-//	                       protocol reads from a file (MCAST's topology:
+//	                       protocol reads from a file (a topology:
 //	                       "topology-file overlap.topo"); PATH is relative
 //	                       to the scenario file's directory
 //

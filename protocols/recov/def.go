@@ -50,7 +50,7 @@ func stats() []model.Stat {
 		return func(_ *model.World, _ model.Action, out *model.Outbox) int64 {
 			k := int64(0)
 			for _, t := range out.Sends {
-				if p := t.Pkt; p.Tag.IsData() && p.Chan != 0 && (!owner || p.Chan == uint8(p.Src)+1) {
+				if p := t.Pkt; p.Tag.IsData() && p.Hop != 0 && (!owner || p.Hop == uint8(p.Src)+1) {
 					k++
 				}
 			}
@@ -162,7 +162,7 @@ func chanPackets(w *model.World, f func(pkt model.Packet, from, to model.NodeID,
 	for i := 0; i < P; i++ {
 		for j := 0; j < P; j++ {
 			for _, p := range w.Link(model.NodeID(i), model.NodeID(j)) {
-				if p.Chan != 0 && p.Tag.IsData() {
+				if p.Hop != 0 && p.Tag.IsData() {
 					if err := f(p, model.NodeID(i), model.NodeID(j), false); err != nil {
 						return err
 					}
@@ -172,7 +172,7 @@ func chanPackets(w *model.World, f func(pkt model.Packet, from, to model.NodeID,
 		for _, rb := range rnode(w, i).Recv {
 			if rb.Chan != 0 {
 				pkt := rb.Pkt
-				pkt.Chan = rb.Chan
+				pkt.Hop = rb.Chan
 				if err := f(pkt, rb.From, model.NodeID(i), true); err != nil {
 					return err
 				}
@@ -191,10 +191,10 @@ var ChannelBound = model.Property{
 		P := w.Sys.P
 		count := make([]int, P*P)
 		return chanPackets(w, func(pkt model.Packet, _, to model.NodeID, held bool) error {
-			k := int(to)*P + int(pkt.Chan-1)
+			k := int(to)*P + int(pkt.Hop-1)
 			count[k]++
 			if count[k] > 1 {
-				return fmt.Errorf("ni %d has two packets on the recovery channel of %d (the second %s)", to, pkt.Chan-1, pkt)
+				return fmt.Errorf("ni %d has two packets on the recovery channel of %d (the second %s)", to, pkt.Hop-1, pkt)
 			}
 			return nil
 		})
@@ -209,7 +209,7 @@ var ChannelOwner = model.Property{
 	Doc:  "a recovery channel carries packets only while its owner's recovery is active",
 	State: func(w *model.World) error {
 		return chanPackets(w, func(pkt model.Packet, from, to model.NodeID, held bool) error {
-			c := int(pkt.Chan - 1)
+			c := int(pkt.Hop - 1)
 			if !rnode(w, c).Active {
 				return fmt.Errorf("%s is on the recovery channel of %d (at or to ni %d), which has no recovery active", pkt, c, to)
 			}
@@ -251,10 +251,10 @@ var AckCount = model.Property{
 			for y := 0; y < P; y++ {
 				for _, p := range w.Link(model.NodeID(x), model.NodeID(y)) {
 					switch {
-					case p.Chan != 0 && p.Tag.IsData():
-						want[x*P+int(p.Chan-1)]++ // x reached y
+					case p.Hop != 0 && p.Tag.IsData():
+						want[x*P+int(p.Hop-1)]++ // x reached y
 					case p.Tag == TagClear:
-						want[y*P+int(p.Chan-1)]++ // x acknowledges to y
+						want[y*P+int(p.Hop-1)]++ // x acknowledges to y
 					}
 				}
 			}
@@ -327,7 +327,7 @@ var RecoveryTree = model.Property{
 			return nil
 		}
 		err := chanPackets(w, func(pkt model.Packet, from, to model.NodeID, held bool) error {
-			return on(int(pkt.Chan-1), m.treeOf(pkt, from), pkt.String)
+			return on(int(pkt.Hop-1), m.treeOf(pkt, from), pkt.String)
 		})
 		if err != nil {
 			return err
@@ -376,20 +376,20 @@ var ChannelForward = model.Property{
 	Doc:  "a multicast packet arriving on a recovery channel goes on to each tree child in the same step, with a credit or on that channel",
 	Step: func(w *model.World, a model.Action, out *model.Outbox) error {
 		pkt := out.Arrived
-		if !out.Arrival || pkt.Chan == 0 || pkt.Tag != mcast.TagMulticast {
+		if !out.Arrival || pkt.Hop == 0 || pkt.Tag != mcast.TagMulticast {
 			return nil
 		}
 		for _, ch := range mach(w).Topo.Trees[pkt.Tree].Children[a.Node] {
 			sent := false
 			for _, t := range out.Sends {
 				p := t.Pkt
-				if t.To == ch && p.Tag == mcast.TagMulticast && p.Tree == pkt.Tree && (p.Chan == 0 || p.Chan == pkt.Chan) {
+				if t.To == ch && p.Tag == mcast.TagMulticast && p.Tree == pkt.Tree && (p.Hop == 0 || p.Hop == pkt.Hop) {
 					sent = true
 					break
 				}
 			}
 			if !sent {
-				return fmt.Errorf("ni %d got %s on the recovery channel of %d but sent child %d no packet of its tree with a credit or on that channel", a.Node, pkt, pkt.Chan-1, ch)
+				return fmt.Errorf("ni %d got %s on the recovery channel of %d but sent child %d no packet of its tree with a credit or on that channel", a.Node, pkt, pkt.Hop-1, ch)
 			}
 		}
 		return nil
@@ -406,7 +406,7 @@ var Recovers = model.Property{
 	Sometimes: func(w *model.World) bool {
 		found := false
 		chanPackets(w, func(pkt model.Packet, from, _ model.NodeID, held bool) error {
-			found = found || int(from) != int(pkt.Chan-1)
+			found = found || int(from) != int(pkt.Hop-1)
 			return nil
 		})
 		return found

@@ -46,7 +46,7 @@ var unicastOnChannel = model.Property{Name: "unicast-on-channel", Doc: "a unicas
 	Sometimes: func(w *model.World) bool {
 		for _, l := range w.Links {
 			for _, p := range l {
-				if p.Tag == ucast.TagUnicast && p.Chan != 0 {
+				if p.Tag == ucast.TagUnicast && p.Hop != 0 {
 					return true
 				}
 			}

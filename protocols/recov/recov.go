@@ -152,6 +152,7 @@ package recov
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"lfccheck/model"
 	"lfccheck/protocols/mcast"
@@ -165,7 +166,12 @@ const TagClear model.Tag = 6
 
 func init() {
 	model.RegisterTag(TagClear, model.TagInfo{Name: "CHANNEL_CLEAR",
-		Brief: func(p model.Packet) string { return fmt.Sprintf("clear%d", int(p.Chan)-1) }})
+		Brief: func(p model.Packet) string { return fmt.Sprintf("clear%d", int(p.Hop)-1) }})
+	// The packet header's deadlock channel (§3.4, Fig. 4.11) is the
+	// kernel's hop byte: 0 when the packet is not deadlocked, c+1 when it
+	// travels on the recovery channel of NI c; "@chC" in traces.
+	model.RegisterHop(model.HopInfo{Name: "deadlock channel",
+		Brief: func(v uint8) string { return "@ch" + strconv.Itoa(int(v)-1) }})
 }
 
 // Variant names.
@@ -405,10 +411,10 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	switch {
 	case pkt.Tag == TagClear:
 		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
-		m.releaseChannel(n, model.NodeID(pkt.Chan-1), out)
-	case pkt.Chan != 0 && pkt.Tag.IsData():
+		m.releaseChannel(n, model.NodeID(pkt.Hop-1), out)
+	case pkt.Hop != 0 && pkt.Tag.IsData():
 		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
-		c := pkt.Chan - 1
+		c := pkt.Hop - 1
 		n.NrAcks[c] = 1
 		n.Parent[c] = from
 		t := m.treeOf(pkt, from)
@@ -417,7 +423,7 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 		if pkt.Tag == mcast.TagMulticast {
 			children = m.Topo.Trees[pkt.Tree].Children[n.ID]
 		}
-		n.Recv = append(n.Recv, ucast.RecvBuf{Pkt: pkt, From: from, Pending: uint8(len(children)), Chan: pkt.Chan})
+		n.Recv = append(n.Recv, ucast.RecvBuf{Pkt: pkt, From: from, Pending: uint8(len(children)), Chan: pkt.Hop})
 		for _, ch := range children {
 			m.CreditSend(&n.Node, ucast.Desc{Dest: ch, Fwd: true, Pkt: pkt}, out)
 		}
@@ -431,17 +437,17 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 // the one in the packet's header as the last send_packet left it.
 func (m *Machine) deadlocked(n *ucast.Node, d ucast.Desc) uint8 {
 	if m.variant != NoSave {
-		return d.Pkt.Chan
+		return d.Pkt.Hop
 	}
 	if d.Fwd {
 		if i := n.FindRecv(d.Pkt); i >= 0 {
-			return n.Recv[i].Pkt.Chan
+			return n.Recv[i].Pkt.Hop
 		}
 		return 0
 	}
 	for i := range n.Send {
 		if n.Send[i].Pkt.SameData(d.Pkt) {
-			return n.Send[i].Pkt.Chan
+			return n.Send[i].Pkt.Hop
 		}
 	}
 	return 0
@@ -462,12 +468,12 @@ func (m *Machine) noCredit(un *ucast.Node, d ucast.Desc, out *model.Outbox) {
 		if m.variant != NoNextInTree {
 			d = m.nextInTree(pcb, d)
 			if m.variant != ThesisLiteral {
-				d.Pkt.Chan = ch
+				d.Pkt.Hop = ch
 			}
 		} else {
-			d.Pkt.Chan = ch
+			d.Pkt.Hop = ch
 		}
-		if d.Pkt.Chan != 0 {
+		if d.Pkt.Hop != 0 {
 			n.Stats.ChannelPackets++
 		}
 		m.SendPacket(un, d, out)
@@ -484,7 +490,7 @@ func (m *Machine) noCredit(un *ucast.Node, d ucast.Desc, out *model.Outbox) {
 func (m *Machine) start(n *Node, d ucast.Desc, out *model.Outbox) {
 	n.Active = true
 	n.NrAcks[n.ID] = 1
-	d.Pkt.Chan = uint8(n.ID) + 1
+	d.Pkt.Hop = uint8(n.ID) + 1
 	n.Stats.Recoveries++
 	n.Stats.ChannelPackets++
 	m.SendPacket(&n.Node, d, out)
@@ -546,7 +552,7 @@ func (m *Machine) releaseChannel(n *Node, c model.NodeID, out *model.Outbox) {
 	if n.NrAcks[c] == 0 {
 		n.Parent[c] = 0 // not state any more: kept at 0, as Decode leaves it
 	}
-	m.SendPacket(&n.Node, ucast.Desc{Dest: parent, Pkt: model.Packet{Tag: TagClear, Origin: n.ID, Chan: uint8(c) + 1}}, out)
+	m.SendPacket(&n.Node, ucast.Desc{Dest: parent, Pkt: model.Packet{Tag: TagClear, Origin: n.ID, Hop: uint8(c) + 1}}, out)
 }
 
 // tryNewRecovery is try_new_recovery: starting after the queue served

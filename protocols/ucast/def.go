@@ -265,7 +265,7 @@ func creditPair(w *model.World, ns, nr *Node, s, r, bufs, C int) error {
 	}
 	data := 0
 	for _, p := range w.Link(model.NodeID(s), model.NodeID(r)) {
-		if p.Tag.IsData() && p.Chan == 0 {
+		if p.Tag.IsData() && p.Hop == 0 {
 			data++
 		}
 	}

@@ -288,7 +288,7 @@ func sendList(ss []SendBuf) string {
 func recvList(rs []RecvBuf) string {
 	return model.ListOf(rs, func(r RecvBuf) string {
 		pkt := r.Pkt
-		pkt.Chan = 0 // the buffer's class is shown instead
+		pkt.Hop = 0 // the buffer's class is shown instead
 		s := fmt.Sprintf("%s<%d", pkt, r.From)
 		if r.Copied {
 			s += " copied"

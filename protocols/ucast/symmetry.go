@@ -51,8 +51,8 @@ func (m *Machine) workMaps(p *model.Perm) bool {
 // RenamePacket implements model.Symmetric.
 func (m *Machine) RenamePacket(pkt model.Packet, p *model.Perm) model.Packet {
 	pkt.Src, pkt.Origin = p.Node[pkt.Src], p.Node[pkt.Origin]
-	if pkt.Chan != 0 {
-		pkt.Chan = uint8(p.Node[pkt.Chan-1]) + 1
+	if pkt.Hop != 0 {
+		pkt.Hop = uint8(p.Node[pkt.Hop-1]) + 1
 	}
 	if m.HasTree != nil && m.HasTree(pkt) {
 		pkt.Tree = p.Tree[pkt.Tree]

@@ -495,7 +495,7 @@ func (m *Machine) CreditSend(n *Node, d Desc, out *model.Outbox) {
 	pcb := &n.PCB[d.Dest]
 	if pcb.SendCredits > 0 {
 		pcb.SendCredits--
-		d.Pkt.Chan = 0
+		d.Pkt.Hop = 0
 		m.SendPacket(n, d, out)
 		return
 	}
@@ -524,7 +524,7 @@ func (m *Machine) SendPacket(n *Node, d Desc, out *model.Outbox) {
 	if d.Fwd {
 		if i := n.FindRecv(pkt); i >= 0 && n.Recv[i].Pending > 0 {
 			if m.SharedHeaders {
-				n.Recv[i].Pkt.Chan = pkt.Chan
+				n.Recv[i].Pkt.Hop = pkt.Hop
 			}
 			n.Recv[i].Pending--
 			if n.Recv[i].Pending == 0 && n.Recv[i].Copied {
@@ -536,7 +536,7 @@ func (m *Machine) SendPacket(n *Node, d Desc, out *model.Outbox) {
 	for i := range n.Send {
 		if n.Send[i].Pkt.SameData(pkt) {
 			if m.SharedHeaders {
-				n.Send[i].Pkt.Chan = pkt.Chan
+				n.Send[i].Pkt.Hop = pkt.Hop
 			}
 			n.Send[i].Refs--
 			if n.Send[i].Refs == 0 {
