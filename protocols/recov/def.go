@@ -18,7 +18,7 @@ var Def = &model.Def{
 	NewParams: func() model.Params { return mcast.Defaults() },
 	Variants: []model.Variant{
 		{Name: Correct, Doc: "Fig. 4.11-4.15 with the corrections in the package doc"},
-		{Name: ThesisLiteral, Doc: "next_in_tree's descriptor is sent as returned, unmarked when its packet arrived normally: a normal packet that consumed no credit",
+		{Name: ThesisLiteral, Doc: "Fig. 4.13's code as printed: next_in_tree's descriptor is sent as returned, unmarked when its packet arrived normally (the prose and the code's comment send it on the channel): a normal packet that consumed no credit",
 			Catches: "pool-bound", Example: Config("chain", 3, 1, 2)},
 		{Name: NoNextInTree, Doc: "a packet that arrived on a recovery channel is forwarded on it at once, overtaking queued packets of its tree",
 			Catches: "fifo", Example: Config("chain", 3, 1, 2)},

@@ -60,11 +60,17 @@
 //     passes dest where send_packet takes the descriptor; we send desc.
 //  2. Fig. 4.13, credit_send, deadlocked branch: next_in_tree may return an
 //     older descriptor of the same tree whose saved deadlocked field is
-//     FALSE (its packet arrived normally); sent as it is, it travels as a
-//     normal packet that consumed no credit, and the child's pool partition
-//     overflows, while nr_acks waits for an acknowledgement no one will
-//     send. We mark the returned descriptor deadlocked on channel c before
-//     sending it. Variant thesis-literal sends it unmarked.
+//     FALSE (its packet arrived normally). The design says it goes on the
+//     channel: the prose ("This packet is transmitted on the recovery
+//     channel") and the branch's own comment ("We forward desc->packet,
+//     or a predecessor in the same tree, on the same channel"); only the
+//     code omits marking it. Sent as the code has it, it travels as a
+//     normal packet that consumed no credit: the child's pool partition
+//     overflows, the credits of the pair no longer add up, and nr_acks
+//     waits for an acknowledgement no one will send, so the recovery never
+//     completes. We mark the returned descriptor deadlocked on channel c
+//     before sending it, as the prose says. Variant thesis-literal runs the
+//     code as printed.
 //  3. Fig. 4.14: "pkt->tag" and "pkt->channel" lack "hdr."; we read the
 //     header fields.
 //  4. Fig. 4.15, release_recovery_channel: "desc->dest = pcb->parent" uses
