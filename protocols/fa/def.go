@@ -109,16 +109,20 @@ func New(cfg model.Config) (*Machine, error) {
 		}
 	}
 	u := ucast.NewMachine(cfg, &p.Params, work)
-	u.Server = model.NodeID(p.Server)
-	m := &Machine{Machine: u, Server: u.Server, variant: cfg.Variant}
-	u.NodeOf = func(n model.Node) *ucast.Node { return &n.(*Node).Node }
-	u.OnLaunch = func(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
-		sb := &n.Send[len(n.Send)-1]
-		sb.Refs++
-		u.CreditSend(n, ucast.Desc{Dest: it.Dest, Pkt: sb.Pkt}, out)
-	}
+	m := &Machine{Machine: u, Server: model.NodeID(p.Server), variant: cfg.Variant}
+	// fa encodes its fetch-and-add state itself (Node.Encode), so it does
+	// not switch on ucast's FetchAdd; the server is for the properties.
+	u.Compose(m, ucast.Features{Server: m.Server})
 	u.Finish(func(int, ucast.WorkItem) []model.NodeID { return nil })
 	return m, nil
+}
+
+// LaunchItem sends a request: it consumes a send credit toward the
+// server, or waits for one.
+func (m *Machine) LaunchItem(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
+	sb := &n.Send[len(n.Send)-1]
+	sb.Refs++
+	m.CreditSend(n, ucast.Desc{Dest: it.Dest, Pkt: sb.Pkt}, out)
 }
 
 // Def is fetch-and-add's protocol definition.

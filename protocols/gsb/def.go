@@ -288,12 +288,11 @@ func build(cfg model.Config, p *Params, messages int, live bool) (*Machine, erro
 		return nil, err
 	}
 	u := ucast.NewMachine(cfg, &p.Params.Params, work)
-	u.KeepsPackets = true
 	mm := &mcast.Machine{Machine: u, Topo: topo}
-	mm.Attach(cfg.Variant)
 	m := &Machine{Machine: mm, Sequencer: model.NodeID(p.Sequencer), Fragments: p.Fragments, Messages: count,
 		Total: messages * len(senders), item: items, trees: trees, ordered: ordered, casts: len(p.Casts) > 0, variant: cfg.Variant}
-	u.NodeOf = func(n model.Node) *ucast.Node { return &n.(*Node).Node }
+	// The client keeps a message's packets until it delivers the message.
+	mm.Attach(m, ucast.Features{KeepsPackets: true}, cfg.Variant)
 	return m, nil
 }
 

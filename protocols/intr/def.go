@@ -45,7 +45,6 @@ func New(cfg model.Config) (*Machine, error) {
 	if cfg.Variant == NarrowCounter {
 		m.mask = 3
 	}
-	u.NodeOf = func(n model.Node) *ucast.Node { return &n.(*Node).Node }
 	return m, nil
 }
 

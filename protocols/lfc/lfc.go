@@ -408,11 +408,14 @@ func newMachine(cfg model.Config, opt Options) (model.Machine, *ucast.Machine, *
 		}
 	}
 	um := mm.Machine
-	um.ClientProcess = true
-	if cfg.Protocol == "mcast" {
-		um.FetchAdd, um.Server = true, model.NodeID(opt.Server)
+	if n := len(um.Work); n != opt.Nodes {
+		return nil, nil, nil, fmt.Errorf("lfc: the machine has a workload for %d nodes, not %d", n, opt.Nodes)
 	}
-	um.ClearWork() // the programs post their sends
+	for i, w := range um.Work {
+		if len(w) > 0 {
+			return nil, nil, nil, fmt.Errorf("lfc: the machine starts with %d sends of node %d; the programs post every send", len(w), i)
+		}
+	}
 	return m, um, mm.Topo, nil
 }
 
@@ -469,6 +472,9 @@ func configFor(opt *Options) (model.Config, error) {
 	// unless the program says otherwise, or keeps packets, which the
 	// model does not combine with nested upcalls).
 	p.Drain, p.NoNestedUpcalls = true, opt.NoNestedUpcalls || opt.Keep > 0
+	// Programs drive the hosts and post every send; MCAST offers them
+	// fetch-and-add on NI opt.Server.
+	p.Library, p.Server = true, opt.Server
 	switch {
 	case opt.Topology != "" && opt.Tree != "":
 		return model.Config{}, fmt.Errorf("lfc: give a tree family or a topology, not both")
@@ -484,7 +490,8 @@ func configFor(opt *Options) (model.Config, error) {
 			return model.Config{}, fmt.Errorf("lfc: %v", err)
 		}
 	}
-	// A placeholder workload, valid for any topology: Start discards it.
+	// An empty workload, valid for any topology (without it MCAST's
+	// default has every member multicast): the programs post every send.
 	p.Work = []mcast.Work{{Node: 0}}
 	if opt.Variant == "" {
 		opt.Variant = "correct"

@@ -112,11 +112,12 @@ const (
 	EarlyRelease = "early-release"
 )
 
-// Machine is MCAST: UCAST's machine with forwarding hooks and the
-// topology.
+// Machine is MCAST: UCAST's machine extended with forwarding (its
+// ucast.Extension methods) and the topology.
 type Machine struct {
 	*ucast.Machine
-	Topo *model.Topology
+	Topo    *model.Topology
+	variant string
 }
 
 // New builds MCAST for a resolved configuration: the unicast flows first,
@@ -177,17 +178,19 @@ func New(cfg model.Config) (*Machine, error) {
 
 func newMachine(cfg model.Config, p *Params, topo *model.Topology, work [][]ucast.WorkItem) *Machine {
 	mm := &Machine{Machine: ucast.NewMachine(cfg, &p.Params, work), Topo: topo}
-	mm.Keep, mm.KeepsPackets = p.Keep, p.Keep > 0
+	f := ucast.Features{Keep: p.Keep, KeepsPackets: p.Keep > 0, Server: model.NodeID(p.Server),
+		// The in-process library drives the hosts' processing, and offers
+		// fetch-and-add under MCAST (RECOV does not model it).
+		ClientProcess: p.Library, FetchAdd: p.Library && cfg.Protocol == "mcast"}
 	for _, items := range work {
 		for _, it := range items {
-			mm.FetchAdd = mm.FetchAdd || it.Tag == ucast.TagFARequest
+			f.FetchAdd = f.FetchAdd || it.Tag == ucast.TagFARequest
 		}
 	}
-	mm.Server = model.NodeID(p.Server)
-	mm.Attach(cfg.Variant)
 	// Fetch-and-add's server is fixed, and node renaming does not cover
 	// its state: no symmetry then.
-	mm.AllowSymmetry = !mm.FetchAdd
+	f.AllowSymmetry = !f.FetchAdd
+	mm.Attach(mm, f, cfg.Variant)
 	return mm
 }
 
@@ -257,37 +260,16 @@ func (m *Machine) mapsOnto(a, b *model.Tree, p *model.Perm) bool {
 	return true
 }
 
-// Attach installs MCAST's forwarding on m's UCAST hooks: streams per tree,
-// event_multicast, forwarding on arrival, and release to the tree parent.
-// Protocols that multicast on UCAST's credits (ordered broadcast, RECOV)
-// attach it to their own machine.
-func (m *Machine) Attach(variant string) {
+// Attach composes m's UCAST machine with MCAST's forwarding (streams per
+// tree, event_multicast, forwarding on arrival, release to the tree
+// parent) as ext, the machine of the protocol built on MCAST (m itself, or
+// a machine embedding m: ordered broadcast, RECOV), with features f, and
+// counts the workload's deliveries.
+func (m *Machine) Attach(ext ucast.Extension, f ucast.Features, variant string) {
 	u := m.Machine
-	u.Streams = u.P + len(m.Topo.Trees)
-	u.Stream = func(p model.Packet) int {
-		if p.Tag == TagMulticast {
-			return u.P + int(p.Tree)
-		}
-		return int(p.Origin)
-	}
-	u.ReturnTo = func(n *ucast.Node, rb *ucast.RecvBuf) model.NodeID {
-		if rb.Pkt.Tag != TagMulticast {
-			return rb.From
-		}
-		if variant == CreditToSrc {
-			return rb.Pkt.Origin
-		}
-		return model.NodeID(m.Topo.Trees[rb.Pkt.Tree].Parent[n.ID])
-	}
-	u.HasTree = func(p model.Packet) bool { return p.Tag == TagMulticast }
-	u.TreePerm = m.treePerm
-	u.OnLaunch = m.launch
-	u.OnData = m.receive
-	u.OnCopied = func(n *ucast.Node, pkt model.Packet, out *model.Outbox) {
-		if i := n.FindRecv(pkt); n.Recv[i].Pending == 0 || variant == EarlyRelease {
-			u.Release(n, pkt, out)
-		}
-	}
+	m.variant = variant
+	f.ExtraStreams = len(m.Topo.Trees)
+	u.Compose(ext, f)
 	u.Finish(func(src int, it ucast.WorkItem) []model.NodeID {
 		if it.Tag == ucast.TagFARequest {
 			return nil // a value for the process, not a packet for a host
@@ -303,6 +285,51 @@ func (m *Machine) Attach(variant string) {
 		}
 		return out
 	})
+}
+
+// PacketStream: a multicast packet's stream is its tree's, after the
+// unicast streams (one per origin).
+func (m *Machine) PacketStream(p model.Packet) int {
+	if p.Tag == TagMulticast {
+		return m.P + int(p.Tree)
+	}
+	return int(p.Origin)
+}
+
+// CreditTo: a multicast buffer's credit goes to the NI's parent in the
+// packet's tree (variant credit-to-src: to the root).
+func (m *Machine) CreditTo(n *ucast.Node, rb *ucast.RecvBuf) model.NodeID {
+	if rb.Pkt.Tag != TagMulticast {
+		return rb.From
+	}
+	if m.variant == CreditToSrc {
+		return rb.Pkt.Origin
+	}
+	return model.NodeID(m.Topo.Trees[rb.Pkt.Tree].Parent[n.ID])
+}
+
+// PacketHasTree: multicast packets name their tree.
+func (m *Machine) PacketHasTree(p model.Packet) bool { return p.Tag == TagMulticast }
+
+// TreeRenaming is treePerm.
+func (m *Machine) TreeRenaming(p *model.Perm) bool { return m.treePerm(p) }
+
+// LaunchItem is launch, for multicast work items.
+func (m *Machine) LaunchItem(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
+	m.launch(n, it, out)
+}
+
+// ReceiveData is receive, for multicast packets.
+func (m *Machine) ReceiveData(n *ucast.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
+	m.receive(n, from, pkt, out)
+}
+
+// Copied releases a copied multicast buffer once it has been forwarded to
+// every child (variant early-release: at once).
+func (m *Machine) Copied(n *ucast.Node, pkt model.Packet, out *model.Outbox) {
+	if i := n.FindRecv(pkt); n.Recv[i].Pending == 0 || m.variant == EarlyRelease {
+		m.Release(n, pkt, out)
+	}
 }
 
 // launch is event_multicast (Fig. 4.6) for the send packet just allocated.

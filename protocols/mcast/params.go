@@ -28,6 +28,11 @@ type Params struct {
 	// Server is the NI whose fetch-and-add variable the work's + entries
 	// increment.
 	Server int `json:"server,omitempty"`
+	// Library is set by the in-process library (package lfc), not by
+	// users: programs drive the hosts' processing ("host H process" is a
+	// client action of the live runtime), and under MCAST fetch-and-add is
+	// offered even before a program posts a request. The model is the same.
+	Library bool `json:"-"`
 
 	topoNodes int // the node count a topology given by Set declares
 }
@@ -258,7 +263,7 @@ func (p *Params) Resolve(nodes int) (int, error) {
 			fa = fa || e.FetchAdd
 		}
 	}
-	if p.Server != 0 && !fa {
+	if p.Server != 0 && !fa && !p.Library {
 		return 0, fmt.Errorf("server is set but no work entry is a fetch-and-add request (+)")
 	}
 	if p.Server >= nodes {

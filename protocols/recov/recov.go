@@ -313,7 +313,8 @@ func (n *Node) Marks() []model.Mark {
 	return ms
 }
 
-// Machine is RECOV: MCAST's machine with the recovery hooks.
+// Machine is RECOV: MCAST's machine with the recovery handlers
+// (NoCreditSend, ReturnCredit: its ucast.Extension methods).
 type Machine struct {
 	*mcast.Machine
 	variant string
@@ -334,12 +335,9 @@ func New(cfg model.Config) (*Machine, error) {
 		return nil, fmt.Errorf("fetch-and-add (+ in work) is not modeled under recov; use mcast")
 	}
 	m := &Machine{Machine: mm, variant: cfg.Variant, trees: len(mm.Topo.Trees)}
-	u := mm.Machine
-	u.Channels = true
-	u.SharedHeaders = cfg.Variant == NoSave
-	u.NodeOf = func(n model.Node) *ucast.Node { return &n.(*Node).Node }
-	u.NoCredit = m.noCredit
-	u.Released = m.released
+	f := mm.Features
+	f.Channels, f.SharedHeaders = true, cfg.Variant == NoSave
+	mm.Machine.Compose(m, f)
 	return m, nil
 }
 
@@ -459,9 +457,9 @@ func (m *Machine) deadlocked(n *ucast.Node, d ucast.Desc) uint8 {
 	return 0
 }
 
-// noCredit is credit_send's branch for a descriptor that finds no credit
+// NoCreditSend is credit_send's branch for a descriptor that finds no credit
 // (Fig. 4.13).
-func (m *Machine) noCredit(un *ucast.Node, d ucast.Desc, out *model.Outbox) {
+func (m *Machine) NoCreditSend(un *ucast.Node, d ucast.Desc, out *model.Outbox) {
 	n := node(un)
 	pcb := &n.PCB[d.Dest]
 	if ch := m.deadlocked(un, d); ch != 0 {
@@ -516,10 +514,10 @@ func (m *Machine) nextInTree(pcb *ucast.PCB, d ucast.Desc) ucast.Desc {
 	panic("recov: next_in_tree lost its descriptor")
 }
 
-// released is Fig. 4.15's event_packet_released after the buffer rb was
+// ReturnCredit is Fig. 4.15's event_packet_released after the buffer rb was
 // freed: return the credit to the tree parent to, or, when rb's tree has
 // an active channel, withhold it and release the channel.
-func (m *Machine) released(un *ucast.Node, rb ucast.RecvBuf, to model.NodeID, out *model.Outbox) {
+func (m *Machine) ReturnCredit(un *ucast.Node, rb ucast.RecvBuf, to model.NodeID, out *model.Outbox) {
 	n := node(un)
 	t := m.treeOf(rb.Pkt, rb.From)
 	q := n.Channels[t]

@@ -105,13 +105,13 @@ func New(cfg model.Config) (*Machine, error) {
 		return nil, err
 	}
 	m := NewMachine(cfg, p, work)
+	m.Compose(m, Features{AllowSymmetry: true})
 	m.Finish(func(_ int, it WorkItem) []model.NodeID { return []model.NodeID{it.Dest} })
-	m.AllowSymmetry = true
 	return m, m.ReplyErr
 }
 
-// Machine of a world built from a machine of this package (or one that
-// embeds it through hooks).
+// Machine of a world built from a machine of this package (or of a
+// protocol built on it).
 func mach(w *model.World) *Machine { return w.Nodes[0].(interface{ Base() *Node }).Base().M }
 
 // Base returns the UCAST part of the node.

@@ -70,7 +70,7 @@ type Host struct {
 	// pool beyond the machine's HostBuffers (Machine.HostLibrary), at
 	// most MaxExtraBuffers.
 	Extra int
-	Log   []model.StreamLog // per stream (see Machine.Stream)
+	Log   []model.StreamLog // per stream (see Extension.PacketStream)
 }
 
 // HostBuffersUsed is the number of host receive buffers in use: packets
@@ -83,8 +83,8 @@ func (h *Host) HostBuffersUsed() int { return len(h.Queue) + len(h.Held) + len(h
 type Node struct {
 	ID model.NodeID
 	M  *Machine // static; not part of the encoding
-	// Outer is the protocol's node that embeds this one, for hooks that
-	// need its state (static: set by the protocol's NewNode, kept by
+	// Outer is the protocol's node that embeds this one, for extension
+	// methods that need its state (static: set by the protocol's NewNode, kept by
 	// copies and decoding; nil for UCAST's own nodes).
 	Outer model.Node
 	NI

@@ -7,7 +7,7 @@ import (
 )
 
 // Symmetries implements model.Symmetric: the rotations that map the
-// workload (and the topology, through TreePerm) onto itself.
+// workload (and the topology, through Extension.TreeRenaming) onto itself.
 func (m *Machine) Symmetries() []model.Perm {
 	if !m.AllowSymmetry {
 		return nil
@@ -15,7 +15,7 @@ func (m *Machine) Symmetries() []model.Perm {
 	var out []model.Perm
 	for r := 1; r < m.P; r++ {
 		p := model.Rotation(m.P, r)
-		if m.TreePerm != nil && !m.TreePerm(&p) {
+		if !m.ext.TreeRenaming(&p) {
 			continue
 		}
 		if m.workMaps(&p) {
@@ -35,7 +35,7 @@ func (m *Machine) workMaps(p *model.Perm) bool {
 		}
 		for k := range a {
 			want := a[k]
-			if m.HasTree != nil && m.HasTree(model.Packet{Tag: want.Tag}) {
+			if m.ext.PacketHasTree(model.Packet{Tag: want.Tag}) {
 				want.Tree = p.Tree[want.Tree]
 			} else {
 				want.Dest = p.Node[want.Dest]
@@ -54,7 +54,7 @@ func (m *Machine) RenamePacket(pkt model.Packet, p *model.Perm) model.Packet {
 	if pkt.Hop != 0 {
 		pkt.Hop = uint8(p.Node[pkt.Hop-1]) + 1
 	}
-	if m.HasTree != nil && m.HasTree(pkt) {
+	if m.ext.PacketHasTree(pkt) {
 		pkt.Tree = p.Tree[pkt.Tree]
 	}
 	return pkt

@@ -1,8 +1,9 @@
 // Package ucast implements UCAST, LFC's credit-based reliable FIFO unicast
 // between NIs (thesis §4.1, Fig. 4.1–4.3), as pure event handlers over its
-// own node state, and registers it as the protocol "ucast". Protocols built
-// on UCAST's credits (MCAST, fetch-and-add) embed its Node and Machine and
-// replace its hooks.
+// own node state, and registers it as the protocol "ucast". It is also the
+// substrate of every other protocol here: they embed its Node and Machine
+// and compose it in one documented way (Extension, Compose, Features; see
+// extension.go).
 //
 // # The modeled system (§3.1–3.6, §4.1)
 //
@@ -119,7 +120,7 @@
 // under a rotation of node ids i -> i+r mod P (and, for MCAST, whose
 // topology does too) offers that rotation to the search (model.Symmetric),
 // which then stores one state per orbit. Nothing is assumed: Symmetries
-// checks every rotation against the workload and the TreePerm hook, and
+// checks every rotation against the workload and the extension's TreeRenaming, and
 // Node.RenameFrom renames every id in a node's state (peers' control
 // blocks, senders of buffers, packets' origins, sources and trees, the
 // stream logs). Protocols that embed Node and add state of their own must
@@ -181,48 +182,17 @@ func RequestMark(p model.Packet) string {
 	return ""
 }
 
-// Machine is UCAST bound to a configuration: constants, workload and the
-// hooks that protocols built on UCAST replace.
+// Machine is UCAST bound to a configuration: constants, workload, the
+// features its protocol switches on and the protocol's extension (see
+// Extension and Compose).
 type Machine struct {
 	P           int
 	C           int // initial send credits per peer
 	Refresh     int // CREDIT_REFRESH
 	HostBuffers int
 	SendBuffers int
-	// KeepsPackets is set by protocols whose clients keep packets after
-	// the upcall (Host.Held): held packets occupy host buffers, and the
-	// node encoding includes them.
-	KeepsPackets bool
-	// Channels is set by protocols with recovery channels (RECOV): a
-	// receive buffer's class (RecvBuf.Chan) is part of the encoding.
-	Channels bool
-	// SharedHeaders is set when a variant reads a packet's header after
-	// send_packet overwrote it for another destination: send_packet then
-	// writes the deadlock channel field into the buffer holding the packet
-	// (the thesis's one packet per buffer, Fig. 4.12), which is otherwise
-	// dead state and not kept.
-	SharedHeaders bool
-	// ClientProcess makes "host H process" a client action of the live
-	// runtime (model.LiveClient): the program on the host takes each
-	// delivered packet itself (lfc_poll, or a library's upcall loop)
-	// instead of the runtime discarding it. The model is unchanged.
-	ClientProcess bool
-	// Keep, when positive, lets a host keep up to Keep packets after their
-	// upcall (lfc_upcall returning nonzero, Table 3.1) and free them later
-	// (lfc_packet_free): the kinds "host H keep" and "host H free" are
-	// added, kept packets occupy host buffers (Held, encoded), and "host H
-	// process" is no longer ample (keep competes with it for the head of
-	// the queue). Set KeepsPackets with it.
-	Keep int
-	// FetchAdd adds LFC's fetch-and-add (§3.8) beside the traffic: work
-	// items tagged TagFARequest are requests to the variable of NI Server
-	// (the server's own are local), one outstanding per process (the
-	// process waits for its value before it launches anything else); the
-	// server's NI answers each with an FA_REPLY that piggybacks the
-	// request's credit. Node.FA holds the state. Package fa is the same
-	// protocol on its own, with its properties and variants.
-	FetchAdd bool
-	Server   model.NodeID
+	// Features are set by the protocol built on UCAST, through Compose.
+	Features
 	// HostLibrary models LFC's host library (§3.1.4, §3.6, §6.2.3): an
 	// upcall may be a step of its own ("host H upcall" moves the packet
 	// whose handler runs aside, Host.Up, still holding its host buffer;
@@ -232,7 +202,8 @@ type Machine struct {
 	// the NI has a packet for the host and every buffer is full. A freed
 	// buffer goes back to the pool while buffers from it are in use. With
 	// Nested (upcalls_allowed), a waiting routine also makes upcalls for
-	// the packets that follow.
+	// the packets that follow. (Parameters, not features: they come with
+	// the configuration.)
 	HostLibrary bool
 	Nested      bool
 	// Replies makes every packet of the workload a request (Val
@@ -249,48 +220,14 @@ type Machine struct {
 	Work [][]WorkItem
 	// Expect gives, per host and stream, how many packets it must receive.
 	Expect [][]int
-	// Streams is the number of FIFO streams a host tracks; Stream gives a
-	// data packet's stream (default: one per origin).
+	// Streams is the number of FIFO streams a host tracks (the extension's
+	// PacketStream numbers them): set by Finish, from P, the features'
+	// ExtraStreams and the reply streams.
 	Streams int
-	Stream  func(p model.Packet) int
-	// ReturnTo names the NI a released buffer's credit goes to (default:
-	// the buffer's sender).
-	ReturnTo func(n *Node, rb *RecvBuf) model.NodeID
-	// OnLaunch handles a launch of a non-UNICAST work item, after its send
-	// packet was allocated as the last entry of n.Send.
-	OnLaunch func(n *Node, it WorkItem, out *model.Outbox)
-	// OnData handles an arrived packet of a data tag other than UNICAST,
-	// after its credits were accepted; it decides whether the packet
-	// takes a receive buffer.
-	OnData func(n *Node, from model.NodeID, pkt model.Packet, out *model.Outbox)
-	// OnControl handles an arrived control packet other than CREDIT after
-	// its credits were accepted.
-	OnControl func(n *Node, from model.NodeID, pkt model.Packet, out *model.Outbox)
-	// OnCopied runs after the buffer holding pkt was copied to the host
-	// (default: release it).
-	OnCopied func(n *Node, pkt model.Packet, out *model.Outbox)
-	// NoCredit, when set, replaces credit_send's queuing of a descriptor
-	// that finds no credit (RECOV's recovery, Fig. 4.13).
-	NoCredit func(n *Node, d Desc, out *model.Outbox)
-	// Released, when set, replaces the credit return of
-	// event_packet_released for rb, the buffer just freed, whose credit
-	// would go to to (RECOV, Fig. 4.15).
-	Released func(n *Node, rb RecvBuf, to model.NodeID, out *model.Outbox)
-	// NodeOf extracts the UCAST node from a node of the machine (protocols
-	// whose node type embeds Node replace it).
-	NodeOf func(n model.Node) *Node
 
-	// AllowSymmetry lets Symmetries offer the rotations that map the
-	// system onto itself; set only by protocols whose node state
-	// RenameFrom renames completely (UCAST, MCAST).
-	AllowSymmetry bool
-	// HasTree reports whether a packet's Tree field names a tree (so that
-	// renaming maps it); nil: no packet has one.
-	HasTree func(p model.Packet) bool
-	// TreePerm completes p, a renaming of nodes, with the renaming of the
-	// trees, and reports whether the topology maps onto itself under it;
-	// nil: the protocol has no trees.
-	TreePerm func(p *model.Perm) bool
+	// ext is the protocol built on UCAST (the machine itself for UCAST's
+	// own), set by Compose.
+	ext Extension
 
 	kinds []*model.ActionKind
 	// owed lists, per host and work item, the (destination, stream)
@@ -303,15 +240,13 @@ type Machine struct {
 }
 
 // NewMachine builds UCAST's machine for a resolved configuration with
-// parameters p and workload work.
+// parameters p and workload work, composed with no extension and no
+// features (Compose changes both).
 func NewMachine(cfg model.Config, p *Params, work [][]WorkItem) *Machine {
 	m := &Machine{P: cfg.Nodes, C: p.Credits, Refresh: p.Refresh, HostBuffers: p.HostBuffers,
 		SendBuffers: p.SendBuffers, Variant: cfg.Variant, Work: work, Streams: cfg.Nodes,
 		HostLibrary: p.HostLibrary(), Nested: p.HostLibrary() && !p.NoNestedUpcalls, Replies: p.Reply}
-	m.Stream = func(p model.Packet) int { return int(p.Origin) }
-	m.ReturnTo = func(_ *Node, rb *RecvBuf) model.NodeID { return rb.From }
-	m.OnCopied = func(n *Node, pkt model.Packet, out *model.Outbox) { m.Release(n, pkt, out) }
-	m.NodeOf = func(n model.Node) *Node { return n.(*Node) }
+	m.ext = m
 	return m
 }
 
@@ -397,7 +332,7 @@ func (m *Machine) canCopy(n *Node) bool {
 }
 
 // Launch allocates a send packet for host n's next work item and runs the
-// NI's send handler: event_unicast (Fig. 4.2) or the OnLaunch hook.
+// NI's send handler: event_unicast (Fig. 4.2) or the extension's LaunchItem.
 func (m *Machine) Launch(n *Node, out *model.Outbox) { m.LaunchVal(n, 0, out) }
 
 // LaunchVal is Launch with the packet's protocol-defined value set to val
@@ -420,7 +355,7 @@ func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 		it.Dest = m.Server
 	}
 	if it.Tag != TagUnicast && !fa {
-		m.OnLaunch(n, it, out)
+		m.ext.LaunchItem(n, it, out)
 		return
 	}
 	sb := &n.Send[len(n.Send)-1]
@@ -430,7 +365,7 @@ func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 
 // Receive is event_packet_received (Fig. 4.3): a data packet takes a
 // buffer of its sender's pool partition (UNICAST; other data tags decide in
-// OnData), then the packet's credits are accepted. Delivery to the host is
+// ReceiveData), then the packet's credits are accepted. Delivery to the host is
 // the separate "ni N copy" action.
 func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
 	n := m.NodeOf(mn)
@@ -447,14 +382,14 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	case pkt.Tag == TagFAReply && m.FetchAdd:
 		m.TakeFAReply(n, pkt)
 	case pkt.Tag.IsData():
-		m.OnData(n, from, pkt, out)
+		m.ext.ReceiveData(n, from, pkt, out)
 	default:
-		m.OnControl(n, from, pkt, out)
+		m.ext.ReceiveControl(n, from, pkt, out)
 	}
 }
 
 // Copy copies n's oldest uncopied received packet into a free host buffer,
-// records the delivery, and runs OnCopied.
+// records the delivery, and runs the extension's Copied.
 func (m *Machine) Copy(n *Node, out *model.Outbox) {
 	i := n.NextCopy()
 	n.Recv[i].Copied = true
@@ -469,16 +404,17 @@ func (m *Machine) Copy(n *Node, out *model.Outbox) {
 		// still reads its mask).
 		n.Log[st].Last = 0
 	}
-	m.OnCopied(n, pkt, out)
+	m.ext.Copied(n, pkt, out)
 }
 
 // StreamOf is the stream a data packet belongs to at its destination
-// hosts: the Stream hook's, and for a REPLY the replier's reply stream.
+// hosts: the extension's PacketStream, and for a REPLY the replier's reply
+// stream.
 func (m *Machine) StreamOf(pkt model.Packet) int {
 	if pkt.Tag == TagReply {
 		return m.ReplyBase + int(pkt.Origin)
 	}
-	return m.Stream(pkt)
+	return m.ext.PacketStream(pkt)
 }
 
 // Process is the host's processing of its oldest delivered packet, which
@@ -489,7 +425,7 @@ func (m *Machine) Process(n *Node) {
 	m.freed(n)
 }
 
-// CreditSend is credit_send (Fig. 4.2; Fig. 4.13 with the NoCredit hook).
+// CreditSend is credit_send (Fig. 4.2; Fig. 4.13 through NoCreditSend).
 // A send that consumes a credit is never deadlocked.
 func (m *Machine) CreditSend(n *Node, d Desc, out *model.Outbox) {
 	pcb := &n.PCB[d.Dest]
@@ -502,11 +438,16 @@ func (m *Machine) CreditSend(n *Node, d Desc, out *model.Outbox) {
 	switch {
 	case m.Variant == NoCreditCheck:
 		m.SendPacket(n, d, out)
-	case m.NoCredit != nil:
-		m.NoCredit(n, d, out)
 	default:
-		pcb.Blocked = append(pcb.Blocked, d)
+		m.ext.NoCreditSend(n, d, out)
 	}
+}
+
+// NoCreditSend is UCAST's credit_send branch for a descriptor that finds
+// no credit: it waits on the destination's blocked-sends queue.
+func (m *Machine) NoCreditSend(n *Node, d Desc, out *model.Outbox) {
+	pcb := &n.PCB[d.Dest]
+	pcb.Blocked = append(pcb.Blocked, d)
 }
 
 // SendPacket is send_packet (Fig. 4.2): stamp the header, piggyback all owed
@@ -580,19 +521,22 @@ func (m *Machine) AcceptNewCredits(n *Node, pkt model.Packet, out *model.Outbox)
 }
 
 // Release is event_packet_released (Fig. 4.3, 4.7): free the buffer
-// holding pkt and return a credit to the NI ReturnTo names.
+// holding pkt and return a credit to the NI the extension's CreditTo
+// names.
 func (m *Machine) Release(n *Node, pkt model.Packet, out *model.Outbox) {
 	i := n.FindRecv(pkt)
 	rb := n.Recv[i]
-	to := m.ReturnTo(n, &rb)
+	to := m.ext.CreditTo(n, &rb)
 	n.Recv = append(n.Recv[:i], n.Recv[i+1:]...)
-	switch {
-	case m.Variant == NoCreditReturn:
-	case m.Released != nil:
-		m.Released(n, rb, to, out)
-	default:
-		m.ReturnCreditTo(n, to, out)
+	if m.Variant != NoCreditReturn {
+		m.ext.ReturnCredit(n, rb, to, out)
 	}
+}
+
+// ReturnCredit is UCAST's credit return of a released buffer: owed to its
+// sender, returned at CREDIT_REFRESH.
+func (m *Machine) ReturnCredit(n *Node, _ RecvBuf, to model.NodeID, out *model.Outbox) {
+	m.ReturnCreditTo(n, to, out)
 }
 
 // ReturnCreditTo is return_credit_to (Fig. 4.3).

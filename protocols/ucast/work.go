@@ -22,9 +22,10 @@ type owedTo struct {
 }
 
 // Finish computes Expect from the workload and, for every item, the
-// destinations dests gives it (UNICAST: its Dest). Call it once all hooks
-// are set.
+// destinations dests gives it (UNICAST: its Dest). Call it after
+// Compose.
 func (m *Machine) Finish(dests func(src int, it WorkItem) []model.NodeID) {
+	m.Streams = m.P + m.ExtraStreams
 	m.Expect = make([][]int, m.P)
 	for h := range m.Expect {
 		m.Expect[h] = make([]int, m.Streams)
@@ -50,7 +51,7 @@ func (m *Machine) Finish(dests func(src int, it WorkItem) []model.NodeID) {
 // it, in Expect and owed.
 func (m *Machine) addOwed(src int, it WorkItem) {
 	var to []owedTo
-	st := m.Stream(model.Packet{Tag: it.Tag, Origin: model.NodeID(src), Tree: it.Tree})
+	st := m.ext.PacketStream(model.Packet{Tag: it.Tag, Origin: model.NodeID(src), Tree: it.Tree})
 	for _, d := range m.dests(src, it) {
 		m.Expect[d][st]++
 		to = append(to, owedTo{d, st})
