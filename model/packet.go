@@ -13,7 +13,7 @@ type NodeID uint8
 const MaxNodes = 64
 
 // Tag is a packet type (thesis Table 3.3). The kernel knows no tag: each
-// protocol registers the tags it defines with RegisterTag.
+// protocol registers the tags it defines with NewTag.
 type Tag uint8
 
 // TagInfo describes a registered tag.
@@ -30,18 +30,27 @@ type TagInfo struct {
 
 var tagTable [256]*TagInfo
 
-// RegisterTag declares tag t. Protocols call it from their package
-// initialization; registering tag 0 or a tag twice panics, so two
-// protocols can never give one tag two meanings.
-func RegisterTag(t Tag, info TagInfo) {
-	if t == 0 || t >= hopFlag {
-		panic(fmt.Sprintf("model: tag %d is reserved (tags are 1..%d)", t, hopFlag-1))
+// NewTag registers a packet tag described by info and returns it: the
+// registry hands out tags, 1, 2, ... in registration order, so no protocol
+// numbers its tags and two protocols can never give one tag two meanings.
+// Protocols call it in their package-level variable declarations.
+// Registering a tag name twice, or more than hopFlag-1 tags, panics.
+func NewTag(info TagInfo) Tag {
+	for _, t := range tagTable {
+		if t != nil && t.Name == info.Name {
+			panic(fmt.Sprintf("model: tag %s registered twice", info.Name))
+		}
 	}
-	if tagTable[t] != nil {
-		panic(fmt.Sprintf("model: tag %d registered twice (%s and %s)", t, tagTable[t].Name, info.Name))
+	if nextTag >= hopFlag {
+		panic(fmt.Sprintf("model: more than %d tags", hopFlag-1))
 	}
+	t := nextTag
+	nextTag++
 	tagTable[t] = &info
+	return t
 }
+
+var nextTag Tag = 1
 
 // Info returns the registration of t; an unregistered tag gets a
 // placeholder name.

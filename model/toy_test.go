@@ -16,12 +16,8 @@ import (
 // its action kinds and its receive handler, a property) and lets the
 // kernel's tests run a protocol without any of lfccheck's.
 
-const tokenTag model.Tag = 100
-
-func init() {
-	model.RegisterTag(tokenTag, model.TagInfo{Name: "TOKEN",
-		Brief: func(p model.Packet) string { return fmt.Sprintf("t%d#%d", p.Origin, p.Seq) }})
-}
+var tokenTag = model.NewTag(model.TagInfo{Name: "TOKEN",
+	Brief: func(p model.Packet) string { return fmt.Sprintf("t%d#%d", p.Origin, p.Seq) }})
 
 type tokenParams struct{ K int }
 

@@ -85,10 +85,12 @@ import (
 
 // Packet tags and variant names of fetch-and-add: package ucast's, where
 // fetch-and-add is written once (ucast/fetchadd.go).
-const (
+var (
 	TagRequest = ucast.TagFARequest // FA_REQUEST: data, consumes a credit
 	TagReply   = ucast.TagFAReply   // FA_REPLY: control, carries the old value
+)
 
+const (
 	Correct        = "correct"
 	SplitIncrement = ucast.FASplitIncrement
 	DropReply      = ucast.FADropReply

@@ -94,16 +94,12 @@ import (
 )
 
 // TagMulticast is MCAST's data packet (Fig. 4.5).
-const TagMulticast model.Tag = 2
-
-func init() {
-	model.RegisterTag(TagMulticast, model.TagInfo{Name: "MULTICAST", Data: true, Brief: func(p model.Packet) string {
-		if int(p.Tree) == int(p.Origin) {
-			return fmt.Sprintf("m%d#%d", p.Origin, p.Seq)
-		}
-		return fmt.Sprintf("m%dt%d#%d", p.Origin, p.Tree, p.Seq)
-	}})
-}
+var TagMulticast = model.NewTag(model.TagInfo{Name: "MULTICAST", Data: true, Brief: func(p model.Packet) string {
+	if int(p.Tree) == int(p.Origin) {
+		return fmt.Sprintf("m%d#%d", p.Origin, p.Seq)
+	}
+	return fmt.Sprintf("m%dt%d#%d", p.Origin, p.Tree, p.Seq)
+}})
 
 // Variant names.
 const (

@@ -168,11 +168,10 @@ import (
 // TagClear is CHANNEL_CLEAR (Table 3.3): a control packet acknowledging,
 // up the recovery tree, that the channel in its deadlock channel field
 // (Chan, c+1) is clear below.
-const TagClear model.Tag = 6
+var TagClear = model.NewTag(model.TagInfo{Name: "CHANNEL_CLEAR",
+	Brief: func(p model.Packet) string { return fmt.Sprintf("clear%d", int(p.Hop)-1) }})
 
 func init() {
-	model.RegisterTag(TagClear, model.TagInfo{Name: "CHANNEL_CLEAR",
-		Brief: func(p model.Packet) string { return fmt.Sprintf("clear%d", int(p.Hop)-1) }})
 	// The packet header's deadlock channel (§3.4, Fig. 4.11) is the
 	// kernel's hop byte: 0 when the packet is not deadlocked, c+1 when it
 	// travels on the recovery channel of NI c; "@chC" in traces.

@@ -29,17 +29,12 @@ import (
 
 // Fetch-and-add's packet tags (Table 3.3): a request is data (it consumes
 // a credit), the reply control.
-const (
-	TagFARequest model.Tag = 4
-	TagFAReply   model.Tag = 5
-)
-
-func init() {
-	model.RegisterTag(TagFARequest, model.TagInfo{Name: "FA_REQUEST", Data: true,
+var (
+	TagFARequest = model.NewTag(model.TagInfo{Name: "FA_REQUEST", Data: true,
 		Brief: func(p model.Packet) string { return fmt.Sprintf("fa%d#%d", p.Origin, p.Seq) }})
-	model.RegisterTag(TagFAReply, model.TagInfo{Name: "FA_REPLY",
+	TagFAReply = model.NewTag(model.TagInfo{Name: "FA_REPLY",
 		Brief: func(p model.Packet) string { return fmt.Sprintf("fr%d#%d=%d", p.Origin, p.Seq, p.Val) }})
-}
+)
 
 // Fetch-and-add's bug variants, which every protocol offering it lists
 // (FAVariants).

@@ -142,27 +142,22 @@ import (
 	"lfccheck/model"
 )
 
-// Packet tags of UCAST (Table 3.3).
-const (
-	TagUnicast model.Tag = 1 // UCAST data packet (Fig. 4.1)
-	TagCredit  model.Tag = 3 // explicit credit update (Fig. 4.3)
+// Packet tags of UCAST (Table 3.3), handed out by the kernel's registry.
+var (
+	// TagUnicast is UCAST's data packet (Fig. 4.1).
+	TagUnicast = model.NewTag(model.TagInfo{Name: "UNICAST", Data: true,
+		Brief: func(p model.Packet) string { return fmt.Sprintf("u%d#%d%s", p.Origin, p.Seq, RequestMark(p)) }})
+	// TagCredit is an explicit credit update (Fig. 4.3).
+	TagCredit = model.NewTag(model.TagInfo{Name: "CREDIT", Brief: func(model.Packet) string { return "cr" }})
 	// TagReply is the reply a request's upcall sends to the request's
 	// origin (Machine.Replies): a data packet routed like UNICAST.
-	TagReply model.Tag = 7
+	TagReply = model.NewTag(model.TagInfo{Name: "REPLY", Data: true,
+		Brief: func(p model.Packet) string { return fmt.Sprintf("r%d#%d", p.Origin, p.Seq) }})
 )
 
 // ReplyWanted is the Val of a request packet (Machine.Replies): its
 // upcall must reply to its origin before returning.
 const ReplyWanted uint32 = 1
-
-func init() {
-	model.RegisterTag(TagUnicast, model.TagInfo{Name: "UNICAST", Data: true,
-		Brief: func(p model.Packet) string { return fmt.Sprintf("u%d#%d%s", p.Origin, p.Seq, RequestMark(p)) }})
-	model.RegisterTag(TagReply, model.TagInfo{Name: "REPLY", Data: true,
-		Brief: func(p model.Packet) string { return fmt.Sprintf("r%d#%d", p.Origin, p.Seq) }})
-	model.RegisterTag(TagCredit, model.TagInfo{Name: "CREDIT",
-		Brief: func(model.Packet) string { return "cr" }})
-}
 
 // Variant names.
 const (
