@@ -78,6 +78,7 @@ package fa
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"lfccheck/model"
 	"lfccheck/protocols/ucast"
@@ -135,10 +136,16 @@ func (n *Node) faLine() string {
 // Describe renders the node: UCAST's lines and a line for fetch-and-add.
 func (n *Node) Describe() []string { return append(n.Node.Describe(), n.faLine()) }
 
-// Diff reports what differs from prev, a *Node.
+// Diff reports what differs from prev, a *Node, with the labels this
+// package's traces have always used for the process's state ("host H
+// outstanding", "host H got"), so that trace files written before
+// fetch-and-add's state moved into UCAST's node still reproduce.
 func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	p := prev.(*Node)
-	n.Node.Diff(&p.Node, ch)
+	own := fmt.Sprintf("host %d fa ", n.ID)
+	n.Node.Diff(&p.Node, func(what, from, to string) {
+		ch(strings.Replace(what, own, fmt.Sprintf("host %d ", n.ID), 1), from, to)
+	})
 }
 
 // Machine is fetch-and-add on UCAST's credit machinery.

@@ -2,6 +2,8 @@ package fa_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +173,44 @@ func TestRenamedProperties(t *testing.T) {
 	f.Property = "one-outstanding"
 	if ok, _ := traces.Reproduces(f, o); ok {
 		t.Fatal("a trace file naming another property reproduces")
+	}
+}
+
+// Trace files written before fetch-and-add was written once (by lfccheck
+// at the commit before it): fa's split-increment naming distinct-values,
+// with every step's changes; MCAST's fa-no-increment; fa's drop-reply.
+// They replay and reproduce as recorded.
+func TestOldTraceFilesReproduce(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("%d trace files: %v", len(files), err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := traces.Parse(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		ck, err := protocols.Build(file.Config)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		acts, err := traces.ParseActions(ck.Sys, file.Actions)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		o, err := traces.RunLasso(ck, acts, file.Loop())
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if file.Steps == nil || o.Violation == nil {
+			t.Fatalf("%s records no steps or replays to no violation", f)
+		}
+		if ok, why := traces.Reproduces(file, o); !ok {
+			t.Errorf("%s: not reproduced: %s", f, why)
+		}
 	}
 }

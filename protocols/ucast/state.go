@@ -411,7 +411,7 @@ func (n *Node) poolFrom(s int) int {
 // next (the oldest one not yet copied), or -1.
 func (n *Node) NextCopy() int {
 	for i := range n.Recv {
-		if !n.Recv[i].Copied {
+		if !n.Recv[i].Copied && n.Recv[i].Pkt.Tag != TagFARequest {
 			return i
 		}
 	}
