@@ -3,14 +3,19 @@ package lfc
 import "testing"
 
 // The monitor holds a window, not the history: after a stream of 100,000
-// packets its model's workload holds fewer than compactAt launched items
-// plus what was never launched, and its queue is empty.
+// packets (20,000 with -short) its model's workload holds fewer than
+// compactAt launched items plus what was never launched, and its queue is
+// empty.
 func TestMonitorMemoryStaysFlat(t *testing.T) {
+	n := 100000
+	if testing.Short() {
+		n = 20000
+	}
 	c, err := Start(Options{Nodes: 2, Record: RecordMonitor, Handler: func(int, Packet) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k := 0; k < 100000; k++ {
+	for k := 0; k < n; k++ {
 		if err := c.Node(0).Send(1, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -19,7 +24,7 @@ func TestMonitorMemoryStaysFlat(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := c.mon
-	if w := len(m.um.Work[0]); w > compactAt || m.base[0] < 100000-compactAt || len(m.queue) != 0 {
+	if w := len(m.um.Work[0]); w > compactAt || m.base[0] < n-compactAt || len(m.queue) != 0 {
 		t.Fatalf("after 100,000 sends the monitor's workload holds %d items (%d dropped), its queue %d steps", w, m.base[0], len(m.queue))
 	}
 }
