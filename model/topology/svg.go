@@ -15,7 +15,12 @@ const (
 	svgLevel  = 56   // vertical space per tree level
 	svgMargin = 24   // around each tree
 	svgWidth  = 1200 // trees wrap onto a new row beyond this
+	svgChar   = 8    // width of a character of a bold 12px title, at most
+	svgLegend = 44   // height of the legend below the trees
 )
+
+// titleWidth is the width a bold title of n characters takes, at most.
+func titleWidth(title string) int { return len(title) * svgChar }
 
 // treeLayout places one tree: leaves in forwarding order on consecutive
 // slots, every inner node above the middle of its children.
@@ -59,8 +64,8 @@ func layoutTree(tr *model.Tree) treeLayout {
 
 // WriteSVG draws every tree of t, its root in bold, children below their
 // parents in forwarding order, the edges on a cycle of the buffer
-// dependency graph in red, without needing Graphviz. The output is
-// deterministic.
+// dependency graph in red, without needing Graphviz, with a legend below.
+// Each tree is as wide as its title. The output is deterministic.
 func WriteSVG(w io.Writer, t *model.Topology) error {
 	onCycle := cycleEdges(t)
 	var body bytes.Buffer
@@ -68,13 +73,14 @@ func WriteSVG(w io.Writer, t *model.Topology) error {
 	for i := range t.Trees {
 		tr := &t.Trees[i]
 		l := layoutTree(tr)
+		title := fmt.Sprintf("tree of %d in %s", tr.Root, t.Groups[tr.Group].Name)
+		l.width = max(l.width, titleWidth(title)+2*svgMargin)
 		if x0 > 0 && x0+l.width > svgWidth {
 			x0, y0, rowH = 0, y0+rowH, 0
 		}
 		ox, oy := x0+svgMargin, y0+svgMargin
 		fmt.Fprintf(&body, `<g id="tree-%d">`+"\n", i)
-		fmt.Fprintf(&body, `<text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", ox, oy+12,
-			html.EscapeString(fmt.Sprintf("tree of %d in %s", tr.Root, t.Groups[tr.Group].Name)))
+		fmt.Fprintf(&body, `<text x="%d" y="%d" font-weight="bold">%s</text>`+"\n", ox, oy+12, html.EscapeString(title))
 		for p, cs := range tr.Children {
 			for _, c := range cs {
 				pp := model.NodeID(p)
@@ -102,7 +108,21 @@ func WriteSVG(w io.Writer, t *model.Topology) error {
 		rowH = max(rowH, l.height+2*svgMargin)
 		width = max(width, x0)
 	}
-	height := y0 + rowH
+	// The legend: what bold and red mean.
+	ly := y0 + rowH + 16
+	fmt.Fprintf(&body, `<g id="legend">`+"\n")
+	fmt.Fprintf(&body, `<circle cx="%d" cy="%d" r="7" fill="white" stroke="black" stroke-width="3"/>`+"\n", svgMargin+7, ly-4)
+	legend := "the tree's root"
+	fmt.Fprintf(&body, `<text x="%d" y="%d">%s</text>`+"\n", svgMargin+22, ly, legend)
+	if len(onCycle) > 0 {
+		cycle := "an edge on a cycle of the buffer dependency graph (App. A.1): no guarantee against deadlock"
+		x := svgMargin + 22 + titleWidth(legend) + 16
+		fmt.Fprintf(&body, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#c00" stroke-width="3"/>`+"\n", x, ly-4, x+24, ly-4)
+		fmt.Fprintf(&body, `<text x="%d" y="%d">%s</text>`+"\n", x+32, ly, html.EscapeString(cycle))
+		width = max(width, x+32+titleWidth(cycle)*7/8+svgMargin)
+	}
+	fmt.Fprintf(&body, "</g>\n")
+	height := y0 + rowH + svgLegend
 	_, err := fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n"+
 		`<rect x="0" y="0" width="%d" height="%d" fill="white"/>`+"\n%s</svg>\n", width, height, width, height, width, height, body.String())
 	return err
