@@ -165,6 +165,14 @@ type ComponentCount struct {
 	Blocked int  `json:"blocked_max"`
 	Needed  int  `json:"needed"`
 	Fills   bool `json:"may_fill"`
+	// Cycles is the number of simple cycles step 3 checked part by part
+	// (0: none) when the count above allowed a cycle. With ByCycles set
+	// it refuted every one, and Shortfall is the part of the cycle shown
+	// that too few packets can fill; otherwise the cycle shown is one no
+	// part refutes, and Length, Blocked and Needed count it.
+	Cycles    int        `json:"cycles_checked,omitempty"`
+	ByCycles  bool       `json:"refuted_by_cycles,omitempty"`
+	Shortfall *Shortfall `json:"shortfall,omitempty"`
 }
 
 // CycleCount is one step of a cycle with the packets that can block in
@@ -456,27 +464,10 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 				order = append(order, children[order[h]]...)
 			}
 			for _, c := range touched {
-				for i := len(order) - 1; i >= 0; i-- {
-					x := order[i]
-					cs := children[x]
-					if len(cs) == 0 {
-						f[x] = 0
-						continue
-					}
-					sum, low := 0, -1
-					for _, ch := range cs {
-						sum += f[ch]
-						if low < 0 || f[ch] < low {
-							low = f[ch]
-						}
-					}
-					wgt := 0
-					if parent[x] >= 0 && inComp(idx[int(parent[x])*p+int(x)]) == c {
-						wgt = 1
-					}
-					f[x] = sum + max(0, wgt-low)
-				}
-				perComp[c] = append(perComp[c], tf{ti, f[root]})
+				held := heldAtOnce(order, children, f, func(x int32) bool {
+					return parent[x] >= 0 && inComp(idx[int(parent[x])*p+int(x)]) == c
+				})
+				perComp[c] = append(perComp[c], tf{ti, held})
 			}
 		}
 		for _, e := range trees[ti].Edges {
@@ -488,6 +479,8 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 	var best *ComponentCount
 	var bestCycle []int32
 	bs := newBFS(nv)
+	var cycles *cycleCheck    // step 3, made when needed
+	byCycles, byComps := 0, 0 // cycles and components step 3 refuted
 	for _, id := range ids {
 		ms := members[id]
 		cc := &ComponentCount{Partitions: len(ms)}
@@ -545,6 +538,27 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 				break
 			}
 		}
+		if cc.Fills && cc.Exact {
+			if cycles == nil {
+				cycles = newCycleCheck(p, need, trees, counts, vid, endless(nv, off, to, keep))
+			}
+			if v := cycles.cycles(ms, off, to, in); v.done {
+				cc.Cycles = v.checked
+				if v.survivor == nil {
+					cc.Fills, cc.ByCycles = false, true
+					byCycles += v.checked
+					byComps++
+					var z []int32
+					for _, e := range cyc {
+						z = append(z, edgeTail(off, e))
+					}
+					cc.Shortfall, _ = cycles.refute(z)
+				} else {
+					cyc = v.survivor
+					cc.Length, cc.Blocked, cc.Needed = len(cyc), v.blocked, need*len(cyc)
+				}
+			}
+		}
 		if cc.Fills {
 			pr.Filling++
 		}
@@ -573,6 +587,18 @@ func ProveTrees(p int, trees []TreeEdges, counts []int, w Workload) Proof {
 			which = "the one cyclic component"
 		}
 		pr.Reason = fmt.Sprintf("no cycle can fill: in %s of the partitions where %s can block, fewer packets can block at once than %d times the length of any of its cycles", which, plural(need, "packet"), need)
+		if byCycles > 0 {
+			counted := ""
+			if n := pr.Components - byComps; n > 0 {
+				counted = fmt.Sprintf(" (in %d of the %d cyclic components the count over the whole component refutes them)", n, pr.Components)
+			}
+			which := "the only cycle"
+			if byCycles > 1 {
+				which = fmt.Sprintf("each of the %d cycles", byCycles)
+			}
+			pr.Reason = fmt.Sprintf("no cycle can fill: %s of the partitions where %s can block has partitions where fewer packets can block at once than a deadlock needs there%s",
+				which, plural(need, "packet"), counted)
+		}
 		return pr
 	}
 	pr.Verdict = Undecided

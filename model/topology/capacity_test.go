@@ -41,8 +41,11 @@ func TestProveChains(t *testing.T) {
 // 1->5) can hold one packet at 0, waiting to send to 4, and at 1, waiting
 // to send to 5: two partitions of the ring (f = 2), the chains one each.
 // With C=2 (2 blocked packets a partition, 6 for the ring), two packets on
-// the tree of 3 and one on each chain can block 2*2+1+1 = 6: not refuted
-// (counting each packet once would have said 4, and deadlock-free).
+// the tree of 3 and one on each chain can block 2*2+1+1 = 6: the count
+// over the component does not refute it (counting each packet once would
+// have said 4). Step 3 does: those two places wait on 4 and 5, leaves
+// whose buffers drain, so in a deadlock the tree of 3 holds nothing in 0
+// at 1, which the chain of 0 alone cannot fill.
 func TestProveBranching(t *testing.T) {
 	trees := []topology.TreeEdges{
 		{Name: "of 3", Edges: [][2]int{{3, 2}, {2, 0}, {0, 1}, {1, 5}, {0, 4}}},
@@ -51,7 +54,8 @@ func TestProveBranching(t *testing.T) {
 	}
 	w := topology.Workload{Credits: 2, Refresh: 1}
 	pr := topology.ProveTrees(6, trees, []int{2, 1, 1}, w)
-	if pr.Verdict != topology.Undecided || pr.Component == nil || pr.Component.Blocked != 6 || pr.Component.Needed != 6 || len(pr.Cycle) != 3 {
+	if c := pr.Component; pr.Verdict != topology.DeadlockFree || c == nil || c.Blocked != 6 || c.Needed != 6 || !c.ByCycles || len(pr.Cycle) != 3 ||
+		c.Shortfall == nil || c.Shortfall.Trees[0] != "of 0" || c.Shortfall.Needed != 2 || c.Shortfall.Blocked != 1 {
 		t.Fatalf("%s: %s %+v", pr.Verdict, pr.Reason, pr.Component)
 	}
 	pr = topology.ProveTrees(6, trees, []int{1, 1, 1}, w)

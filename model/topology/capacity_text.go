@@ -28,8 +28,11 @@ func WriteProofText(w io.Writer, pr Proof) {
 			atLeast = " at least"
 		}
 		verb := "falls short"
-		if c.Fills {
+		switch {
+		case c.Fills:
 			verb = "may fill"
+		case c.ByCycles:
+			verb = "not refuted by this count"
 		}
 		fmt.Fprintf(w, "component of %s, shortest cycle%s %d: a cycle of %d can hold %d blocked packets at once, a deadlock needs %d: %s\n",
 			plural(c.Partitions, "partition"), atLeast, c.ShortestCycle, c.Length, c.Blocked, c.Needed, verb)
@@ -39,6 +42,16 @@ func WriteProofText(w io.Writer, pr Proof) {
 				break
 			}
 			fmt.Fprintf(w, "  %s; %s of the workload can block in %d at %d\n", st.CycleStep, plural(st.Packets, "packet"), st.From, st.At)
+		}
+		switch {
+		case c.ByCycles && c.Shortfall != nil:
+			which := "its only cycle has"
+			if c.Cycles > 1 {
+				which = fmt.Sprintf("each of its %d cycles has", c.Cycles)
+			}
+			fmt.Fprintf(w, "cycle by cycle: %s partitions too few packets can fill; in this one %s\n", which, c.Shortfall)
+		case c.Fills && c.Cycles > 1:
+			fmt.Fprintf(w, "cycle by cycle: %d refuted (partitions too few packets can fill), not this one\n", c.Cycles-1)
 		}
 	}
 	fmt.Fprintf(w, "answer: %s: %s\n", pr.Verdict, pr.Reason)
