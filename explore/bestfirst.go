@@ -108,7 +108,7 @@ func bestFirst(m Model, opt Options, h func(state []byte) int, deep bool) (Resul
 	lastProgress := s.start
 	for open.Len() > 0 {
 		steps++
-		if steps&255 == 0 {
+		if steps&15 == 0 { // (an expansion of a large model takes long: check the limits often)
 			if r, stop := s.checkLimits(s.store.Len() - open.Len()); stop {
 				r.Reason += " (best-first)"
 				return r, nil

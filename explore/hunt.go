@@ -230,19 +230,26 @@ func Random(m Model, opt Options, h Hunt) (Result, HuntStats, error) {
 	shards := max(h.Shards, 1)
 	every := opt.progressEvery()
 	lastProgress := time.Now()
+	// limits ends the walks at a limit of opt; it is checked every 16
+	// walks and every 16 steps of a walk (long walks of large models).
+	limits := func() (Result, bool) {
+		r, stop := s.checkLimits(0)
+		if !stop && opt.MaxStates > 0 && int64(seen.n) >= opt.MaxStates {
+			r, stop = s.finish(Incomplete, fmt.Sprintf("state limit %d reached", opt.MaxStates)), true
+		}
+		if stop {
+			r.Reason = fmt.Sprintf("%s after %d walks of depth at most %d (%d distinct states seen); random walks never prove anything", firstClause(r.Reason), hs.Walks, opt.MaxDepth, seen.n)
+			hs.Coverage = int64(seen.n)
+			r.Stats.States = int64(seen.n)
+			if sec := r.Stats.Elapsed.Seconds(); sec > 0 {
+				r.Stats.StatesPerSec, hs.WalksPer = float64(seen.n)/sec, float64(hs.Walks)/sec
+			}
+		}
+		return r, stop
+	}
 	for k := 0; h.Walks == 0 || k < h.Walks; k++ {
 		if k&15 == 0 {
-			r, stop := s.checkLimits(0)
-			if !stop && opt.MaxStates > 0 && int64(seen.n) >= opt.MaxStates {
-				r, stop = s.finish(Incomplete, fmt.Sprintf("state limit %d reached", opt.MaxStates)), true
-			}
-			if stop {
-				r.Reason = fmt.Sprintf("%s after %d walks of depth at most %d (%d distinct states seen); random walks never prove anything", firstClause(r.Reason), hs.Walks, opt.MaxDepth, seen.n)
-				hs.Coverage = int64(seen.n)
-				r.Stats.States = int64(seen.n)
-				if sec := r.Stats.Elapsed.Seconds(); sec > 0 {
-					r.Stats.StatesPerSec, hs.WalksPer = float64(seen.n)/sec, float64(hs.Walks)/sec
-				}
+			if r, stop := limits(); stop {
 				return r, hs, nil
 			}
 			if opt.Progress != nil && time.Since(lastProgress) >= every {
@@ -258,6 +265,11 @@ func Random(m Model, opt Options, h Hunt) (Result, HuntStats, error) {
 		var trace []uint32
 		seen.insert(Hash(state), 0)
 		for depth := 0; depth < opt.MaxDepth; depth++ {
+			if depth&15 == 15 {
+				if r, stop := limits(); stop {
+					return r, hs, nil
+				}
+			}
 			succs = succs[:0]
 			var violation error
 			var vcode uint32

@@ -94,11 +94,20 @@ func TestTreesSearchPassesAndStops(t *testing.T) {
 	}
 	// Cut by its time limit (16 nodes with every member of every group
 	// casting, far more states than a tenth of a second explores):
-	// undecided, with the states, the depth and the limit.
+	// undecided, with what each phase did and the limits.
 	code, v = treesJSON(t, "--topology", "../../examples/overlap16.topo", "--credits", "2", "--packets", "1", "--timeout", "100ms")
 	if code != exitIncomplete || v.Answer != topology.Undecided || v.AnswerBy != "search" || v.Search == nil || v.Search.Verdict != "incomplete" ||
-		v.Search.TimeoutS != 0.1 || !strings.Contains(v.AnswerReason, "time limit 100ms reached") || !strings.Contains(v.AnswerReason, "would decide it") {
+		v.Search.TimeoutS != 0.1 || !strings.Contains(v.AnswerReason, "the full configuration best first: no deadlock in ") ||
+		!strings.Contains(v.AnswerReason, "stopped: time limit ") || !strings.Contains(v.AnswerReason, "random walks on it: no deadlock in ") ||
+		!strings.Contains(v.AnswerReason, "would decide it") || v.Search.ElapsedS > 1 {
 		t.Fatalf("exit %d: %+v %+v", code, v, v.Search)
+	}
+	var names []string
+	for _, p := range v.Search.Phases {
+		names = append(names, p.Phase)
+	}
+	if got := strings.Join(names, " "); got != "full walks full" && got != "full restricted walks full" {
+		t.Fatalf("phases %s: %+v", got, v.Search.Phases)
 	}
 	// --timeout 0: the proof alone.
 	code, v = treesJSON(t, "--tree", "chain", "--nodes", "4", "--credits", "4", "--packets", "3", "--timeout", "0")

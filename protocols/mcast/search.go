@@ -45,3 +45,59 @@ func PartitionLoad(w *model.World, parts []topology.Partition, perms []model.Per
 	}
 	return best
 }
+
+// Feeds reports whether a packet of tree t can block in the partition
+// "from at at": from is at's parent in t and at forwards (has children in
+// t). Those are the trees whose packets a deadlock's cycle through the
+// partition can hold there (see topology.Prove).
+func (m *Machine) Feeds(t int, from, at int) bool {
+	tr := &m.Topo.Trees[t]
+	return tr.Parent[at] == from && len(tr.Children[at]) > 0
+}
+
+// WorkPrefix returns the first n[h] items of every host h's workload as
+// explicit work lists (Params.Work): the workload of a configuration whose
+// hosts launch only those. Each host launches its items in order, so a
+// run of that configuration is a run of m's in which the other launches
+// have not happened yet. Multicasts name their tree's group; streams are
+// numbered as in m (a prefix of each stream is kept).
+func (m *Machine) WorkPrefix(n []int) []Work {
+	var out []Work
+	for h, items := range m.Work {
+		if h >= len(n) || n[h] <= 0 {
+			continue
+		}
+		w := Work{Node: h}
+		for _, it := range items[:min(n[h], len(items))] {
+			var e WorkEntry
+			switch it.Tag {
+			case TagMulticast:
+				e = WorkEntry{Multicast: true, Group: m.Topo.Groups[m.Topo.Trees[it.Tree].Group].Name}
+			case ucast.TagFARequest:
+				e = WorkEntry{FetchAdd: true}
+			default:
+				e = WorkEntry{Dest: int(it.Dest)}
+			}
+			if k := len(w.Items) - 1; k >= 0 && w.Items[k].FetchAdd == e.FetchAdd && w.Items[k].Multicast == e.Multicast &&
+				w.Items[k].Group == e.Group && w.Items[k].Dest == e.Dest {
+				w.Items[k].Count++
+				continue
+			}
+			e.Count = 1
+			w.Items = append(w.Items, e)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// WithWork returns a copy of p whose workload is work alone (it replaces
+// packets, casts and flows), with p's credits, refresh, buffers and
+// topology.
+func (p *Params) WithWork(work []Work) *Params {
+	c := p.Clone().(*Params)
+	c.Params = ucast.Params{Credits: p.Credits, Packets: p.Packets, Refresh: p.Refresh, HostBuffers: p.HostBuffers, SendBuffers: p.SendBuffers,
+		Reply: p.Reply, Drain: p.Drain, NoNestedUpcalls: p.NoNestedUpcalls}
+	c.Casts, c.Work = nil, work
+	return c
+}
