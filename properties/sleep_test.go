@@ -8,6 +8,7 @@ import (
 	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 )
 
 // A broken independence relation for sleep sets (every two actions
@@ -50,8 +51,8 @@ func TestSleepTabRenames(t *testing.T) {
 		{mcast.Config("binary", 4, 1, 1), 24, 24, false},
 		{mcast.Config("chain", 7, 1, 1), 63, 63, false},
 		{mcast.Config("chain", 8, 1, 1), 64, 80, true},
-		{mcast.OverlapA2Config(model.Cast{Group: "g1", Root: 0, Count: 1}, model.Cast{Group: "g2", Root: 3, Count: 1},
-			model.Cast{Group: "g3", Root: 6, Count: 1}), 64, 99, true},
+		{mcast.OverlapA2Config(topology.Cast{Group: "g1", Root: 0, Count: 1}, topology.Cast{Group: "g2", Root: 3, Count: 1},
+			topology.Cast{Group: "g3", Root: 6, Count: 1}), 64, 99, true},
 	} {
 		ck, err := protocols.Build(c.cfg)
 		if err != nil {

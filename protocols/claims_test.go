@@ -9,6 +9,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/traces"
 )
 
@@ -67,7 +68,7 @@ func randomMCAST(rng *rand.Rand) (model.Config, *mcast.Params) {
 	if rng.Intn(2) == 0 {
 		for r := 0; r < P; r++ {
 			if rng.Intn(3) > 0 {
-				p.Casts = append(p.Casts, model.Cast{Root: r, Count: 1 + rng.Intn(2)})
+				p.Casts = append(p.Casts, topology.Cast{Root: r, Count: 1 + rng.Intn(2)})
 			}
 		}
 	}

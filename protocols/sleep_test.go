@@ -10,6 +10,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
@@ -147,12 +148,12 @@ func TestSleepSetsTrackSomeActions(t *testing.T) {
 	}
 	ring := ucast.Flows(8, 1, next...)
 	cfgs := []model.Config{
-		mcast.Casts("binary", 8, 1, model.Cast{Root: 0, Count: 1}),
-		mcast.Casts("chain", 8, 1, model.Cast{Root: 0, Count: 1}),
-		mcast.OverlapA2Config(model.Cast{Group: "g1", Root: 0, Count: 1}, model.Cast{Group: "g2", Root: 3, Count: 1}),
+		mcast.Casts("binary", 8, 1, topology.Cast{Root: 0, Count: 1}),
+		mcast.Casts("chain", 8, 1, topology.Cast{Root: 0, Count: 1}),
+		mcast.OverlapA2Config(topology.Cast{Group: "g1", Root: 0, Count: 1}, topology.Cast{Group: "g2", Root: 3, Count: 1}),
 		ring,
 	}
-	early := mcast.Casts("chain", 8, 1, model.Cast{Root: 0, Count: 2})
+	early := mcast.Casts("chain", 8, 1, topology.Cast{Root: 0, Count: 2})
 	early.Variant = mcast.EarlyRelease
 	cfgs = append(cfgs, early)
 	for _, cfg := range cfgs {

@@ -9,6 +9,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
@@ -106,7 +107,7 @@ func TestSymmetryOnRandomConfigurations(t *testing.T) {
 	for i := 0; i < n; i++ {
 		cfg, p := randomMCAST(rng)
 		if len(p.Casts) == 0 && cfg.Nodes == 4 {
-			p.Casts = []model.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
+			p.Casts = []topology.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
 		}
 		t.Run(fmt.Sprintf("%d %s", i, p.Describe()), func(t *testing.T) {
 			if symmetryVerdicts(t, cfg, 300_000) {
@@ -124,9 +125,9 @@ func TestSymmetryDetection(t *testing.T) {
 	ring := ucast.Flows(3, 1, ucast.Flow{Src: 0, Dst: 1, Count: 2}, ucast.Flow{Src: 1, Dst: 2, Count: 2}, ucast.Flow{Src: 2, Dst: 0, Count: 2})
 	oneWay := ucast.Flows(3, 1, ucast.Flow{Src: 0, Dst: 1, Count: 2})
 	rootZero := mcast.Config("binary", 4, 1, 1)
-	rootZero.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 1}}
+	rootZero.Params.(*mcast.Params).Casts = []topology.Cast{{Root: 0, Count: 1}}
 	opposite := mcast.Config("binary", 4, 1, 1)
-	opposite.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
+	opposite.Params.(*mcast.Params).Casts = []topology.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
 	for _, c := range []struct {
 		name string
 		cfg  model.Config

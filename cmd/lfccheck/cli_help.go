@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"lfccheck/model/topology"
+	"lfccheck/protocols/topology"
 )
 
 const usage = `lfccheck: model checker for the LFC network-interface protocols

@@ -10,8 +10,8 @@ import (
 	"lfccheck/explore"
 	"lfccheck/internal/fileio"
 	"lfccheck/model"
-	"lfccheck/model/topology"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
@@ -130,7 +130,7 @@ func runTrees(args []string, e env) (int, error) {
 	if err := fileio.Distinct([]fileio.Named{{Flag: "--topology", Path: *topoFile}}, outs); err != nil {
 		return 0, usageError{err}
 	}
-	var spec *model.TopologySpec
+	var spec *topology.TopologySpec
 	var topoData []byte
 	fam := *tree
 	if *topoFile != "" {

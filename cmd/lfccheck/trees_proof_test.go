@@ -9,17 +9,17 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
-	"lfccheck/model/topology"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
 // randomSpec draws 1 to 3 groups over p nodes (possibly overlapping), each
 // member's tree a family or random edges (usually deep, so that NIs
 // forward and partitions fill).
-func randomSpec(rng *rand.Rand, p int) *model.TopologySpec {
-	spec := &model.TopologySpec{}
+func randomSpec(rng *rand.Rand, p int) *topology.TopologySpec {
+	spec := &topology.TopologySpec{}
 	fams := []string{"binary", "binomial", "chain", "star", "kary:3"}
 	groups := 1 + rng.Intn(3)
 	for g := 0; g < groups; g++ {
@@ -29,9 +29,9 @@ func randomSpec(rng *rand.Rand, p int) *model.TopologySpec {
 		}
 		sort.Ints(members)
 		name := string(rune('a' + g))
-		spec.Groups = append(spec.Groups, model.GroupSpec{Name: name, Members: members})
+		spec.Groups = append(spec.Groups, topology.GroupSpec{Name: name, Members: members})
 		if rng.Intn(3) == 0 {
-			spec.Trees = append(spec.Trees, model.TreeSpec{Group: name, Root: -1, Family: fams[rng.Intn(len(fams))]})
+			spec.Trees = append(spec.Trees, topology.TreeSpec{Group: name, Root: -1, Family: fams[rng.Intn(len(fams))]})
 			continue
 		}
 		// Trees in random order, or, half the time, along one ring of the
@@ -64,7 +64,7 @@ func randomSpec(rng *rand.Rand, p int) *model.TopologySpec {
 					placed = append(placed, m)
 				}
 			}
-			spec.Trees = append(spec.Trees, model.TreeSpec{Group: name, Root: root, Edges: edges})
+			spec.Trees = append(spec.Trees, topology.TreeSpec{Group: name, Root: root, Edges: edges})
 		}
 	}
 	return spec
@@ -78,7 +78,7 @@ func randomSpec(rng *rand.Rand, p int) *model.TopologySpec {
 // It returns the resolved configuration.
 func randomWorkloadConfig(rng *rand.Rand, p, maxCasts int) (model.Config, error) {
 	prm := mcast.Defaults()
-	var topo *model.Topology
+	var topo *topology.Topology
 	var err error
 	if rng.Intn(3) == 0 {
 		fams := []string{"binary", "binomial", "chain", "chain", "star", "kary:3"}
@@ -115,7 +115,7 @@ func randomWorkloadConfig(rng *rand.Rand, p, maxCasts int) (model.Config, error)
 					if len(topo.Groups) > 1 {
 						g = topo.Groups[t.Group].Name
 					}
-					prm.Casts = append(prm.Casts, model.Cast{Group: g, Root: int(t.Root), Count: 1 + rng.Intn(4)/3 + rng.Intn(8)/7})
+					prm.Casts = append(prm.Casts, topology.Cast{Group: g, Root: int(t.Root), Count: 1 + rng.Intn(4)/3 + rng.Intn(8)/7})
 				}
 			}
 		}
@@ -360,36 +360,36 @@ func ringConfig(rng *rand.Rand, maxCount int) (model.Config, error) {
 	for i := range all {
 		all[i] = i
 	}
-	spec := &model.TopologySpec{}
+	spec := &topology.TopologySpec{}
 	prm.Credits = 1 + rng.Intn(4)/3
 	if rng.Intn(2) == 0 {
 		prm.Refresh = 1
 	}
-	pick := func() model.Cast {
+	pick := func() topology.Cast {
 		g := spec.Groups[rng.Intn(len(spec.Groups))]
-		return model.Cast{Group: g.Name, Root: g.Members[rng.Intn(len(g.Members))], Count: 1 + rng.Intn(maxCount)}
+		return topology.Cast{Group: g.Name, Root: g.Members[rng.Intn(len(g.Members))], Count: 1 + rng.Intn(maxCount)}
 	}
 	if rng.Intn(3) == 0 {
 		cut := 2 + rng.Intn(p-3) // lo is 0..cut, hi cut-1..p-1: they share two nodes
-		spec.Groups = []model.GroupSpec{{Name: "all", Members: all}, {Name: "lo", Members: all[:cut+1]}, {Name: "hi", Members: all[cut-1:]}}
-		spec.Trees = []model.TreeSpec{{Group: "all", Root: -1, Family: "binary"}, {Group: "lo", Root: -1, Family: "chain"}, {Group: "hi", Root: -1, Family: "chain"}}
+		spec.Groups = []topology.GroupSpec{{Name: "all", Members: all}, {Name: "lo", Members: all[:cut+1]}, {Name: "hi", Members: all[cut-1:]}}
+		spec.Trees = []topology.TreeSpec{{Group: "all", Root: -1, Family: "binary"}, {Group: "lo", Root: -1, Family: "chain"}, {Group: "hi", Root: -1, Family: "chain"}}
 		for n := 2 + rng.Intn(2); len(prm.Casts) < n; {
 			prm.Casts = append(prm.Casts, pick())
 		}
 	} else {
-		spec.Groups = []model.GroupSpec{{Name: "r", Members: all}}
-		spec.Trees = []model.TreeSpec{{Group: "r", Root: -1, Family: "chain"}}
+		spec.Groups = []topology.GroupSpec{{Name: "r", Members: all}}
+		spec.Trees = []topology.TreeSpec{{Group: "r", Root: -1, Family: "chain"}}
 		if rng.Intn(2) == 0 {
 			sub := rng.Perm(p)[:3+rng.Intn(p-2)]
 			sort.Ints(sub)
 			fams := []string{"chain", "binary", "binomial"}
-			spec.Groups = append(spec.Groups, model.GroupSpec{Name: "s", Members: sub})
-			spec.Trees = append(spec.Trees, model.TreeSpec{Group: "s", Root: -1, Family: fams[rng.Intn(3)]})
+			spec.Groups = append(spec.Groups, topology.GroupSpec{Name: "s", Members: sub})
+			spec.Trees = append(spec.Trees, topology.TreeSpec{Group: "s", Root: -1, Family: fams[rng.Intn(3)]})
 		}
 		// Two roots on the ring at least two apart close it; a third
 		// cast anywhere.
 		a := rng.Intn(p)
-		prm.Casts = []model.Cast{{Group: "r", Root: a, Count: 1 + rng.Intn(maxCount)}, {Group: "r", Root: (a + 2 + rng.Intn(p-3)) % p, Count: 1 + rng.Intn(maxCount)}}
+		prm.Casts = []topology.Cast{{Group: "r", Root: a, Count: 1 + rng.Intn(maxCount)}, {Group: "r", Root: (a + 2 + rng.Intn(p-3)) % p, Count: 1 + rng.Intn(maxCount)}}
 		if rng.Intn(2) == 0 {
 			prm.Casts = append(prm.Casts, pick())
 		}

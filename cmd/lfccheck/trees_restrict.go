@@ -9,9 +9,9 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
-	"lfccheck/model/topology"
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -129,7 +129,7 @@ func (r restriction) prove(m *mcast.Machine, cfg model.Config) (topology.Proof, 
 	for t, c := range r.counts {
 		if c > 0 {
 			tr := m.Topo.Trees[t]
-			w.Casts = append(w.Casts, model.Cast{Group: m.Topo.Groups[tr.Group].Name, Root: int(tr.Root), Count: c})
+			w.Casts = append(w.Casts, topology.Cast{Group: m.Topo.Groups[tr.Group].Name, Root: int(tr.Root), Count: c})
 		}
 	}
 	if len(w.Casts) == 0 {

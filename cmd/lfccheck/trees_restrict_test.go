@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"lfccheck/explore"
-	"lfccheck/model/topology"
 	"lfccheck/properties"
+	"lfccheck/protocols/topology"
 )
 
 // A chain of 4 NIs with C=1 and three packets per root: the restricted

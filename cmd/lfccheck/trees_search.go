@@ -10,9 +10,9 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
-	"lfccheck/model/topology"
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/traces"
 )
 

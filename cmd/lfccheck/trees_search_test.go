@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"lfccheck/model/topology"
+	"lfccheck/protocols/topology"
 )
 
 // treesJSON runs trees --json and decodes the answer and the search.

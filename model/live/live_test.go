@@ -11,6 +11,7 @@ import (
 	"lfccheck/model/live"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
@@ -30,7 +31,7 @@ func TestLive(t *testing.T) {
 	m1 := mcast.Config("binary", 5, 1, 6)
 	m2 := mcast.Config("binomial", 4, 2, 1)
 	mp := m2.Params.(*mcast.Params)
-	mp.Casts = []model.Cast{{Root: 0, Count: 8}, {Root: 3, Count: 5}}
+	mp.Casts = []topology.Cast{{Root: 0, Count: 8}, {Root: 3, Count: 5}}
 	mp.Flows = []ucast.Flow{{Src: 1, Dst: 2, Count: 7}, {Src: 2, Dst: 0, Count: 4}}
 	for _, cfg := range []model.Config{u1, u2, u3, m1, m2} {
 		ck, err := protocols.Build(cfg)

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"lfccheck/model"
-	"lfccheck/model/topology"
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -201,7 +201,7 @@ func Config(nodes, credits, messages, hostBuffers int, senders ...int) model.Con
 }
 
 // broadcastGroup is the first group with every node.
-func broadcastGroup(t *model.Topology, nodes int) (int, error) {
+func broadcastGroup(t *topology.Topology, nodes int) (int, error) {
 	for g := range t.Groups {
 		if len(t.Groups[g].Members) == nodes {
 			return g, nil
@@ -305,7 +305,7 @@ var BcastOverlapFile []byte
 
 // OverlapConfig is node 0 broadcasting one message on bcast-overlap.topo
 // while the given casts multicast in group g.
-func OverlapConfig(casts ...model.Cast) model.Config {
+func OverlapConfig(casts ...topology.Cast) model.Config {
 	p := Defaults()
 	if err := p.SetTopologyFile("bcast-overlap.topo", BcastOverlapFile); err != nil {
 		panic("gsb: embedded topology: " + err.Error())
@@ -378,9 +378,9 @@ func claims() []model.Claim {
 			Doc: "the smallest stall (no flow control for ordered broadcast): a held-back message fills the only host buffer, the missing one can never be copied"},
 		{Name: "P=4 senders 1,2,3 K=1 host-buffers=2", Config: Config(4, 1, 1, 2, 1, 2, 3), Expect: "fail deadlock", Ref: "§6.1.1",
 			Doc: "one host buffer fewer than the packets a receiver gets stalls"},
-		{Name: "broadcast beside group g P=4", Config: OverlapConfig(model.Cast{Group: "g", Root: 1, Count: 1}, model.Cast{Group: "g", Root: 3, Count: 1}),
+		{Name: "broadcast beside group g P=4", Config: OverlapConfig(topology.Cast{Group: "g", Root: 1, Count: 1}, topology.Cast{Group: "g", Root: 3, Count: 1}),
 			Expect: "fail deadlock", Ref: "§4.2.6", Doc: "the broadcast group overlaps every group: with g's trees it closes a wait-for cycle (RECOV's case)"},
-		{Name: "broadcast beside group g, one cast P=4", Config: oneSender(OverlapConfig(model.Cast{Group: "g", Root: 1, Count: 1})),
+		{Name: "broadcast beside group g, one cast P=4", Config: oneSender(OverlapConfig(topology.Cast{Group: "g", Root: 1, Count: 1})),
 			Expect: "pass", Ref: "§4.2.6", Doc: "the cycle needs both of g's multicasts (one sender: held-back cannot occur and is not checked)"},
 	}
 }

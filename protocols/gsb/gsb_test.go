@@ -13,6 +13,7 @@ import (
 	"lfccheck/protocols"
 	"lfccheck/protocols/gsb"
 	"lfccheck/protocols/internal/checktest"
+	"lfccheck/protocols/topology"
 	"lfccheck/traces"
 )
 
@@ -100,7 +101,7 @@ func TestHeldBackStall(t *testing.T) {
 // The broadcast beside group g closes App. A.2's kind of wait-for cycle;
 // with one of g's two multicasts it passes.
 func TestBroadcastBesideOverlappingGroup(t *testing.T) {
-	g := func(root int) model.Cast { return model.Cast{Group: "g", Root: root, Count: 1} }
+	g := func(root int) topology.Cast { return topology.Cast{Group: "g", Root: root, Count: 1} }
 	r, ck := checktest.Search(t, gsb.OverlapConfig(g(1), g(3)))
 	if r.Verdict != explore.Fail || r.Violation.PropertyName() != "deadlock" {
 		t.Fatalf("got %v %v", r.Verdict, r.Violation)

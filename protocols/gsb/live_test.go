@@ -10,6 +10,7 @@ import (
 
 	"lfccheck/model"
 	"lfccheck/protocols/gsb"
+	"lfccheck/protocols/topology"
 )
 
 // Broadcast copies the payload: every sender reuses one buffer for all its
@@ -78,7 +79,7 @@ func TestLiveMisuseReturnsErrors(t *testing.T) {
 		{"another protocol", gsb.LiveOptions{Config: model.Config{Protocol: "mcast", Nodes: 3, Params: gsb.Defaults()}}, "needs a gsb configuration"},
 		{"casts", gsb.LiveOptions{Config: func() model.Config {
 			cfg := gsb.Config(3, 1, 1, 4)
-			cfg.Params.(*gsb.Params).Casts = []model.Cast{{Root: 0, Count: 1}}
+			cfg.Params.(*gsb.Params).Casts = []topology.Cast{{Root: 0, Count: 1}}
 			return cfg
 		}()}, "no casts"},
 		{"negative messages", gsb.LiveOptions{Config: gsb.Config(3, 1, 1, 4), Messages: -1}, "messages must be in 0..65535"},

@@ -133,9 +133,9 @@ import (
 	"lfccheck/internal/goid"
 	"lfccheck/model"
 	"lfccheck/model/live"
-	"lfccheck/model/topology"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/recov"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -279,7 +279,7 @@ type Cluster struct {
 	cfg    model.Config // resolved, with the initial (empty) workload
 	sys    *model.System
 	um     *ucast.Machine
-	topo   *model.Topology
+	topo   *topology.Topology
 	nodes  []*Node
 	ready  sync.WaitGroup // the nodes' library goroutines have started
 	cancel context.CancelFunc
@@ -382,7 +382,7 @@ func Start(opt Options) (*Cluster, error) {
 // the protocol's machine with an empty workload, which the programs' sends
 // fill, and the host processes driven by the programs. It returns the
 // machine, its UCAST layer and the multicast topology.
-func newMachine(cfg model.Config, opt Options) (model.Machine, *ucast.Machine, *model.Topology, error) {
+func newMachine(cfg model.Config, opt Options) (model.Machine, *ucast.Machine, *topology.Topology, error) {
 	def, err := model.Lookup(cfg.Protocol)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("lfc: %v", err)

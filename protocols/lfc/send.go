@@ -8,6 +8,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/model/live"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -92,7 +93,7 @@ func (n *Node) MulticastContext(ctx context.Context, group string, payload []byt
 	if err != nil {
 		return err
 	}
-	t, err := n.c.topo.CastTree(model.Cast{Group: group, Root: int(n.id), Count: 1})
+	t, err := n.c.topo.CastTree(topology.Cast{Group: group, Root: int(n.id), Count: 1})
 	if err != nil {
 		return fmt.Errorf("lfc: node %d: %v", n.id, err)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"lfccheck/model"
-	"lfccheck/model/topology"
 	"lfccheck/properties"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -25,7 +25,7 @@ var OverlapA2File []byte
 
 // OverlapCasts are the multicasts that close the overlap example's
 // wait-for cycle: 0 in g1, 2 in g2, 4 in g3.
-var OverlapCasts = []model.Cast{{Group: "g1", Root: 0, Count: 1}, {Group: "g2", Root: 2, Count: 1}, {Group: "g3", Root: 4, Count: 1}}
+var OverlapCasts = []topology.Cast{{Group: "g1", Root: 0, Count: 1}, {Group: "g2", Root: 2, Count: 1}, {Group: "g3", Root: 4, Count: 1}}
 
 // Def is MCAST's protocol definition.
 var Def = &model.Def{
@@ -83,7 +83,7 @@ func faWork() model.Config {
 // and node 3 sends node 0 a unicast request, which node 0 answers while
 // its own second multicast waits for a send packet (so node 0 drains).
 func ReplyTree() model.Config {
-	c := Casts("binary", 4, 1, model.Cast{Root: 0, Count: 2})
+	c := Casts("binary", 4, 1, topology.Cast{Root: 0, Count: 2})
 	p := c.Params.(*Params)
 	p.Reply, p.SendBuffers = true, 1
 	p.Flows = []ucast.Flow{{Src: 3, Dst: 0, Count: 1}}
@@ -93,7 +93,7 @@ func ReplyTree() model.Config {
 // chainCast is a chain of nodes where only node 0 multicasts count packets.
 func chainCast(nodes, credits, count int) model.Config {
 	c := Config("chain", nodes, credits, 1)
-	c.Params.(*Params).Casts = []model.Cast{{Root: 0, Count: count}}
+	c.Params.(*Params).Casts = []topology.Cast{{Root: 0, Count: count}}
 	return c
 }
 
@@ -114,7 +114,7 @@ var Forwarded = model.Stat{Name: "forwarded-packets",
 
 // Casts is Config with explicit multicasts (root:count each) instead of
 // every member multicasting.
-func Casts(tree string, nodes, credits int, casts ...model.Cast) model.Config {
+func Casts(tree string, nodes, credits int, casts ...topology.Cast) model.Config {
 	c := Config(tree, nodes, credits, 1)
 	c.Params.(*Params).Casts = casts
 	return c
@@ -128,18 +128,18 @@ func OverlapConfig(groups int) model.Config {
 		panic("mcast: embedded topology: " + err.Error())
 	}
 	p.Topology.Groups, p.Topology.Trees = p.Topology.Groups[:groups], p.Topology.Trees[:groups]
-	p.Casts = append([]model.Cast(nil), OverlapCasts[:groups]...)
+	p.Casts = append([]topology.Cast(nil), OverlapCasts[:groups]...)
 	return model.Config{Protocol: "mcast", Nodes: 6, Params: p}
 }
 
 // OverlapA2Config is App. A.2's three groups on 9 nodes
 // (overlap-a2.topo) with the multicasts casts.
-func OverlapA2Config(casts ...model.Cast) model.Config {
+func OverlapA2Config(casts ...topology.Cast) model.Config {
 	p := Defaults()
 	if err := p.SetTopologyFile("overlap-a2.topo", OverlapA2File); err != nil {
 		panic("mcast: embedded topology: " + err.Error())
 	}
-	p.Casts = append([]model.Cast(nil), casts...)
+	p.Casts = append([]topology.Cast(nil), casts...)
 	return model.Config{Protocol: "mcast", Nodes: 9, Params: p}
 }
 
@@ -202,7 +202,7 @@ func claims() []model.Claim {
 	for _, tree := range []string{"binary", "binomial"} {
 		for _, c := range []int{1, 2} {
 			cs = append(cs, model.Claim{Name: fmt.Sprintf("%s P=4 C=%d, casts 0:2 2:1 (forwarding)", tree, c),
-				Config: Casts(tree, 4, c, model.Cast{Root: 0, Count: 2}, model.Cast{Root: 2, Count: 1}), Expect: "pass",
+				Config: Casts(tree, 4, c, topology.Cast{Root: 0, Count: 2}, topology.Cast{Root: 2, Count: 1}), Expect: "pass",
 				Ref: "App. A.1", Doc: tree + " trees that forward are deadlock-free"})
 		}
 	}

@@ -7,24 +7,24 @@ import (
 
 	"lfccheck/explore"
 	"lfccheck/model"
-	"lfccheck/model/topology"
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
 
 // randomTopology draws 1 to 3 groups over p nodes (possibly overlapping),
 // each member with a random tree of its group.
-func randomTopology(rng *rand.Rand, p int) *model.TopologySpec {
-	spec := &model.TopologySpec{}
+func randomTopology(rng *rand.Rand, p int) *topology.TopologySpec {
+	spec := &topology.TopologySpec{}
 	groups := 1 + rng.Intn(2)
 	for g := 0; g < groups; g++ {
 		perm := rng.Perm(p)
 		members := perm[:2+rng.Intn(p-1)]
 		sort.Ints(members)
 		name := string(rune('a' + g))
-		spec.Groups = append(spec.Groups, model.GroupSpec{Name: name, Members: members})
+		spec.Groups = append(spec.Groups, topology.GroupSpec{Name: name, Members: members})
 		for _, root := range members {
 			// a random tree: each other member hangs below one already
 			// placed, usually the last (deep trees forward, and their
@@ -42,7 +42,7 @@ func randomTopology(rng *rand.Rand, p int) *model.TopologySpec {
 					placed = append(placed, m)
 				}
 			}
-			spec.Trees = append(spec.Trees, model.TreeSpec{Group: name, Root: root, Edges: edges})
+			spec.Trees = append(spec.Trees, topology.TreeSpec{Group: name, Root: root, Edges: edges})
 		}
 	}
 	return spec

@@ -89,7 +89,7 @@ import (
 	"fmt"
 
 	"lfccheck/model"
-	"lfccheck/model/topology"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -112,7 +112,7 @@ const (
 // ucast.Extension methods) and the topology.
 type Machine struct {
 	*ucast.Machine
-	Topo    *model.Topology
+	Topo    *topology.Topology
 	variant string
 }
 
@@ -172,7 +172,7 @@ func New(cfg model.Config) (*Machine, error) {
 	return m, m.ReplyErr
 }
 
-func newMachine(cfg model.Config, p *Params, topo *model.Topology, work [][]ucast.WorkItem) *Machine {
+func newMachine(cfg model.Config, p *Params, topo *topology.Topology, work [][]ucast.WorkItem) *Machine {
 	mm := &Machine{Machine: ucast.NewMachine(cfg, &p.Params, work), Topo: topo}
 	f := ucast.Features{Keep: p.Keep, KeepsPackets: p.Keep > 0, Server: model.NodeID(p.Server),
 		// The in-process library drives the hosts' processing, and offers
@@ -217,7 +217,7 @@ func (m *Machine) treePerm(p *model.Perm) bool {
 
 // mapsOnto reports whether renaming tree a by p gives tree b: the groups'
 // members, parents and children in order.
-func (m *Machine) mapsOnto(a, b *model.Tree, p *model.Perm) bool {
+func (m *Machine) mapsOnto(a, b *topology.Tree, p *model.Perm) bool {
 	ga, gb := m.Topo.Groups[a.Group].Members, m.Topo.Groups[b.Group].Members
 	if len(ga) != len(gb) {
 		return false
@@ -234,7 +234,7 @@ func (m *Machine) mapsOnto(a, b *model.Tree, p *model.Perm) bool {
 	for n := range a.Parent {
 		pn := p.Node[n]
 		switch par := a.Parent[n]; par {
-		case model.IsRoot, model.NotMember:
+		case topology.IsRoot, topology.NotMember:
 			if b.Parent[pn] != par {
 				return false
 			}

@@ -14,6 +14,7 @@ import (
 	"lfccheck/protocols"
 	"lfccheck/protocols/internal/checktest"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
@@ -130,7 +131,7 @@ func TestUnicastAndMulticastMix(t *testing.T) {
 	cfg := mcast.Config("binary", 3, 1, 1)
 	p := cfg.Params.(*mcast.Params)
 	p.Flows = []ucast.Flow{{Src: 1, Dst: 0, Count: 2}, {Src: 2, Dst: 1, Count: 1}}
-	p.Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 2, Count: 1}}
+	p.Casts = []topology.Cast{{Root: 0, Count: 2}, {Root: 2, Count: 1}}
 	r, _ := check(t, cfg)
 	if r.Verdict != explore.Pass {
 		t.Fatalf("%v %v", r.Verdict, r.Violation)
@@ -142,7 +143,7 @@ func TestUnicastAndMulticastMix(t *testing.T) {
 // multicasts per node (which casts and flows cannot express) is kept.
 func TestExplicitWork(t *testing.T) {
 	cfg := mcast.Config("binary", 4, 1, 1)
-	cfg.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 2, Count: 1}}
+	cfg.Params.(*mcast.Params).Casts = []topology.Cast{{Root: 0, Count: 2}, {Root: 2, Count: 1}}
 	want, _ := check(t, cfg)
 	cfg = mcast.Config("binary", 4, 1, 1)
 	for _, w := range []string{"0:*x2", "2:*"} {
@@ -209,7 +210,7 @@ func TestKeepPackets(t *testing.T) {
 		return
 	}
 	cfg = mcast.Config("binary", 4, 1, 1)
-	cfg.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
+	cfg.Params.(*mcast.Params).Casts = []topology.Cast{{Root: 0, Count: 1}, {Root: 2, Count: 1}}
 	base, _ := check(t, cfg)
 	cfg.Params.(*mcast.Params).Keep = 1
 	ck, err = protocols.Build(cfg)

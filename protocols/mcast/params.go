@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"lfccheck/model"
-	"lfccheck/model/topology"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -16,9 +16,9 @@ type Params struct {
 	ucast.Params
 	// Tree is a built-in tree family for the broadcast group of all nodes
 	// ("" means binary); Topology an explicit topology instead.
-	Tree     string              `json:"tree,omitempty"`
-	Topology *model.TopologySpec `json:"topology,omitempty"`
-	Casts    []model.Cast        `json:"casts,omitempty"`
+	Tree     string                 `json:"tree,omitempty"`
+	Topology *topology.TopologySpec `json:"topology,omitempty"`
+	Casts    []topology.Cast        `json:"casts,omitempty"`
 	// Work, when given, is the whole workload, node by node (it replaces
 	// packets, casts and flows).
 	Work []Work `json:"work,omitempty"`
@@ -59,8 +59,8 @@ func ParamSpecs() []model.ParamSpec {
 }
 
 // ParseCast reads [GROUP/]ROOT:COUNT.
-func ParseCast(s string) (model.Cast, error) {
-	var c model.Cast
+func ParseCast(s string) (topology.Cast, error) {
+	var c topology.Cast
 	rest := s
 	if g, r, ok := strings.Cut(s, "/"); ok {
 		c.Group, rest = g, r
@@ -186,7 +186,7 @@ func (p *Params) nodes() int {
 
 // FormatTopology renders a topology spec as topology-file statements
 // separated by "; ", the inline form Set accepts.
-func FormatTopology(spec *model.TopologySpec, nodes int) string {
+func FormatTopology(spec *topology.TopologySpec, nodes int) string {
 	st := []string{fmt.Sprintf("nodes %d", nodes)}
 	for _, g := range spec.Groups {
 		ms := make([]string, len(g.Members))
@@ -316,15 +316,15 @@ func (p *Params) ResolveBase(nodes int) (int, error) {
 func (p *Params) Clone() model.Params {
 	c := *p
 	c.Params = *p.Params.CloneParams()
-	c.Casts = append([]model.Cast(nil), p.Casts...)
+	c.Casts = append([]topology.Cast(nil), p.Casts...)
 	c.Work = nil
 	for _, w := range p.Work {
 		c.Work = append(c.Work, Work{Node: w.Node, Items: append([]WorkEntry(nil), w.Items...)})
 	}
 	if p.Topology != nil {
 		t := *p.Topology
-		t.Groups = append([]model.GroupSpec(nil), t.Groups...)
-		t.Trees = append([]model.TreeSpec(nil), t.Trees...)
+		t.Groups = append([]topology.GroupSpec(nil), t.Groups...)
+		t.Trees = append([]topology.TreeSpec(nil), t.Trees...)
 		c.Topology = &t
 	}
 	return &c

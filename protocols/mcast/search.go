@@ -2,7 +2,7 @@ package mcast
 
 import (
 	"lfccheck/model"
-	"lfccheck/model/topology"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"lfccheck/model"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -109,7 +110,7 @@ func ParseWork(s string) (Work, error) {
 // explicitWork builds the workload of p.Work on topo: every node's entries
 // in order, unicast packets numbered per ordered pair and multicasts per
 // tree.
-func explicitWork(p *Params, topo *model.Topology, nodes int) ([][]ucast.WorkItem, error) {
+func explicitWork(p *Params, topo *topology.Topology, nodes int) ([][]ucast.WorkItem, error) {
 	work := make([][]ucast.WorkItem, nodes)
 	useq := make([]int, nodes*nodes)
 	tseq := make([]int, len(topo.Trees))
@@ -125,7 +126,7 @@ func explicitWork(p *Params, topo *model.Topology, nodes int) ([][]ucast.WorkIte
 			case e.FetchAdd:
 				it, seq = ucast.WorkItem{Tag: ucast.TagFARequest}, &fseq[w.Node]
 			case e.Multicast:
-				t, err := topo.CastTree(model.Cast{Group: e.Group, Root: w.Node, Count: e.Count})
+				t, err := topo.CastTree(topology.Cast{Group: e.Group, Root: w.Node, Count: e.Count})
 				if err != nil {
 					return nil, fmt.Errorf("work %d (%s): entry %s: %v", i+1, w, e, err)
 				}

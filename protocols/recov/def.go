@@ -7,6 +7,7 @@ import (
 	"lfccheck/properties"
 	"lfccheck/protocols/gsb"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -113,7 +114,7 @@ func claims() []model.Claim {
 // next_in_tree is exercised (variant no-next-in-tree fails here).
 func CastChain() model.Config {
 	c := Config("chain", 3, 1, 1)
-	c.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 2}}
+	c.Params.(*mcast.Params).Casts = []topology.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 2}}
 	return c
 }
 
@@ -124,7 +125,7 @@ func BcastOverlapConfig() model.Config {
 	if err := p.SetTopologyFile("bcast-overlap.topo", gsb.BcastOverlapFile); err != nil {
 		panic("recov: embedded topology: " + err.Error())
 	}
-	p.Casts = []model.Cast{{Group: "all", Root: 0, Count: 1}, {Group: "g", Root: 1, Count: 1}, {Group: "g", Root: 3, Count: 1}}
+	p.Casts = []topology.Cast{{Group: "all", Root: 0, Count: 1}, {Group: "g", Root: 1, Count: 1}, {Group: "g", Root: 3, Count: 1}}
 	return model.Config{Protocol: "recov", Nodes: 4, Params: p}
 }
 
@@ -135,7 +136,7 @@ func BcastOverlapConfig() model.Config {
 func MixedChain() model.Config {
 	c := Config("chain", 3, 1, 1)
 	p := c.Params.(*mcast.Params)
-	p.Casts = []model.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 1}}
+	p.Casts = []topology.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 1}}
 	p.Flows = []ucast.Flow{{Src: 2, Dst: 0, Count: 1}}
 	return c
 }
@@ -147,7 +148,7 @@ func MixedChain() model.Config {
 // recovery tree branches: it spans 4 NIs.
 func ForkConfig() model.Config {
 	c := Config("binary", 5, 1, 1)
-	c.Params.(*mcast.Params).Casts = []model.Cast{{Root: 0, Count: 2}}
+	c.Params.(*mcast.Params).Casts = []topology.Cast{{Root: 0, Count: 2}}
 	return c
 }
 

@@ -145,7 +145,7 @@ hidden byte nkid;
 hidden int a_i, a_to, a_s, a_f, a_x, a_d, a_t, a_c, a_e;
 hidden int x_i, x_j, x_n, x_c, x_r, x_e, x_b;
 
-/* ---- trees (model/topology: family tree of root 0 over 0..P-1, node i
+/* ---- trees (protocols/topology: family tree of root 0 over 0..P-1, node i
  *      renamed to (i + t) mod P for the tree of root t) ------------------ */
 
 /* kid[0..nkid-1] := children of node n in tree t, in forwarding order */

@@ -123,7 +123,7 @@ func familyEdges(fn childrenFn, members []int, r int) [][2]int {
 // Resolve builds the topology of a configuration: the explicit topology
 // spec, or else the broadcast group of all nodes with one tree of family
 // tree (default binary) per node.
-func Resolve(tree string, spec *model.TopologySpec, nodes int) (*model.Topology, error) {
+func Resolve(tree string, spec *TopologySpec, nodes int) (*Topology, error) {
 	if spec == nil {
 		fam := tree
 		if fam == "" {
@@ -136,9 +136,9 @@ func Resolve(tree string, spec *model.TopologySpec, nodes int) (*model.Topology,
 		for i := range all {
 			all[i] = i
 		}
-		spec = &model.TopologySpec{
-			Groups: []model.GroupSpec{{Name: "all", Members: all}},
-			Trees:  []model.TreeSpec{{Group: "all", Root: -1, Family: fam}},
+		spec = &TopologySpec{
+			Groups: []GroupSpec{{Name: "all", Members: all}},
+			Trees:  []TreeSpec{{Group: "all", Root: -1, Family: fam}},
 		}
 	} else if tree != "" {
 		return nil, fmt.Errorf("give a tree family or an explicit topology, not both")
@@ -150,8 +150,8 @@ func Resolve(tree string, spec *model.TopologySpec, nodes int) (*model.Topology,
 // TreeSpec with Root -1 and a family applies to every member of its group
 // that has no tree of its own. Errors name the group, the tree's root and
 // the problem.
-func Build(spec *model.TopologySpec, p int) (*model.Topology, error) {
-	t := &model.Topology{}
+func Build(spec *TopologySpec, p int) (*Topology, error) {
+	t := &Topology{}
 	groupIdx := map[string]int{}
 	if len(spec.Groups) == 0 {
 		return nil, fmt.Errorf("no groups")
@@ -179,7 +179,7 @@ func Build(spec *model.TopologySpec, p int) (*model.Topology, error) {
 			members = append(members, model.NodeID(m))
 		}
 		groupIdx[g.Name] = len(t.Groups)
-		t.Groups = append(t.Groups, model.Group{Name: g.Name, Members: members})
+		t.Groups = append(t.Groups, Group{Name: g.Name, Members: members})
 	}
 	// Explicit roots first, then "*" families for the remaining members.
 	edgesOf := map[[2]int][][2]int{} // (group, root) -> edges
@@ -257,7 +257,7 @@ func rootName(r int) string {
 	return strconv.Itoa(r)
 }
 
-func groupInts(g *model.Group) []int {
+func groupInts(g *Group) []int {
 	out := make([]int, len(g.Members))
 	for i, m := range g.Members {
 		out[i] = int(m)
@@ -275,20 +275,20 @@ func indexOf(xs []int, x int) int {
 }
 
 // buildTree checks that edges form a spanning tree of g rooted at root.
-func buildTree(gi int, g *model.Group, root model.NodeID, edges [][2]int, p int) (model.Tree, error) {
-	tr := model.Tree{Group: gi, Root: root, Parent: make([]int, p), Children: make([][]model.NodeID, p)}
+func buildTree(gi int, g *Group, root model.NodeID, edges [][2]int, p int) (Tree, error) {
+	tr := Tree{Group: gi, Root: root, Parent: make([]int, p), Children: make([][]model.NodeID, p)}
 	in := make([]bool, p)
 	for _, m := range g.Members {
 		in[m] = true
 	}
-	const unknown = model.NotMember - 1 // a member whose parent is not yet known
+	const unknown = NotMember - 1 // a member whose parent is not yet known
 	for i := range tr.Parent {
-		tr.Parent[i] = model.NotMember
+		tr.Parent[i] = NotMember
 		if in[i] {
 			tr.Parent[i] = unknown
 		}
 	}
-	tr.Parent[root] = model.IsRoot
+	tr.Parent[root] = IsRoot
 	seen := map[[2]int]bool{}
 	for _, e := range edges {
 		a, b := e[0], e[1]

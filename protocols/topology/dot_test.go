@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"lfccheck/model"
 )
 
 // Group names reach DOT output escaped: every quoted string is terminated
 // and unescapes to the name.
 func TestDOTEscapesNames(t *testing.T) {
 	for _, name := range []string{`a"b`, `a\b`, `a\`, `"`, `x\"y`} {
-		spec := &model.TopologySpec{Groups: []model.GroupSpec{{Name: name, Members: []int{0, 1, 2}}},
-			Trees: []model.TreeSpec{{Group: name, Root: -1, Family: "chain"}}}
+		spec := &TopologySpec{Groups: []GroupSpec{{Name: name, Members: []int{0, 1, 2}}},
+			Trees: []TreeSpec{{Group: name, Root: -1, Family: "chain"}}}
 		topo, err := Build(spec, 3)
 		if err != nil {
 			t.Fatal(err)

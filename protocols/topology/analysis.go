@@ -61,7 +61,7 @@ type GroupInfo struct {
 }
 
 // Analyze computes the static report of a topology over p nodes.
-func Analyze(t *model.Topology, p int) Report {
+func Analyze(t *Topology, p int) Report {
 	r := Report{Nodes: p, LinksAvailable: p * (p - 1), GlobalCondition: true, GlobalInverse: true}
 	member := make([]string, p)
 	for _, g := range t.Groups {
@@ -145,7 +145,7 @@ func Analyze(t *model.Topology, p int) Report {
 
 // condition checks App. A.1's condition at every non-root node of tr:
 // dist(parent, g) < dist(g, c) for every child c (or > with inverse).
-func condition(tr *model.Tree, dist func(a, b int) int, inverse bool) Check {
+func condition(tr *Tree, dist func(a, b int) int, inverse bool) Check {
 	for g, par := range tr.Parent {
 		if par < 0 {
 			continue
@@ -197,7 +197,7 @@ func WriteText(w io.Writer, r Report, edges bool) {
 
 // WriteDOT prints the trees as a Graphviz digraph, one cluster per tree;
 // the tree edges on a cycle of the buffer dependency graph are red.
-func WriteDOT(w io.Writer, t *model.Topology) {
+func WriteDOT(w io.Writer, t *Topology) {
 	onCycle := cycleEdges(t)
 	fmt.Fprintln(w, "digraph lfc_trees {")
 	fmt.Fprintln(w, "  node [shape=circle];")
@@ -227,7 +227,7 @@ func WriteDOT(w io.Writer, t *model.Topology) {
 
 // cycleEdges marks the tree edges (tree, from, to) on a cycle of t's
 // buffer dependency graph: the forwarding each step of the cycle names.
-func cycleEdges(t *model.Topology) map[[3]int]bool {
+func cycleEdges(t *Topology) map[[3]int]bool {
 	p := 0
 	for _, g := range t.Groups {
 		for _, m := range g.Members {

@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"lfccheck/model"
-	"lfccheck/model/topology"
+	"lfccheck/protocols/topology"
 )
 
 // Chains: one cycle of P partitions, each packet blocked in one place, so
@@ -73,7 +72,7 @@ func TestProveRefuses(t *testing.T) {
 	if err != nil || pr.Verdict != topology.Undecided || !strings.Contains(pr.Reason, "does not cover kept packets") {
 		t.Fatalf("uncovered: %+v %v", pr, err)
 	}
-	if _, err := topology.ProveFamily("chain", 8, topology.Workload{Credits: 1, Refresh: 1, Casts: []model.Cast{{Group: "g", Root: 0, Count: 1}}}); err == nil {
+	if _, err := topology.ProveFamily("chain", 8, topology.Workload{Credits: 1, Refresh: 1, Casts: []topology.Cast{{Group: "g", Root: 0, Count: 1}}}); err == nil {
 		t.Fatal("a cast on a group the family does not have")
 	}
 	for _, k := range []string{"keep", "reply", "drain", "upcalls-allowed", "work", "server", "something-new"} {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"lfccheck/model/topology"
+	"lfccheck/protocols/topology"
 )
 
 // Every tree's title fits in its own column and inside the picture (they

@@ -29,7 +29,7 @@ type treeLayout struct {
 	width, height int
 }
 
-func layoutTree(tr *model.Tree) treeLayout {
+func layoutTree(tr *Tree) treeLayout {
 	l := treeLayout{x: map[model.NodeID]int{}, y: map[model.NodeID]int{}}
 	next, depth := 0, 0
 	var place func(n model.NodeID, d int) int
@@ -66,7 +66,7 @@ func layoutTree(tr *model.Tree) treeLayout {
 // parents in forwarding order, the edges on a cycle of the buffer
 // dependency graph in red, without needing Graphviz, with a legend below.
 // Each tree is as wide as its title. The output is deterministic.
-func WriteSVG(w io.Writer, t *model.Topology) error {
+func WriteSVG(w io.Writer, t *Topology) error {
 	onCycle := cycleEdges(t)
 	var body bytes.Buffer
 	x0, y0, rowH, width := 0, 0, 0, 0

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"lfccheck/model/topology"
+	"lfccheck/protocols/topology"
 )
 
 // A ring of 4 NIs closed by the chains of 0 and 2: the tree of 0 alone

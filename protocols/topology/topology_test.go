@@ -10,7 +10,7 @@ import (
 	"lfccheck/model"
 )
 
-func resolve(t *testing.T, fam string, p int) *model.Topology {
+func resolve(t *testing.T, fam string, p int) *Topology {
 	t.Helper()
 	topo, err := Resolve(fam, nil, p)
 	if err != nil {
@@ -19,7 +19,7 @@ func resolve(t *testing.T, fam string, p int) *model.Topology {
 	return topo
 }
 
-func edges(tr *model.Tree) [][2]int {
+func edges(tr *Tree) [][2]int {
 	var out [][2]int
 	var walk func(n model.NodeID)
 	walk = func(n model.NodeID) {
@@ -193,9 +193,9 @@ func TestParseErrors(t *testing.T) {
 
 // A cycle hidden among members that all have parents is reported as one.
 func TestCycleDetected(t *testing.T) {
-	spec := &model.TopologySpec{
-		Groups: []model.GroupSpec{{Name: "g", Members: []int{0, 1, 2, 3}}},
-		Trees:  []model.TreeSpec{{Group: "g", Root: 0, Edges: [][2]int{{0, 1}, {2, 3}, {3, 2}}}, {Group: "g", Root: -1, Family: "binary"}},
+	spec := &TopologySpec{
+		Groups: []GroupSpec{{Name: "g", Members: []int{0, 1, 2, 3}}},
+		Trees:  []TreeSpec{{Group: "g", Root: 0, Edges: [][2]int{{0, 1}, {2, 3}, {3, 2}}}, {Group: "g", Root: -1, Family: "binary"}},
 	}
 	_, err := Build(spec, 4)
 	if err == nil || !strings.Contains(err.Error(), "cycle") {

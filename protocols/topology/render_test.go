@@ -4,12 +4,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-
-	"lfccheck/model"
 )
 
 // renderFile writes a spec back in the topology file format.
-func renderFile(spec *model.TopologySpec, nodes int) string {
+func renderFile(spec *TopologySpec, nodes int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "nodes %d\n", nodes)
 	for _, g := range spec.Groups {
@@ -36,4 +34,4 @@ func renderFile(spec *model.TopologySpec, nodes int) string {
 	return b.String()
 }
 
-func sameSpec(a, b *model.TopologySpec) bool { return reflect.DeepEqual(a, b) }
+func sameSpec(a, b *TopologySpec) bool { return reflect.DeepEqual(a, b) }

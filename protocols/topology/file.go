@@ -33,8 +33,8 @@ Every member of every group needs a tree. Example (App. A.2's groups):
 
 // ParseFile parses a topology file. Errors have the form "NAME:LINE:
 // problem".
-func ParseFile(name string, data []byte) (*model.TopologySpec, int, error) {
-	spec := &model.TopologySpec{}
+func ParseFile(name string, data []byte) (*TopologySpec, int, error) {
+	spec := &TopologySpec{}
 	nodes := 0
 	groupLine := map[string]int{}
 	treeLine := map[string]int{}
@@ -81,7 +81,7 @@ func ParseFile(name string, data []byte) (*model.TopologySpec, int, error) {
 			if len(f) < 2 {
 				return nil, 0, errf(ln, "want 'group NAME MEMBER...'")
 			}
-			g := model.GroupSpec{Name: f[1]}
+			g := GroupSpec{Name: f[1]}
 			if _, err := strconv.Atoi(g.Name); err == nil || g.Name == "*" {
 				return nil, 0, errf(ln, "group name %q must not be a number or *", g.Name)
 			}
@@ -113,7 +113,7 @@ func ParseFile(name string, data []byte) (*model.TopologySpec, int, error) {
 			if _, ok := groupLine[gname]; !ok {
 				return nil, 0, errf(ln, "no group %q (define it with a group line first)", gname)
 			}
-			ts := model.TreeSpec{Group: gname, Root: -1}
+			ts := TreeSpec{Group: gname, Root: -1}
 			if f[2] != "*" {
 				r, err := atoi(ln, "root", f[2])
 				if err != nil {
@@ -156,7 +156,7 @@ func ParseFile(name string, data []byte) (*model.TopologySpec, int, error) {
 			}
 			spec.Trees = append(spec.Trees, ts)
 			// Validate this tree on its own now, so errors carry its line.
-			if _, err := Build(&model.TopologySpec{Groups: []model.GroupSpec{groupOf(spec, gname)}, Trees: []model.TreeSpec{ts}}, nodes); err != nil && !strings.Contains(err.Error(), "no tree for member") {
+			if _, err := Build(&TopologySpec{Groups: []GroupSpec{groupOf(spec, gname)}, Trees: []TreeSpec{ts}}, nodes); err != nil && !strings.Contains(err.Error(), "no tree for member") {
 				return nil, 0, errf(ln, "%v", err)
 			}
 		default:
@@ -181,11 +181,11 @@ func ParseFile(name string, data []byte) (*model.TopologySpec, int, error) {
 	return spec, nodes, nil
 }
 
-func groupOf(spec *model.TopologySpec, name string) model.GroupSpec {
+func groupOf(spec *TopologySpec, name string) GroupSpec {
 	for _, g := range spec.Groups {
 		if g.Name == name {
 			return g
 		}
 	}
-	return model.GroupSpec{}
+	return GroupSpec{}
 }

@@ -1,14 +1,15 @@
-package model
+package topology
 
 import (
 	"fmt"
-	"strings"
+
+	"lfccheck/model"
 )
 
 // Group is a multicast group: a fixed set of members (thesis §3.1.3, §4.2.3).
 type Group struct {
 	Name    string
-	Members []NodeID // sorted
+	Members []model.NodeID // sorted
 }
 
 // Parent values of a Tree for nodes without a parent.
@@ -21,9 +22,9 @@ const (
 // entries (treetab, Fig. 4.5) of every NI for this tree.
 type Tree struct {
 	Group    int
-	Root     NodeID
-	Parent   []int      // per node: parent id, IsRoot or NotMember
-	Children [][]NodeID // per node: children in forwarding order
+	Root     model.NodeID
+	Parent   []int            // per node: parent id, IsRoot or NotMember
+	Children [][]model.NodeID // per node: children in forwarding order
 }
 
 // Topology is the static multicast configuration: groups and their trees.
@@ -33,7 +34,7 @@ type Topology struct {
 }
 
 // TreeOf returns the id of the tree rooted at root in group g, or -1.
-func (t *Topology) TreeOf(g int, root NodeID) int {
+func (t *Topology) TreeOf(g int, root model.NodeID) int {
 	for i := range t.Trees {
 		if t.Trees[i].Group == g && t.Trees[i].Root == root {
 			return i
@@ -84,15 +85,6 @@ func (c Cast) String() string {
 	return fmt.Sprintf("%s%d:%d", g, c.Root, c.Count)
 }
 
-// JoinStrings renders a list of flows or casts separated by commas.
-func JoinStrings[T fmt.Stringer](xs []T) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = x.String()
-	}
-	return strings.Join(s, ",")
-}
-
 // CastTree finds the tree a cast multicasts on.
 func (t *Topology) CastTree(c Cast) (int, error) {
 	if c.Count < 1 {
@@ -102,10 +94,10 @@ func (t *Topology) CastTree(c Cast) (int, error) {
 		if c.Group != "" && t.Groups[g].Name != c.Group {
 			continue
 		}
-		if c.Root < 0 || c.Root >= MaxNodes {
+		if c.Root < 0 || c.Root >= model.MaxNodes {
 			break
 		}
-		if id := t.TreeOf(g, NodeID(c.Root)); id >= 0 {
+		if id := t.TreeOf(g, model.NodeID(c.Root)); id >= 0 {
 			return id, nil
 		}
 		if c.Group != "" {

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"lfccheck/model"
 )
 
 // # Deadlock freedom for one workload: how many packets can block where
@@ -100,7 +98,7 @@ type Workload struct {
 	// Packets is the number of multicasts every tree carries when Casts
 	// is empty (every member of every group multicasts on its tree).
 	Packets int
-	Casts   []model.Cast
+	Casts   []Cast
 	// Unicast is the number of unicast packets (flows): covered, and
 	// reported only.
 	Unicast int
@@ -206,7 +204,7 @@ func ProofCovers(key string) (bool, string) {
 }
 
 // Prove decides deadlock freedom of topology t over p nodes for workload w.
-func Prove(t *model.Topology, p int, w Workload) (Proof, error) {
+func Prove(t *Topology, p int, w Workload) (Proof, error) {
 	trees := topologyTrees(t)
 	counts := make([]int, len(trees))
 	if len(w.Casts) == 0 {

@@ -88,7 +88,7 @@ type DepGraph struct {
 const maxCycleWork = 200_000_000
 
 // TreeEdges is one tree as its parent->child edges, for analyses that
-// need no model.Topology (which bounds node ids by model.MaxNodes).
+// need no Topology (which bounds node ids by model.MaxNodes).
 type TreeEdges struct {
 	Name  string // e.g. "of 3 in all"
 	Edges [][2]int
@@ -96,13 +96,13 @@ type TreeEdges struct {
 
 // Dependencies builds the buffer dependency graph of t over p nodes and
 // decides whether it is acyclic, with a shortest cycle when it is not.
-func Dependencies(t *model.Topology, p int) DepGraph {
+func Dependencies(t *Topology, p int) DepGraph {
 	return DependenciesOf(p, topologyTrees(t))
 }
 
 // topologyTrees lists the edges of t's trees, each named "of ROOT in
 // GROUP", in depth-first order from its root.
-func topologyTrees(t *model.Topology) []TreeEdges {
+func topologyTrees(t *Topology) []TreeEdges {
 	trees := make([]TreeEdges, len(t.Trees))
 	for ti := range t.Trees {
 		tr := &t.Trees[ti]
@@ -424,7 +424,7 @@ func conclude(d DepGraph, overlap string) (bool, string) {
 // DependencyEdges lists the edges of t's buffer dependency graph over p
 // nodes as (A, B, C) triples: a packet from A held at B waits for B's
 // credit to C. It maps each to a tree that forwards on it.
-func DependencyEdges(t *model.Topology, p int) map[[3]int]string {
+func DependencyEdges(t *Topology, p int) map[[3]int]string {
 	out := map[[3]int]string{}
 	for ti := range t.Trees {
 		tr := &t.Trees[ti]
