@@ -73,7 +73,7 @@ func BestFirst(m Model, opt Options, h func(state []byte) int) (Result, error) {
 // generated first). A heuristic with plateaus (many states rated alike,
 // as counts of packets are) then follows one path across a plateau, as
 // DFS would, instead of exploring the plateau level by level: lfccheck
-// trees' deadlock search on App. A.2's groups (C=1, one multicast in each
+// trees' deadlock search on App. A.2's groups (C=1, one packet cast in each
 // group) stores 117 states instead of 10,973, a chain of 4 NIs with C=4
 // and K=3 169 instead of 295. It is as exhaustive, limited and
 // deterministic as BestFirst; its counterexamples are longer.

@@ -20,11 +20,12 @@ type Tag uint8
 type TagInfo struct {
 	// Name is the tag as the thesis writes it, e.g. in Table 3.3.
 	Name string
-	// Data is set for packets that consume a send credit and occupy a
+	// Data is set for packets that consume one of the sender's credits and occupy a
 	// receive buffer when they arrive; control packets do neither.
 	Data bool
 	// Brief renders a packet of this tag briefly for traces, without the
-	// piggybacked-credit suffix that Packet.String adds; nil renders Name.
+	// suffix for piggybacked credits that Packet.String adds; nil renders
+	// Name.
 	Brief func(p Packet) string
 }
 
@@ -61,7 +62,7 @@ func (t Tag) Info() TagInfo {
 	return TagInfo{Name: "tag" + strconv.Itoa(int(t))}
 }
 
-// IsData reports whether packets with this tag consume a credit and occupy
+// IsData reports whether packets with this tag consume one of the sender's credits and occupy
 // a receive buffer.
 func (t Tag) IsData() bool { return tagTable[t] != nil && tagTable[t].Data }
 
@@ -75,7 +76,7 @@ type Packet struct {
 	Tag     Tag
 	Src     NodeID // hdr.src: the NI that transmitted this copy
 	Credits uint8  // hdr.credits: piggybacked credits
-	Tree    uint16 // hdr.tree: multicast tree id, where a protocol uses one
+	Tree    uint16 // hdr.tree: a tree id, where a protocol uses trees
 	Origin  NodeID // the node whose host (or NI) created the packet
 	Seq     uint16 // 1-based number of the packet in its stream
 	Val     uint32 // a protocol-defined value (for example a counter value)

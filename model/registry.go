@@ -39,7 +39,7 @@ type Def struct {
 	// configuration that tests it and the verdict it should get.
 	Claims []Claim
 	// Static are claims checked by a static analysis instead of a search
-	// (for example the buffer dependency graph of multicast trees); the
+	// (for example the buffer dependency graph of a protocol's trees); the
 	// suite runs them next to the others.
 	Static []StaticClaim
 	// Stats are statistics the checker gathers during a search and the

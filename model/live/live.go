@@ -111,9 +111,9 @@ type Client struct {
 }
 
 type request struct {
-	kind  int              // the action kind to perform, or -1 with view set
-	view  func(model.Node) // reads (or, for Update, changes) the node's state in its goroutine
-	reply chan bool
+	kind int              // the action kind to perform, or -1 with view set
+	view func(model.Node) // reads (or, for Update, changes) the node's state in its goroutine
+	done chan bool
 }
 
 // Node is the client's node.
@@ -126,14 +126,14 @@ func (c *Client) Do(kind string) bool {
 	if err != nil {
 		panic(err)
 	}
-	return c.send(request{kind: ki, reply: make(chan bool, 1)})
+	return c.send(request{kind: ki, done: make(chan bool, 1)})
 }
 
 // View runs f on the node's state in the node's goroutine, between steps;
 // f must only read. It reports false, without running f, when the run is
 // over.
 func (c *Client) View(f func(n model.Node)) bool {
-	return c.send(request{kind: -1, view: f, reply: make(chan bool, 1)})
+	return c.send(request{kind: -1, view: f, done: make(chan bool, 1)})
 }
 
 // Update runs f in the node's goroutine, between steps, like View; f may
@@ -151,7 +151,7 @@ func (c *Client) send(req request) bool {
 		return false
 	}
 	select {
-	case ok := <-req.reply:
+	case ok := <-req.done:
 		return ok
 	case <-c.r.stopped:
 		return false
@@ -384,10 +384,10 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 	serve := func(req request) {
 		if req.kind < 0 {
 			req.view(n)
-			req.reply <- true
+			req.done <- true
 			return
 		}
-		req.reply <- perform(req.kind)
+		req.done <- perform(req.kind)
 	}
 	for {
 		// A client's request is served between any two steps, so that a
