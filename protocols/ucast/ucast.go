@@ -3,7 +3,35 @@
 // own node state, and registers it as the protocol "ucast". It is also the
 // substrate of every other protocol here: they embed its Node and Machine
 // and compose it in one documented way (Extension, Compose, Features; see
-// extension.go).
+// "The substrate" below).
+//
+// # The substrate
+//
+// UCAST is the substrate of every protocol here: its credits, send and
+// receive pools, blocked-sends queues, host buffers, workload and stream
+// logs, and its handlers (event_unicast, credit_send, send_packet,
+// accept_new_credits, event_packet_received, event_packet_released). A
+// protocol built on it (MCAST, RECOV, GSB, fa, INTR) composes it in one
+// way, which is all it may do to it:
+//
+//   - its machine embeds *Machine and implements Extension's methods it
+//     needs; *Machine implements all of them with UCAST's own behaviour,
+//     so an embedding machine inherits the rest (and a protocol built on
+//     another, RECOV on MCAST, inherits that one's);
+//   - its constructor calls Compose once with its machine and the
+//     Features it switches on (a protocol that wraps another calls it
+//     again with its own machine);
+//   - its node type embeds Node (Node.Base finds it: Machine.NodeOf) and
+//     may add state of its own, which it encodes, copies, describes,
+//     diffs and (for symmetry) renames itself;
+//   - its packet tags are its own (model.NewTag; data tags reach
+//     ReceiveData, control tags ReceiveControl), and so are its action
+//     kinds and properties, which may use UCAST's exported handlers
+//     (CreditSend, SendPacket, Release, AcceptNewCredits, Copy, ...) and
+//     fetch-and-add's (fetchadd.go).
+//
+// It may not reach into UCAST's handlers otherwise: the fields of Machine
+// other than Work are configuration that NewMachine and Compose set.
 //
 // # The modeled system (§3.1–3.6, §4.1)
 //
