@@ -94,20 +94,40 @@ func TestTreesSearchPassesAndStops(t *testing.T) {
 	}
 	// Cut by its time limit (16 nodes with every member of every group
 	// casting, far more states than a tenth of a second explores):
-	// undecided, with what each phase did and the limits.
+	// undecided, with what each phase did and the limits. A phase whose
+	// share of the time has passed before it starts (a slow machine, the
+	// race detector) is left out, and says so only by its absence.
 	code, v = treesJSON(t, "--topology", "../../examples/overlap16.topo", "--credits", "2", "--packets", "1", "--timeout", "100ms")
 	if code != exitIncomplete || v.Answer != topology.Undecided || v.AnswerBy != "search" || v.Search == nil || v.Search.Verdict != "incomplete" ||
 		v.Search.TimeoutS != 0.1 || !strings.Contains(v.AnswerReason, "the full configuration best first: no deadlock in ") ||
-		!strings.Contains(v.AnswerReason, "stopped: time limit ") || !strings.Contains(v.AnswerReason, "random walks on it: no deadlock in ") ||
-		!strings.Contains(v.AnswerReason, "would decide it") || v.Search.ElapsedS > 1 {
+		!strings.Contains(v.AnswerReason, "stopped: time limit ") ||
+		!strings.Contains(v.AnswerReason, "would decide it") || v.Search.ElapsedS > 2 {
 		t.Fatalf("exit %d: %+v %+v", code, v, v.Search)
 	}
 	var names []string
 	for _, p := range v.Search.Phases {
 		names = append(names, p.Phase)
 	}
-	if got := strings.Join(names, " "); got != "full walks full" && got != "full restricted walks full" {
-		t.Fatalf("phases %s: %+v", got, v.Search.Phases)
+	// The phases in their order, each at most once (the full search at
+	// the start and the end), the first always.
+	order := []string{"full", "restricted", "walks", "full"}
+	i := 0
+	for _, n := range names {
+		for i < len(order) && order[i] != n {
+			i++
+		}
+		if i == len(order) {
+			t.Fatalf("phases %v out of order: %+v", names, v.Search.Phases)
+		}
+		i++
+	}
+	if len(names) == 0 || names[0] != "full" {
+		t.Fatalf("phases %v: %+v", names, v.Search.Phases)
+	}
+	for _, p := range v.Search.Phases {
+		if p.Phase == "walks" && !strings.Contains(v.AnswerReason, "random walks on it: no deadlock in ") {
+			t.Fatalf("the walks phase ran but the reason does not say so: %s", v.AnswerReason)
+		}
 	}
 	// --timeout 0: the proof alone.
 	code, v = treesJSON(t, "--tree", "chain", "--nodes", "4", "--credits", "4", "--packets", "3", "--timeout", "0")
