@@ -106,15 +106,14 @@ func Build(cfg model.Config) (*Checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	props, err := Select(def.Properties, def.PropertyNames(cfg.Properties))
-	if err != nil {
-		return nil, err
+	if _, err := Select(def.Properties, def.PropertyNames(cfg.Properties)); err != nil {
+		return nil, err // before the machine: a bad property is the first error
 	}
 	m, err := def.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return buildFor(def, cfg, props, m)
+	return BuildFor(cfg, m)
 }
 
 // BuildFor is Build for a machine the caller built from cfg (resolved,

@@ -190,11 +190,11 @@ func newMachine(cfg model.Config, p *Params, topo *topology.Topology, work [][]u
 	return mm
 }
 
-// treePerm completes p with the renaming of the trees: tree t becomes the
+// TreeRenaming completes p with the renaming of the trees: tree t becomes the
 // tree of the renamed root in the renamed group, which must have the
 // renamed edges in the same forwarding order. It reports false when some
 // tree has no such image.
-func (m *Machine) treePerm(p *model.Perm) bool {
+func (m *Machine) TreeRenaming(p *model.Perm) bool {
 	T := m.Topo.Trees
 	p.Tree = make([]uint16, len(T))
 	used := make([]bool, len(T))
@@ -307,19 +307,6 @@ func (m *Machine) CreditTo(n *ucast.Node, rb *ucast.RecvBuf) model.NodeID {
 // PacketHasTree: multicast packets name their tree.
 func (m *Machine) PacketHasTree(p model.Packet) bool { return p.Tag == TagMulticast }
 
-// TreeRenaming is treePerm.
-func (m *Machine) TreeRenaming(p *model.Perm) bool { return m.treePerm(p) }
-
-// LaunchItem is launch, for multicast work items.
-func (m *Machine) LaunchItem(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
-	m.launch(n, it, out)
-}
-
-// ReceiveData is receive, for multicast packets.
-func (m *Machine) ReceiveData(n *ucast.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
-	m.receive(n, from, pkt, out)
-}
-
 // Copied releases a copied multicast buffer once it has been forwarded to
 // every child (variant early-release: at once).
 func (m *Machine) Copied(n *ucast.Node, pkt model.Packet, out *model.Outbox) {
@@ -328,8 +315,9 @@ func (m *Machine) Copied(n *ucast.Node, pkt model.Packet, out *model.Outbox) {
 	}
 }
 
-// launch is event_multicast (Fig. 4.6) for the send packet just allocated.
-func (m *Machine) launch(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
+// LaunchItem is event_multicast (Fig. 4.6) for the send packet just
+// allocated.
+func (m *Machine) LaunchItem(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
 	children := m.Topo.Trees[it.Tree].Children[n.ID]
 	if len(children) == 0 {
 		n.Send = n.Send[:len(n.Send)-1]
@@ -348,10 +336,10 @@ func (m *Machine) forward(n *ucast.Node, pkt model.Packet, children []model.Node
 	}
 }
 
-// receive is the multicast part of event_packet_received (Fig. 4.7): the
+// ReceiveData is the multicast part of event_packet_received (Fig. 4.7): the
 // packet takes a buffer of its sender's pool partition and is forwarded to
 // this NI's children (delivery to the host is the separate copy step).
-func (m *Machine) receive(n *ucast.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
+func (m *Machine) ReceiveData(n *ucast.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
 	if pkt.Tag != TagMulticast {
 		panic(fmt.Sprintf("mcast: unexpected data packet %s", pkt))
 	}

@@ -66,19 +66,6 @@ func (m *Machine) addOwed(src int, it WorkItem) {
 	m.owed[src] = append(m.owed[src], to)
 }
 
-// ClearWork empties the workload (and what it owes), for a machine whose
-// programs post their sends while it runs (AppendWork).
-func (m *Machine) ClearWork() {
-	for src := range m.Work {
-		m.Work[src], m.owed[src] = nil, nil
-	}
-	for h := range m.Expect {
-		clear(m.Expect[h])
-	}
-	clear(m.replyVia)
-	m.ReplyErr = nil
-}
-
 // AppendWork appends it to src's workload, as a program posting a send
 // does while the machine runs (the in-process library, and a monitor
 // replaying it), and counts what it owes in Expect. Only src's driver may
