@@ -4,6 +4,11 @@ package model
 type Transmit struct {
 	To  NodeID
 	Pkt Packet
+	// Paid reports that the sender spent one of its flow-control credits
+	// for To on this transmission (Outbox.Paid): protocols that count
+	// credits say so, and step properties read it. It is not part of the
+	// packet: the link carries Pkt only.
+	Paid bool
 }
 
 // StreamLog is history (ghost) state of one FIFO stream at one host: which
@@ -93,7 +98,11 @@ func (o *Outbox) Reset() {
 }
 
 // Transmit asks for p to be put on the link to node to.
-func (o *Outbox) Transmit(to NodeID, p Packet) { o.Sends = append(o.Sends, Transmit{to, p}) }
+func (o *Outbox) Transmit(to NodeID, p Packet) { o.Sends = append(o.Sends, Transmit{To: to, Pkt: p}) }
+
+// Paid marks Sends[k], a transmission of this step, as paid for with one
+// of the sender's flow-control credits (Transmit.Paid).
+func (o *Outbox) Paid(k int) { o.Sends[k].Paid = true }
 
 // Deliver records that host h was handed p as part of stream, and updates
 // log, h's history of that stream.

@@ -371,25 +371,38 @@ var RecoveryTree = model.Property{
 // packet never waits for a credit or for another recovery. This is what
 // the saved fields of Fig. 4.12 are for: credit_send must know for each
 // child that the packet came on a channel, although send_packet
-// overwrote the header for the previous child.
+// overwrote the header for the previous child. A send off the channel
+// counts only if it consumed a credit for that child (model.Transmit.Paid,
+// which credit_send's credit branch sets): a packet sent unmarked without
+// a credit (variant thesis-literal) is neither.
 var ChannelForward = model.Property{
 	Name: "channel-forward",
-	Doc:  "a multicast packet arriving on a recovery channel goes on to each tree child in the same step, with a credit or on that channel",
+	Doc:  "a multicast packet arriving on a recovery channel goes on to each tree child in the same step, with a credit consumed for it or on that channel",
 	Step: func(w *model.World, a model.Action, out *model.Outbox) error {
 		pkt := out.Arrived
 		if !out.Arrival || pkt.Hop == 0 || pkt.Tag != mcast.TagMulticast {
 			return nil
 		}
 		for _, ch := range mach(w).Topo.Trees[pkt.Tree].Children[a.Node] {
-			sent := false
+			sent, unpaid, bare := false, false, model.Packet{}
 			for _, t := range out.Sends {
 				p := t.Pkt
-				if t.To == ch && p.Tag == mcast.TagMulticast && p.Tree == pkt.Tree && (p.Hop == 0 || p.Hop == pkt.Hop) {
+				if t.To != ch || p.Tag != mcast.TagMulticast || p.Tree != pkt.Tree {
+					continue
+				}
+				if p.Hop == pkt.Hop || p.Hop == 0 && t.Paid {
 					sent = true
 					break
 				}
+				if p.Hop == 0 {
+					unpaid, bare = true, p
+				}
 			}
-			if !sent {
+			switch {
+			case sent:
+			case unpaid:
+				return fmt.Errorf("ni %d got %s on the recovery channel of %d and sent child %d %s, neither on that channel nor with a credit", a.Node, pkt, pkt.Hop-1, ch, bare)
+			default:
 				return fmt.Errorf("ni %d got %s on the recovery channel of %d but sent child %d no packet of its tree with a credit or on that channel", a.Node, pkt, pkt.Hop-1, ch)
 			}
 		}

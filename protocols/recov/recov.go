@@ -65,10 +65,10 @@
 //     channel") and the branch's own comment ("We forward desc->packet,
 //     or a predecessor in the same tree, on the same channel"); only the
 //     code omits marking it. Sent as the code has it, it travels as a
-//     normal packet that consumed no credit: the child's pool partition
-//     overflows, the credits of the pair no longer add up, and nr_acks
-//     waits for an acknowledgement no one will send, so the recovery never
-//     completes. We mark the returned descriptor deadlocked on channel c
+//     normal packet that consumed no credit (channel-forward fails in the
+//     step that sends it): the child's pool partition overflows, the
+//     credits of the pair no longer add up, and nr_acks waits for an
+//     acknowledgement no one will send, so the recovery never completes. We mark the returned descriptor deadlocked on channel c
 //     before sending it, as the prose says. Variant thesis-literal runs the
 //     code as printed.
 //  3. Fig. 4.14: "pkt->tag" and "pkt->channel" lack "hdr."; we read the
@@ -150,7 +150,9 @@
 // recovery-tree (each channel's packets and parents lie on one tree and lead
 // back to its owner, so simultaneous recoveries do not interfere),
 // channel-forward (a step rule: a multicast packet arriving on channel c
-// goes on to every tree child in the same step, with a credit or on c), and
+// goes on to every tree child in the same step, on c or with a credit
+// consumed for that child, which the substrate reports per send:
+// model.Transmit.Paid), and
 // recovery-completes (liveness: every recovery ends, so no recovery and no
 // channel state is left when a run ends).
 package recov

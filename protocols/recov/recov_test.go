@@ -117,3 +117,16 @@ func TestForkKeepsStatistics(t *testing.T) {
 		t.Errorf("forked statistics: %v", got)
 	}
 }
+
+// channel-forward checks that a send off the channel consumed a credit
+// (model.Transmit.Paid): thesis-literal, whose next_in_tree descriptor
+// goes out unmarked and unpaid, fails it alone, on the variant's example,
+// in 6 steps (before any state property could see the harm).
+func TestThesisLiteralFailsChannelForward(t *testing.T) {
+	cfg := recov.Config("chain", 3, 1, 2)
+	cfg.Variant, cfg.Properties = recov.ThesisLiteral, []string{"channel-forward"}
+	r, _ := checktest.Search(t, cfg)
+	if r.Verdict != explore.Fail || r.Violation.PropertyName() != "channel-forward" || len(r.Trace) != 6 {
+		t.Fatalf("%v %v after %d steps, want channel-forward violated after 6", r.Verdict, r.Violation, len(r.Trace))
+	}
+}

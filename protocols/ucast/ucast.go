@@ -455,7 +455,9 @@ func (m *Machine) CreditSend(n *Node, d Desc, out *model.Outbox) {
 	if pcb.SendCredits > 0 {
 		pcb.SendCredits--
 		d.Pkt.Hop = 0
+		k := len(out.Sends)
 		m.SendPacket(n, d, out)
+		out.Paid(k) // for step properties: this send consumed a credit
 		return
 	}
 	switch {
