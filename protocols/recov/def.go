@@ -33,6 +33,8 @@ var Def = &model.Def{
 			Catches: "ack-count", Example: Config("chain", 3, 1, 1)},
 		{Name: OtherTree, Doc: "next_in_tree returns the head of the blocked-sends queue, whatever its tree: the recovery continues on another tree",
 			Catches: "recovery-tree", Example: Config("chain", 3, 1, 2)},
+		{Name: StaleHeader, Doc: "Figs. 4.2 and 4.6 never set a new packet's deadlocked field: forward_packet at a root reads it from a reused send packet, which may still name the NI's own channel from an earlier recovery",
+			Catches: "channel-bound", Example: StaleHeaderConfig()},
 	},
 	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound, ChannelBound, ChannelOwner,
 		AckCount, IdleEmpty, RecoveryTree, ChannelForward, properties.FIFO, ucast.ExactlyOnce, mcast.BufferHeld,
@@ -138,6 +140,19 @@ func MixedChain() model.Config {
 	p := c.Params.(*mcast.Params)
 	p.Casts = []topology.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 1}}
 	p.Flows = []ucast.Flow{{Src: 2, Dst: 0, Count: 1}}
+	return c
+}
+
+// StaleHeaderConfig is the smallest configuration where a reused send
+// packet's header matters (variant stale-header): a chain of two where
+// node 0 multicasts three packets through one send packet (so which free
+// packet a launch takes is no choice): the second starts a recovery and
+// leaves its header naming channel 0, and the third reads it.
+func StaleHeaderConfig() model.Config {
+	c := Config("chain", 2, 1, 1)
+	p := c.Params.(*mcast.Params)
+	p.Casts = []topology.Cast{{Root: 0, Count: 3}}
+	p.SendBuffers = 1
 	return c
 }
 

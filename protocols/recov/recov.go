@@ -89,9 +89,36 @@
 //     queues round-robin from the one after the queue it served last,
 //     dequeues the head descriptor and sends it on the NI's own channel,
 //     which keeps each queue FIFO.
+//  7. Figs. 4.2, 4.3 and 4.6 never set the deadlocked field of a new
+//     packet or descriptor (§4.3.3 adds it to both, Fig. 4.11): event_multicast sets
+//     the tag and the tree only, and Fig. 4.12's forward_packet at the
+//     root saves whatever the send packet's header still holds. Send
+//     packets return to the pool when transmitted (§4.1.2) and are used
+//     again; one whose last transmission started a recovery still says
+//     deadlocked on the NI's own channel, and the next packet launched in
+//     it is taken for a packet that arrived on that channel: where it finds
+//     no credit, credit_send counts one more acknowledgement for the NI's
+//     own channel and sends it there, whether a recovery is active or not.
+//     On a chain of two where node 0 multicasts three packets through one
+//     send packet (StaleHeaderConfig) the third follows the second on
+//     channel 0, and NI 1 has one buffer for it (channel-bound, 3 steps);
+//     the same configuration breaks channel-owner (a packet on channel 0
+//     after its recovery ended), ack-count, and recovery-completes (NI 1's
+//     count for channel 0 ends at -1, in the thesis an unsigned counter
+//     that wraps, so no later recovery through NI 1 on that channel would
+//     clear). With two packets nothing breaks. We launch every packet with
+//     deadlocked FALSE: the model starts every packet and descriptor at 0.
+//     Variant stale-header keeps the reused send packet's header
+//     (ucast.NI.Free, a LIFO free list; with one send packet, as in the
+//     example, there is no choice to make). Fig. 4.2's event_unicast and
+//     Fig. 4.3's CREDIT packet leave the field of a new descriptor unset
+//     in the same way; that is uninitialized memory, not a value the model
+//     could reproduce, and the correction covers it too.
 //
-// The thesis-literal variant differs from the corrected protocol in 2 only:
-// 1, 3 and 4 are not executable as written, 5 is kept and 6 is not shown.
+// The thesis-literal variant differs from the corrected protocol in 2
+// only: 1, 3 and 4 are not executable as written, 5 is kept, 6 is not
+// shown, and 7 is variant stale-header (thesis-literal starts packets
+// clear, so that each variant shows one slip).
 //
 // # Not saving the header fields
 //
@@ -191,6 +218,7 @@ const (
 	TwoRecoveries = "two-recoveries"
 	EarlyClear    = "early-clear"
 	OtherTree     = "other-tree"
+	StaleHeader   = "stale-header"
 )
 
 // Stats count what the recovery protocol did at one NI: Table 5.2's RC and
@@ -337,7 +365,7 @@ func New(cfg model.Config) (*Machine, error) {
 	}
 	m := &Machine{Machine: mm, variant: cfg.Variant, trees: len(mm.Topo.Trees)}
 	f := mm.Features
-	f.Channels, f.SharedHeaders = true, cfg.Variant == NoSave
+	f.Channels, f.SharedHeaders, f.ReusedHeaders = true, cfg.Variant == NoSave, cfg.Variant == StaleHeader
 	mm.Machine.Compose(m, f)
 	return m, nil
 }
@@ -382,6 +410,18 @@ func (m *Machine) NewNode(id model.NodeID) model.Node {
 	n.Parent = make([]model.NodeID, m.P)
 	n.Channels = make([][]model.NodeID, m.trees+m.P)
 	return n
+}
+
+// LaunchItem is event_multicast (Fig. 4.6) with MCAST's forward_packet
+// replaced by Fig. 4.12's, which saves the send packet's deadlock channel
+// field in every descriptor: 0 for a new packet, or, in variant
+// stale-header, what the reused send packet still holds (ucast.NI.Free).
+// A root without children returns the packet to the pool untouched.
+func (m *Machine) LaunchItem(n *ucast.Node, it ucast.WorkItem, out *model.Outbox) {
+	if m.variant == StaleHeader && len(m.Topo.Trees[it.Tree].Children[n.ID]) == 0 {
+		n.Free = append(n.Free, n.Send[len(n.Send)-1].Pkt.Hop)
+	}
+	m.Machine.LaunchItem(n, it, out)
 }
 
 // treeOf is the index in Node.Channels of the tree pkt travels on; from

@@ -130,3 +130,28 @@ func TestThesisLiteralFailsChannelForward(t *testing.T) {
 		t.Fatalf("%v %v after %d steps, want channel-forward violated after 6", r.Verdict, r.Violation, len(r.Trace))
 	}
 }
+
+// Variant stale-header needs a send packet used for a recovery and then
+// again: with node 0 multicasting two packets instead of three, every
+// property but the goal recovers (a chain of two has no second hop)
+// holds, and the reused headers are state (more states than correct).
+func TestStaleHeaderNeedsThreePackets(t *testing.T) {
+	var props []string
+	for _, p := range recov.Def.Properties {
+		if p.Name != recov.Recovers.Name {
+			props = append(props, p.Name)
+		}
+	}
+	two := func(variant string) explore.Result {
+		cfg := recov.StaleHeaderConfig()
+		cfg.Params.(*mcast.Params).Casts[0].Count = 2
+		cfg.Variant, cfg.Properties = variant, props
+		r, _ := checktest.Search(t, cfg)
+		return r
+	}
+	stale, correct := two(recov.StaleHeader), two(recov.Correct)
+	if stale.Verdict != explore.Pass || correct.Verdict != explore.Pass || stale.Stats.States <= correct.Stats.States {
+		t.Errorf("two packets: stale-header %v %v (%d states), correct %v (%d states)",
+			stale.Verdict, stale.Violation, stale.Stats.States, correct.Verdict, correct.Stats.States)
+	}
+}

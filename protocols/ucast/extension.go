@@ -24,6 +24,12 @@ type Features struct {
 	// thesis's one packet per buffer, Fig. 4.12), which is otherwise dead
 	// state and not kept.
 	SharedHeaders bool
+	// ReusedHeaders: a variant reads the deadlock channel field of a new
+	// send packet, which no launch sets (Figs. 4.2 and 4.6): a send packet
+	// returns to the pool with the header its last transmission wrote,
+	// and a launch takes it again with that header (NI.Free, part of the
+	// encoding then).
+	ReusedHeaders bool
 	// ClientProcess makes "host H process" a client action of the live
 	// runtime (model.LiveClient): the program on the host takes each
 	// delivered packet itself (lfc_poll, or a library's upcall loop)

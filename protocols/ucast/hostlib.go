@@ -155,6 +155,7 @@ func (m *Machine) Reply(n *Node, out *model.Outbox) {
 	m.freed(n)
 	pkt := model.Packet{Tag: TagReply, Src: n.ID, Origin: n.ID, Seq: req.Seq}
 	n.Send = append(n.Send, SendBuf{Pkt: pkt, Refs: 1})
+	n.Send[len(n.Send)-1].Pkt.Hop = m.reusedHeader(n) // the descriptor reads no header
 	m.CreditSend(n, Desc{Dest: req.Origin, Pkt: pkt}, out)
 }
 

@@ -50,6 +50,12 @@ type NI struct {
 	PCB  []PCB     // indexed by peer; the entry for the NI itself is unused
 	Recv []RecvBuf // occupied receive buffers in arrival order
 	Send []SendBuf // occupied send packets in allocation order
+	// Free is, with Features.ReusedHeaders, the deadlock channel field
+	// (model.Packet.Hop) that each send packet in the pool which was used
+	// before still holds, the one returned last at the end: a launch takes
+	// that one (the pool is a LIFO free list), or, when Free is empty, a
+	// packet never used (header 0).
+	Free []uint8
 }
 
 // Host is the state of one host process, with the stream logs that the
@@ -158,6 +164,12 @@ func (n *Node) encode(buf []byte, p, inv *model.Perm) []byte {
 	for _, s := range n.Send {
 		buf = model.AppendPacket(append(buf, s.Refs), m.renamed(s.Pkt, p))
 	}
+	if m.ReusedHeaders {
+		buf = binary.AppendUvarint(buf, uint64(len(n.Free)))
+		for _, h := range n.Free {
+			buf = append(buf, renamedHop(h, p))
+		}
+	}
 	buf = binary.AppendUvarint(buf, uint64(n.Next))
 	buf = m.appendRenamed(buf, n.Queue, p)
 	if m.KeepsPackets {
@@ -219,6 +231,12 @@ func (n *Node) decode(d *model.Decoder, from model.NodeID, p *model.Perm) {
 		sb.Pkt = m.renamed(d.Packet(), p)
 		n.Send = append(n.Send, sb)
 	}
+	if m.ReusedHeaders {
+		n.Free = n.Free[:0]
+		for k := d.Count(); k > 0 && d.Err() == nil; k-- {
+			n.Free = append(n.Free, renamedHop(d.Byte(), p))
+		}
+	}
 	n.Next = int(d.Uvarint())
 	n.Queue = m.renameAll(d.Packets(n.Queue), p)
 	if m.KeepsPackets {
@@ -242,6 +260,15 @@ func (n *Node) decode(d *model.Decoder, from model.NodeID, p *model.Perm) {
 			n.FA.Reads = decodeReads(d, n.FA.Reads[:0], func(q model.Packet) model.Packet { return m.renamed(q, p) })
 		}
 	}
+}
+
+// renamedHop is a deadlock channel field (0, or c+1 for NI c) renamed by
+// p (nil: the identity).
+func renamedHop(h uint8, p *model.Perm) uint8 {
+	if h == 0 {
+		return 0
+	}
+	return uint8(renamedID(model.NodeID(h-1), p)) + 1
 }
 
 // renameAll renames the packets of ps by p in place.
@@ -268,6 +295,7 @@ func (n *Node) CopyNode(s *Node) {
 	}
 	n.Recv = append(n.Recv[:0], s.Recv...)
 	n.Send = append(n.Send[:0], s.Send...)
+	n.Free = append(n.Free[:0], s.Free...)
 	n.Next = s.Next
 	n.Queue = append(n.Queue[:0], s.Queue...)
 	n.Held = append(n.Held[:0], s.Held...)
@@ -283,6 +311,17 @@ func descList(ds []Desc) string {
 
 func sendList(ss []SendBuf) string {
 	return model.ListOf(ss, func(s SendBuf) string { return s.Pkt.String() })
+}
+
+// freeList renders NI.Free: "-" for a clear header, "chC" for one that
+// names NI C's channel.
+func freeList(hs []uint8) string {
+	return model.ListOf(hs, func(h uint8) string {
+		if h == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("ch%d", h-1)
+	})
 }
 
 func recvList(rs []RecvBuf) string {
@@ -319,6 +358,9 @@ func (n *Node) Describe() []string {
 		s += "]"
 	}
 	s += fmt.Sprintf(" recv %s send %s", recvList(n.Recv), sendList(n.Send))
+	if n.M.ReusedHeaders {
+		s += " free headers " + freeList(n.Free)
+	}
 	h := fmt.Sprintf("host %d: launched %d of %d, queue %s", n.ID, n.Next, len(n.M.Work[n.ID]), model.PacketList(n.Queue))
 	if n.M.KeepsPackets {
 		h += " held " + model.PacketList(n.Held)
@@ -349,6 +391,7 @@ func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	}
 	ch(fmt.Sprintf("ni %d recv pool", id), recvList(x.Recv), recvList(n.Recv))
 	ch(fmt.Sprintf("ni %d send pool", id), sendList(x.Send), sendList(n.Send))
+	ch(fmt.Sprintf("ni %d free send headers", id), freeList(x.Free), freeList(n.Free))
 	ch(fmt.Sprintf("host %d launched", id), fmt.Sprint(x.Next), fmt.Sprint(n.Next))
 	ch(fmt.Sprintf("host %d queue", id), model.PacketList(x.Queue), model.PacketList(n.Queue))
 	ch(fmt.Sprintf("host %d held", id), model.PacketList(x.Held), model.PacketList(n.Held))

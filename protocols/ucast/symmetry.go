@@ -104,6 +104,10 @@ func (n *Node) RenameFrom(src model.Node, p *model.Perm) {
 		sb.Pkt = m.RenamePacket(sb.Pkt, p)
 		n.Send = append(n.Send, sb)
 	}
+	n.Free = n.Free[:0]
+	for _, h := range s.Free {
+		n.Free = append(n.Free, renamedHop(h, p))
+	}
 	n.Next = s.Next
 	n.Queue = n.Queue[:0]
 	for _, q := range s.Queue {

@@ -371,7 +371,7 @@ func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 	if m.Replies && !fa {
 		val = ReplyWanted
 	}
-	pkt := model.Packet{Tag: it.Tag, Src: n.ID, Tree: it.Tree, Origin: n.ID, Seq: it.Seq, Val: val}
+	pkt := model.Packet{Tag: it.Tag, Src: n.ID, Tree: it.Tree, Origin: n.ID, Seq: it.Seq, Val: val, Hop: m.reusedHeader(n)}
 	n.Send = append(n.Send, SendBuf{Pkt: pkt})
 	if fa {
 		n.FA.Outstanding = true
@@ -383,7 +383,22 @@ func (m *Machine) LaunchVal(n *Node, val uint32, out *model.Outbox) {
 	}
 	sb := &n.Send[len(n.Send)-1]
 	sb.Refs++
-	m.CreditSend(n, Desc{Dest: it.Dest, Pkt: sb.Pkt}, out)
+	d := Desc{Dest: it.Dest, Pkt: sb.Pkt}
+	d.Pkt.Hop = 0 // event_unicast reads no header (Fig. 4.2)
+	m.CreditSend(n, d, out)
+}
+
+// reusedHeader takes a send packet from the pool for a launch and returns
+// the deadlock channel field it still holds (Features.ReusedHeaders; 0
+// otherwise).
+func (m *Machine) reusedHeader(n *Node) uint8 {
+	k := len(n.Free)
+	if !m.ReusedHeaders || k == 0 {
+		return 0
+	}
+	h := n.Free[k-1]
+	n.Free = n.Free[:k-1]
+	return h
 }
 
 // Receive is event_packet_received (Fig. 4.3): a data packet takes a
@@ -506,6 +521,9 @@ func (m *Machine) SendPacket(n *Node, d Desc, out *model.Outbox) {
 			}
 			n.Send[i].Refs--
 			if n.Send[i].Refs == 0 {
+				if m.ReusedHeaders {
+					n.Free = append(n.Free, pkt.Hop) // the header this send wrote
+				}
 				n.Send = append(n.Send[:i], n.Send[i+1:]...)
 			}
 			return
