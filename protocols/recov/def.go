@@ -35,6 +35,8 @@ var Def = &model.Def{
 			Catches: "recovery-tree", Example: Config("chain", 3, 1, 2)},
 		{Name: StaleHeader, Doc: "Figs. 4.2 and 4.6 never set a new packet's deadlocked field: forward_packet at a root reads it from a reused send packet, which may still name the NI's own channel from an earlier recovery",
 			Catches: "channel-bound", Example: StaleHeaderConfig()},
+		{Name: SharedEscape, Doc: "one escape buffer per NI, shared by every recovery channel, instead of P-1 (§4.3.2): recoveries of two owners may reach one NI at once",
+			Catches: "channel-bound", Example: SharedEscapeConfig()},
 	},
 	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound, ChannelBound, ChannelOwner,
 		AckCount, IdleEmpty, RecoveryTree, ChannelForward, properties.FIFO, ucast.ExactlyOnce, mcast.BufferHeld,
@@ -156,6 +158,17 @@ func StaleHeaderConfig() model.Config {
 	return c
 }
 
+// SharedEscapeConfig is the smallest configuration where one shared
+// escape buffer per NI is too few (variant shared-escape): a chain of
+// three where 0 multicasts two packets and 1 one, so that NI 1 forwards on
+// its own channel and on 0's to NI 2. (Two NIs have one other NI each, so
+// P-1 is 1 there; with fewer packets no two recoveries meet.)
+func SharedEscapeConfig() model.Config {
+	c := Config("chain", 3, 1, 1)
+	c.Params.(*mcast.Params).Casts = []topology.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 1}}
+	return c
+}
+
 // ForkConfig is a binary tree of five NIs where only node 0 multicasts,
 // two packets: NI 1 forwards to two children (3 and 4), so a packet that
 // reaches 1 on 0's recovery channel may find a credit for one child and
@@ -199,18 +212,26 @@ func chanPackets(w *model.World, f func(pkt model.Packet, from, to model.NodeID,
 }
 
 // ChannelBound: at most one packet per recovery channel per NI, held in
-// the channel's buffer or on its way there.
+// the channel's buffer or on its way there, and no more in all than the
+// NI has escape buffers (Machine.Escape: P-1, one per other NI's channel,
+// so this follows from the first; 1 in variant shared-escape).
 var ChannelBound = model.Property{
 	Name: "channel-bound",
-	Doc:  "at most one packet per recovery channel per NI, held or on its way",
+	Doc:  "at most one packet per recovery channel per NI, held or on its way, and no more in all than the NI's escape buffers",
 	State: func(w *model.World) error {
-		P := w.Sys.P
-		count := make([]int, P*P)
+		P, escape := w.Sys.P, mach(w).Escape
+		count, total := make([]int, P*P), make([]int, P)
+		first := make([]model.Packet, P)
 		return chanPackets(w, func(pkt model.Packet, _, to model.NodeID, held bool) error {
 			k := int(to)*P + int(pkt.Hop-1)
 			count[k]++
 			if count[k] > 1 {
 				return fmt.Errorf("ni %d has two packets on the recovery channel of %d (the second %s)", to, pkt.Hop-1, pkt)
+			}
+			if total[to]++; total[to] == 1 {
+				first[to] = pkt
+			} else if total[to] > escape {
+				return fmt.Errorf("ni %d has %d packets on recovery channels (%s and %s), more than its escape buffers (%d)", to, total[to], first[to], pkt, escape)
 			}
 			return nil
 		})

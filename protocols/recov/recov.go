@@ -148,6 +148,23 @@
 // million states, and random walks at P=5..7, found no violation). What
 // no-save costs is the design's promise that recovery packets never wait.
 //
+// # Why P-1 recovery buffers
+//
+// Each NI owns one escape buffer on every other NI (§4.3.2), so an NI
+// holds P-1, one per channel. Variant shared-escape gives every NI one,
+// shared by all channels; nothing else changes, and nothing could: a
+// recovery packet consumes no credit, so the sender cannot know whether
+// another recovery's packet holds the buffer. Two recoveries meet at one
+// NI as soon as an NI that relays one owner's recovery also runs its own:
+// on a chain of three where 0 multicasts two packets and 1 one
+// (SharedEscapeConfig), NI 1, with no credit for NI 2, starts its own
+// recovery with m0#1 and then relays m0#2 on 0's channel, both to NI 2,
+// which has one buffer for the two (channel-bound, which also bounds the
+// channel packets at an NI by its escape buffers, fails in 5 steps). P=3
+// is the smallest: with two NIs P-1 is one. Per-owner buffers make each
+// channel a separate resource whose only user is its owner's one recovery
+// (at most one per NI at a time), which is what channel-bound checks.
+//
 // # Statistics
 //
 // Node.Stats counts, per NI, the recoveries it started and the data packets
@@ -219,6 +236,7 @@ const (
 	EarlyClear    = "early-clear"
 	OtherTree     = "other-tree"
 	StaleHeader   = "stale-header"
+	SharedEscape  = "shared-escape"
 )
 
 // Stats count what the recovery protocol did at one NI: Table 5.2's RC and
@@ -348,6 +366,9 @@ type Machine struct {
 	*mcast.Machine
 	variant string
 	trees   int
+	// Escape is the number of escape (recovery) buffers per NI: P-1, one
+	// per other NI's channel (§4.3.2); 1 in variant shared-escape.
+	Escape int
 }
 
 func node(n *ucast.Node) *Node { return n.Outer.(*Node) }
@@ -363,7 +384,10 @@ func New(cfg model.Config) (*Machine, error) {
 		// travel on a channel, which RECOV's handlers do not cover.
 		return nil, fmt.Errorf("fetch-and-add (+ in work) is not modeled under recov; use mcast")
 	}
-	m := &Machine{Machine: mm, variant: cfg.Variant, trees: len(mm.Topo.Trees)}
+	m := &Machine{Machine: mm, variant: cfg.Variant, trees: len(mm.Topo.Trees), Escape: mm.P - 1}
+	if cfg.Variant == SharedEscape {
+		m.Escape = 1
+	}
 	f := mm.Features
 	f.Channels, f.SharedHeaders, f.ReusedHeaders = true, cfg.Variant == NoSave, cfg.Variant == StaleHeader
 	mm.Machine.Compose(m, f)

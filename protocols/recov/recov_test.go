@@ -9,6 +9,7 @@ import (
 	"lfccheck/protocols/internal/checktest"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/recov"
+	"lfccheck/protocols/topology"
 	"lfccheck/traces"
 )
 
@@ -153,5 +154,18 @@ func TestStaleHeaderNeedsThreePackets(t *testing.T) {
 	if stale.Verdict != explore.Pass || correct.Verdict != explore.Pass || stale.Stats.States <= correct.Stats.States {
 		t.Errorf("two packets: stale-header %v %v (%d states), correct %v (%d states)",
 			stale.Verdict, stale.Violation, stale.Stats.States, correct.Verdict, correct.Stats.States)
+	}
+}
+
+// Variant shared-escape needs three packets on a chain of three: with two
+// in all, no two recoveries meet at one NI and channel-bound holds.
+func TestSharedEscapeNeedsThreePackets(t *testing.T) {
+	for _, casts := range [][]topology.Cast{{{Root: 0, Count: 2}}, {{Root: 0, Count: 1}, {Root: 1, Count: 1}}} {
+		cfg := recov.SharedEscapeConfig()
+		cfg.Params.(*mcast.Params).Casts = casts
+		cfg.Variant, cfg.Properties = recov.SharedEscape, []string{"channel-bound"}
+		if r, _ := checktest.Search(t, cfg); r.Verdict != explore.Pass {
+			t.Errorf("casts %v: %v %v", casts, r.Verdict, r.Violation)
+		}
 	}
 }
