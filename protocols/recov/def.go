@@ -40,7 +40,7 @@ var Def = &model.Def{
 	},
 	Properties: []model.Property{ucast.Deadlock, ucast.CreditConservation, ucast.PoolBound, ChannelBound, ChannelOwner,
 		AckCount, IdleEmpty, RecoveryTree, ChannelForward, properties.FIFO, ucast.ExactlyOnce, mcast.BufferHeld,
-		ucast.EventualDelivery, RecoveryCompletes, Recovers},
+		ucast.FAValues, ucast.EventualDelivery, RecoveryCompletes, Recovers},
 	Acyclic: true,
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:  claims(),
@@ -110,6 +110,8 @@ func claims() []model.Claim {
 			Doc: doc + " when a recovery tree branches (it spans 4 NIs)"},
 		{Name: "chain P=3, casts 0:2 1:1, flow 2:0:1", Config: MixedChain(), Expect: "pass", Ref: "§4.3",
 			Doc: doc + " with unicast traffic beside the casts, also on recovery channels"},
+		{Name: "chain P=3, work 0:*x2 1:0,+", Config: FetchAddChain(), Expect: "pass", Ref: "§3.8, §4.3",
+			Doc: doc + " with a fetch-and-add request that finds no credit and travels on a recovery channel"},
 	}
 }
 
@@ -166,6 +168,17 @@ func StaleHeaderConfig() model.Config {
 func SharedEscapeConfig() model.Config {
 	c := Config("chain", 3, 1, 1)
 	c.Params.(*mcast.Params).Casts = []topology.Cast{{Root: 0, Count: 2}, {Root: 1, Count: 1}}
+	return c
+}
+
+// FetchAddChain is a chain of three where 0 multicasts two packets and 1
+// sends a unicast packet to 0 and then asks 0, the server, for a
+// fetch-and-add value: the unicast packet takes 1's credit for 0, so the
+// request finds none and travels on a recovery channel (§3.8, §4.3).
+func FetchAddChain() model.Config {
+	c := Config("chain", 3, 1, 1)
+	c.Params.(*mcast.Params).Work = []mcast.Work{{Node: 0, Items: []mcast.WorkEntry{{Multicast: true, Count: 2}}},
+		{Node: 1, Items: []mcast.WorkEntry{{Dest: 0, Count: 1}, {FetchAdd: true, Count: 1}}}}
 	return c
 }
 

@@ -165,6 +165,27 @@
 // channel a separate resource whose only user is its owner's one recovery
 // (at most one per NI at a time), which is what channel-bound checks.
 //
+// # Fetch-and-add
+//
+// A fetch-and-add request (§3.8, the work's + entries) is a data packet
+// that consumes a credit, so under RECOV one that finds no credit starts
+// its NI's recovery or waits in the blocked-sends queue for one, and
+// travels on its NI's recovery channel. The thesis gives a request no
+// tree (only unicast packets are given one, §4.2.5), but RECOV needs one
+// for every data packet ("every data packet travels along some tree",
+// §4.3.2): here a request travels on its client's unicast tree, as a
+// unicast packet to the server would. The server's NI handles a request at
+// once and releases its buffer on receipt (§3.8), and that release is Fig.
+// 4.15's: with an active channel on the client's tree at the server it
+// withholds the credit and releases the channel; otherwise the credit is
+// owed and rides on the FA_REPLY, as without recovery. A request that came
+// on a channel registers the recovery first (Fig. 4.14), so its own
+// release clears it: the server sends CHANNEL_CLEAR to the client before
+// the reply. The suite's row FetchAddChain has a request on a channel,
+// and a test checks that a request also arrives while its tree has an
+// active channel at the server; fa-values is among the properties. The
+// library (package lfc) does not offer fetch-and-add under recov yet.
+//
 // # Statistics
 //
 // Node.Stats counts, per NI, the recoveries it started and the data packets
@@ -184,7 +205,7 @@
 // # Properties
 //
 // MCAST's (deadlock, credit-conservation and pool-bound over the classes,
-// fifo, exactly-once, buffer-held, eventual-delivery) plus channel-bound (at
+// fifo, exactly-once, buffer-held, fa-values, eventual-delivery) plus channel-bound (at
 // most one packet per recovery channel per NI, held or on its way),
 // channel-owner (a channel carries packets only of its owner's recovery),
 // ack-count (nr_acks of c at an NI is its own unreleased channel packet plus
@@ -379,11 +400,6 @@ func New(cfg model.Config) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if mm.FetchAdd {
-		// A request that finds no credit would start a recovery and
-		// travel on a channel, which RECOV's handlers do not cover.
-		return nil, fmt.Errorf("fetch-and-add (+ in work) is not modeled under recov; use mcast")
-	}
 	m := &Machine{Machine: mm, variant: cfg.Variant, trees: len(mm.Topo.Trees), Escape: mm.P - 1}
 	if cfg.Variant == SharedEscape {
 		m.Escape = 1
@@ -481,6 +497,8 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	case pkt.Tag == TagClear:
 		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 		m.releaseChannel(n, model.NodeID(pkt.Hop-1), out)
+	case pkt.Tag == ucast.TagFARequest && m.FetchAdd:
+		m.serveFA(n, from, m.AcceptNewCredits(&n.Node, pkt, out), out)
 	case pkt.Hop != 0 && pkt.Tag.IsData():
 		pkt = m.AcceptNewCredits(&n.Node, pkt, out)
 		c := pkt.Hop - 1
@@ -499,6 +517,33 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 	default:
 		m.Machine.Machine.Receive(mn, from, pkt, out)
 	}
+}
+
+// serveFA is the server NI's handler of a fetch-and-add request req from
+// client from (§3.8), its credits accepted, under RECOV: a request travels
+// on the client's unicast tree, like a unicast packet; one that arrived on
+// channel c registers the recovery as any packet on a channel does (Fig.
+// 4.14). The server reads and increments its variable, releases the
+// request's buffer at once (§3.8: the credit is returned on receipt) as
+// Fig. 4.15 releases any packet of the tree: with no active channel on the
+// tree the credit is owed to the client and rides on the reply, as
+// without recovery; otherwise the credit is withheld and the channel at
+// the head of the queue released (CHANNEL_CLEAR to the client when it
+// clears). Then FA_REPLY goes back.
+func (m *Machine) serveFA(n *Node, from model.NodeID, req model.Packet, out *model.Outbox) {
+	t := m.treeOf(req, from)
+	if req.Hop != 0 {
+		c := req.Hop - 1
+		n.NrAcks[c], n.Parent[c] = 1, from
+		n.Channels[t] = append(n.Channels[t], model.NodeID(c))
+	}
+	v := m.LocalFA(&n.Node)
+	if len(n.Channels[t]) == 0 {
+		n.PCB[from].FreeCredits++
+	} else {
+		m.ReturnCredit(&n.Node, ucast.RecvBuf{Pkt: req, From: from, Chan: req.Hop}, from, out)
+	}
+	m.SendPacket(&n.Node, ucast.Desc{Dest: req.Origin, Pkt: model.Packet{Tag: ucast.TagFAReply, Origin: req.Origin, Seq: req.Seq, Val: v}}, out)
 }
 
 // deadlocked returns the deadlock channel field credit_send tests for d:
