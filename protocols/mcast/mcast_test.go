@@ -317,7 +317,6 @@ func TestBadMulticastConfigs(t *testing.T) {
 		{"mcast", "work=0:1y", "want DEST, *, *GROUP or +"},
 		{"mcast", "server=1", "no work entry is a fetch-and-add request"},
 		{"mcast", "server=3 work=0:+", "server 3 out of range"},
-		{"recov", "work=1:+", "not modeled under recov"},
 		{"gsb", "server=1", `has no parameter "server"`},
 		{"mcast", "work=0:", "want NODE:ENTRY"},
 	} {
