@@ -205,8 +205,9 @@
 // # Properties
 //
 // MCAST's (deadlock, credit-conservation and pool-bound over the classes,
-// fifo, exactly-once, buffer-held, fa-values, eventual-delivery) plus channel-bound (at
-// most one packet per recovery channel per NI, held or on its way),
+// fifo, exactly-once, buffer-held, fa-values, eventual-delivery) plus
+// channel-bound (at most one packet per recovery channel per NI, held or
+// on its way, and no more in all than the NI's escape buffers),
 // channel-owner (a channel carries packets only of its owner's recovery),
 // ack-count (nr_acks of c at an NI is its own unreleased channel packet plus
 // the children it reached on c that have not acknowledged), idle-empty (no
