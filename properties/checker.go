@@ -36,6 +36,11 @@ type Checker struct {
 	// sets it; turning it off gives the same orbits with the absolute
 	// form, for comparison.
 	Relative bool
+	// Stubborn restricts each expansion to a stubborn set (see
+	// stubborn.go; Build turns it on when StubbornOff returns "").
+	Stubborn   bool
+	stb        *stubborn
+	noStubborn string // NoStubborn's reason
 
 	reached   []atomic.Bool  // per property: a Sometimes goal was reached
 	statVals  []atomic.Int64 // per Def.Stats entry: its sum or maximum so far
@@ -158,6 +163,8 @@ func buildFor(def *model.Def, cfg model.Config, props []Property, m model.Machin
 	c.slp = newSleepTab(sys, c.sym)
 	c.Symmetry = c.SymmetryOff() == ""
 	c.Relative = true
+	c.stb = newStubborn(sys)
+	c.Stubborn = c.StubbornOff() == ""
 	return c, nil
 }
 
@@ -175,7 +182,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, Stubborn: c.Stubborn, stb: c.stb.fork(), noStubborn: c.noStubborn, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls}
 }
 
 // NewWorker implements explore.Forker: a fork for another goroutine, with
@@ -193,6 +200,9 @@ func (c *Checker) NewReplayer() explore.Model {
 	f := c.Fork()
 	f.statVals = newStatVals(len(c.statVals))
 	f.reached = make([]atomic.Bool, len(c.reached))
+	if f.stb != nil {
+		f.stb.counts = new([2]atomic.Int64)
+	}
 	return f
 }
 
@@ -316,6 +326,14 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 			}
 		}
 	}
+	if c.Stubborn {
+		c.stb.newState()
+	}
+	if c.Stubborn && len(c.acts) > 1 {
+		if c.acts, err = c.stubbornSet(&c.cur, c.acts); err != nil {
+			return err
+		}
+	}
 	// next starts as a copy of cur; after each successor only what its
 	// steps changed is copied back (model.World.Restore).
 	c.next.CopyFrom(&c.cur)
@@ -335,6 +353,11 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 		}
 		if err := c.next.Apply(a, &c.out); err != nil {
 			return fmt.Errorf("enabled action failed: %w", err)
+		}
+		if c.Stubborn {
+			if err := c.checkStep(&c.cur, a, c.next.Nodes[a.Node], &c.out); err != nil {
+				return err
+			}
 		}
 		verr := c.checkRules(&c.next, a, &c.out)
 		if verr == nil && c.Reduce {

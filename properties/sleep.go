@@ -229,6 +229,9 @@ func (c *Checker) SleepNote() string {
 // used, or returns "": a liveness property is checked on the state graph
 // (whose edges sleep sets would leave out).
 func (c *Checker) SleepOff() string {
+	if c.Stubborn {
+		return "the stubborn-set reduction is on"
+	}
 	if c.live != nil {
 		for _, i := range c.live.props {
 			if !c.OnEndStates(&c.Props[i]) {

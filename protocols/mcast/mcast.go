@@ -347,3 +347,40 @@ func (m *Machine) ReceiveData(n *ucast.Node, from model.NodeID, pkt model.Packet
 	n.Recv = append(n.Recv, ucast.RecvBuf{Pkt: pkt, From: from, Pending: uint8(len(children))})
 	m.forward(n, pkt, children, true, out)
 }
+
+// ItemHops implements ucast.Extension: a root launches a multicast packet
+// to its children in the packet's tree.
+func (m *Machine) ItemHops(at model.NodeID, it ucast.WorkItem) uint64 {
+	if it.Tag != TagMulticast {
+		return 0
+	}
+	return m.children(int(it.Tree), at)
+}
+
+// ForwardHops implements ucast.Extension: an NI forwards a packet that
+// arrived from its parent in a tree to its children there (over the trees
+// the workload multicasts on).
+func (m *Machine) ForwardHops(at, from model.NodeID) uint64 {
+	var hops uint64
+	used := make([]bool, len(m.Topo.Trees))
+	for _, w := range m.Work {
+		for _, it := range w {
+			if it.Tag == TagMulticast && !used[it.Tree] {
+				used[it.Tree] = true
+				if m.Topo.Trees[it.Tree].Parent[at] == int(from) {
+					hops |= m.children(int(it.Tree), at)
+				}
+			}
+		}
+	}
+	return hops
+}
+
+// children is the bit set of at's children in tree.
+func (m *Machine) children(tree int, at model.NodeID) uint64 {
+	var s uint64
+	for _, c := range m.Topo.Trees[tree].Children[at] {
+		s |= 1 << uint(c)
+	}
+	return s
+}

@@ -87,6 +87,13 @@ type Extension interface {
 	// PacketHasTree reports whether a packet's Tree field names a tree,
 	// which renaming maps (UCAST: none does).
 	PacketHasTree(p model.Packet) bool
+	// ItemHops returns, as a bit set, the NIs that NI at sends a work
+	// item of the protocol's own tags to when it launches it (UCAST has
+	// none; see deps.go).
+	ItemHops(at model.NodeID, it WorkItem) uint64
+	// ForwardHops returns, as a bit set, the NIs that NI at sends data
+	// packets on to when they arrive from NI from (UCAST: none).
+	ForwardHops(at, from model.NodeID) uint64
 	// TreeRenaming completes p, a renaming of nodes, with the renaming of
 	// the trees, and reports whether the topology maps onto itself under
 	// it (UCAST: no trees, so it does).

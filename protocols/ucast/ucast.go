@@ -253,6 +253,7 @@ type Machine struct {
 	ext Extension
 
 	kinds []*model.ActionKind
+	depState
 	// owed lists, per host and work item, the (destination, stream)
 	// pairs that must be delivered once the item is launched.
 	owed [][][]owedTo

@@ -1,0 +1,273 @@
+package protocols_test
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
+	"lfccheck/traces"
+)
+
+// endStates explores the state graph of ck by its Successors (no
+// explorer, no state checks but the protocol's own), from the initial
+// state, and returns the states with no enabled action, or ok=false when
+// there are more than limit states. With check set it also checks the
+// protocol's dependency declaration at every state.
+func endStates(t *testing.T, ck *properties.Checker, limit int, check bool) (ends map[string]bool, states int, ok bool) {
+	t.Helper()
+	init, _ := ck.Initial()
+	seen := map[string]bool{string(init): true}
+	queue := [][]byte{init}
+	ends = map[string]bool{}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		if check {
+			if err := ck.CheckDependencies(s); err != nil {
+				t.Fatalf("at state %d: %v", len(seen), err)
+			}
+		}
+		n := 0
+		err := ck.Successors(s, func(_ uint32, succ []byte, _ error) bool {
+			n++
+			if !seen[string(succ)] {
+				if len(seen) >= limit {
+					return false
+				}
+				seen[string(succ)] = true
+				queue = append(queue, append([]byte(nil), succ...))
+			}
+			return true
+		})
+		if len(seen) >= limit {
+			return nil, len(seen), false
+		}
+		if n == 0 {
+			ends[string(s)] = true
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ends, len(seen), true
+}
+
+// compareStubborn explores cfg (deadlock only) with the stubborn-set
+// reduction on and off, without symmetry: the end states must be the same
+// sets, the full graph must keep the protocol's dependency declaration at
+// every state, and the explorer's verdicts must agree, with replaying
+// counterexamples. It reports whether the reduction applied.
+func compareStubborn(t *testing.T, cfg model.Config, limit int) bool {
+	t.Helper()
+	cfg.Properties = []string{"deadlock"}
+	var ends [2]map[string]bool
+	var states [2]int
+	for i, por := range []bool{true, false} {
+		ck, err := properties.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if por && !ck.Stubborn {
+			t.Skipf("no stubborn sets: %s", ck.StubbornOff())
+		}
+		ck.Stubborn, ck.Symmetry = por, false
+		var ok bool
+		if ends[i], states[i], ok = endStates(t, ck, limit, !por); !ok {
+			t.Skipf("por=%v: more than %d states", por, limit)
+		}
+	}
+	if len(ends[0]) != len(ends[1]) {
+		t.Fatalf("end states: %d with stubborn sets, %d without", len(ends[0]), len(ends[1]))
+	}
+	for e := range ends[1] {
+		if !ends[0][e] {
+			t.Fatalf("an end state of the full graph is missing from the reduced one (%d end states)", len(ends[1]))
+		}
+	}
+	if states[0] > states[1] {
+		t.Errorf("the reduced graph has %d states, the full one %d", states[0], states[1])
+	}
+	var verdicts [2]string
+	for i, por := range []bool{true, false} {
+		ck, err := properties.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ck.Stubborn = por
+		r, err := explore.BFS(ck, explore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verdicts[i] = string(r.Verdict)
+		if r.Verdict == explore.Fail {
+			o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
+			if err != nil || o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
+				t.Fatalf("por=%v: the counterexample does not reproduce %s: %v %v", por, r.Violation.PropertyName(), o.Violation, err)
+			}
+		}
+	}
+	if verdicts[0] != verdicts[1] {
+		t.Fatalf("verdicts differ: %q with stubborn sets, %q without", verdicts[0], verdicts[1])
+	}
+	t.Logf("%d states with stubborn sets, %d without; %d end states", states[0], states[1], len(ends[0]))
+	return true
+}
+
+// TestStubbornSetsKeepEndStates checks every claim and broken-variant
+// example of every protocol whose deadlock is an end-state condition,
+// with deadlock alone: the reduced graph reaches exactly the end states
+// of the full one, the verdicts agree, and the full graph keeps the
+// protocol's dependency declaration everywhere (Triggers, Pending and
+// Commutes, see model.Dependencies).
+func TestStubbornSetsKeepEndStates(t *testing.T) {
+	limit := 300_000
+	if testing.Short() {
+		limit = 40_000
+	}
+	reduced := 0
+	eachClaim(t, 10, func(t *testing.T, cfg model.Config) {
+		if compareStubborn(t, cfg, limit) {
+			reduced++
+		}
+	})
+	if reduced < 10 {
+		t.Fatalf("stubborn sets applied to %d configurations", reduced)
+	}
+}
+
+// TestStubbornSetsOnRandomConfigurations does the same on random small
+// MCAST configurations (trees of every family, 1 or 2 credits, one packet
+// per node or casts from some roots).
+func TestStubbornSetsOnRandomConfigurations(t *testing.T) {
+	rng := rand.New(rand.NewSource(39))
+	n := 200
+	if testing.Short() {
+		n = 30
+	}
+	for i := 0; i < n; i++ {
+		cfg, p := randomMCAST(rng)
+		t.Run(fmt.Sprintf("%d %s", i, p.Describe()), func(t *testing.T) {
+			compareStubborn(t, cfg, 200_000)
+		})
+	}
+}
+
+// TestStubbornSetsScale pins what the reduction gains on two multicast
+// packets crossing binary trees (issue 39's configurations), deadlock
+// only: P=6 and P=8 complete with far fewer states than the full search.
+func TestStubbornSetsScale(t *testing.T) {
+	for _, tc := range []struct {
+		P, root2 int
+		most     int64
+	}{{6, 3, 20_000}, {8, 5, 400_000}} {
+		cfg := mcast.Casts("binary", tc.P, 1, topology.Cast{Root: 0, Count: 1}, topology.Cast{Root: tc.root2, Count: 1})
+		cfg.Properties = []string{"deadlock"}
+		ck, err := properties.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ck.Stubborn {
+			t.Fatalf("P=%d: no stubborn sets: %s", tc.P, ck.StubbornOff())
+		}
+		r, err := explore.BFS(ck, explore.Options{MaxStates: tc.most})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Verdict != explore.Pass {
+			t.Fatalf("P=%d: %s %s", tc.P, r.Verdict, r.Reason)
+		}
+		t.Logf("P=%d: %d states", tc.P, r.Stats.States)
+	}
+}
+
+// wrongDeps is an MCAST machine with a wrong dependency declaration.
+type wrongDeps struct {
+	*mcast.Machine
+	commutes, triggers bool // declare every link commuting / no trigger
+}
+
+func (w wrongDeps) Commutes(from, at model.NodeID) bool {
+	return w.commutes || w.Machine.Commutes(from, at)
+}
+
+func (w wrongDeps) Triggers(from, at model.NodeID) uint64 {
+	if w.triggers {
+		return 0
+	}
+	return w.Machine.Triggers(from, at)
+}
+
+// TestWrongDependenciesAreCaught: a search with stubborn sets stops with
+// an error naming the declaration when the protocol declares a delivery
+// commuting that is not, or leaves out a node a delivery makes its node
+// send to.
+func TestWrongDependenciesAreCaught(t *testing.T) {
+	cfg := mcast.Casts("binary", 6, 1, topology.Cast{Root: 0, Count: 1}, topology.Cast{Root: 3, Count: 1})
+	cfg.Properties = []string{"deadlock"}
+	def, err := model.Lookup("mcast")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = def.Resolve(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wrong := range []wrongDeps{{commutes: true}, {triggers: true}} {
+		m, err := mcast.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrong.Machine = m
+		ck, err := properties.BuildFor(cfg, wrong)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ck.Stubborn {
+			t.Fatalf("no stubborn sets: %s", ck.StubbornOff())
+		}
+		_, err = explore.BFS(ck, explore.Options{})
+		if err == nil || !strings.Contains(err.Error(), "dependency declaration is wrong") {
+			t.Fatalf("commutes=%v triggers=%v: got %v, want the declaration named wrong", wrong.commutes, wrong.triggers, err)
+		}
+		t.Log(err)
+	}
+}
+
+// TestStubbornSetsOnlyForEndStateChecks: the reduction is on exactly when
+// every checked property is decided on end states (for the protocols
+// that declare dependencies: UCAST, MCAST and fetch-and-add).
+func TestStubbornSetsOnlyForEndStateChecks(t *testing.T) {
+	var on, off []string
+	for _, d := range protocols.All() {
+		for _, p := range d.Properties {
+			cfg := d.AllClaims()[0].Config.Clone()
+			cfg.Protocol, cfg.Properties = d.Name, []string{p.Name}
+			ck, err := properties.Build(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			endOnly := p.State == nil && p.Step == nil && p.Sometimes == nil && (p.Live == model.NotLive || ck.OnEndStates(&p))
+			declares := !strings.Contains(ck.StubbornOff(), "declares no dependencies")
+			if ck.Stubborn != (endOnly && declares) {
+				t.Errorf("%s %s: stubborn sets %v (%s)", d.Name, p.Name, ck.Stubborn, ck.StubbornOff())
+			}
+			if ck.Stubborn {
+				on = append(on, d.Name+" "+p.Name)
+			} else {
+				off = append(off, d.Name+" "+p.Name)
+			}
+		}
+	}
+	sort.Strings(on)
+	if len(on) < 3 {
+		t.Fatalf("stubborn sets apply only to %v", on)
+	}
+	t.Logf("on: %v", on)
+}
