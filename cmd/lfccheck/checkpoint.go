@@ -139,6 +139,7 @@ type checkpointIdentity struct {
 	LivenessGraph bool            `json:"liveness_graph"`
 	SleepSets     string          `json:"sleep_sets"`
 	Frontier      bool            `json:"frontier,omitempty"`
+	StubbornSets  bool            `json:"stubborn_sets,omitempty"`
 }
 
 func checkpointID(ck *properties.Checker, sf *searchFlags, opt *explore.Options) (string, error) {
@@ -156,7 +157,7 @@ func checkpointID(ck *properties.Checker, sf *searchFlags, opt *explore.Options)
 		return "", err
 	}
 	id := checkpointIdentity{Program: prog, Config: cfg, Reduction: ck.Reduce, Symmetry: ck.Symmetry,
-		LivenessGraph: ck.LivenessGraph, SleepSets: sf.sleepSets, Frontier: opt.Frontier}
+		LivenessGraph: ck.LivenessGraph, SleepSets: sf.sleepSets, Frontier: opt.Frontier, StubbornSets: ck.Stubborn}
 	for _, p := range ck.Props {
 		id.Properties = append(id.Properties, p.Name)
 	}

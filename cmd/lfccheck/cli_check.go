@@ -114,6 +114,9 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		return 0, usageError{err}
 	}
 	sf.setUp(ck)
+	if hf.search == "random" {
+		ck.NoStubborn(walksNoStubborn)
+	}
 	if *frontier {
 		if err := frontierFits(ck); err != nil {
 			return 0, err

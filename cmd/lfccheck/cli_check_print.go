@@ -125,6 +125,11 @@ func printCheck(w io.Writer, c checked) {
 	fmt.Fprintf(w, "reduction: %s\n", j.ReductionNote)
 	fmt.Fprintf(w, "symmetry: %s\n", j.SymmetryNote)
 	fmt.Fprintf(w, "sleep sets: %s\n", j.SleepSetsNote)
+	if j.StubbornSets {
+		fmt.Fprintf(w, "stubborn sets: %s (%d states explored with fewer steps than enabled, %d steps left out)\n", j.StubbornNote, j.StubbornStates, j.StubbornLeft)
+	} else {
+		fmt.Fprintf(w, "stubborn sets: %s\n", j.StubbornNote)
+	}
 	if j.LivenessNote != "" {
 		fmt.Fprintf(w, "liveness: %s\n", j.LivenessNote)
 	}

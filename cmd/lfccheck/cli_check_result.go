@@ -58,10 +58,18 @@ type checkResult struct {
 	// SleepSets is set when a breadth-first search used sleep sets;
 	// SleepSetsSkipped is the number of transitions they left out, and
 	// SleepSetsNote says what they do, or why they were off.
-	SleepSets        bool     `json:"sleep_sets"`
-	SleepSetsSkipped int64    `json:"sleep_sets_skipped"`
-	SleepSetsNote    string   `json:"sleep_sets_note"`
-	Properties       []string `json:"properties"`
+	SleepSets        bool   `json:"sleep_sets"`
+	SleepSetsSkipped int64  `json:"sleep_sets_skipped"`
+	SleepSetsNote    string `json:"sleep_sets_note"`
+	// StubbornSets is set when the search explored stubborn sets (--por);
+	// StubbornStates counts the states expanded with fewer steps than
+	// enabled, StubbornLeft the steps left out there, and StubbornNote
+	// says what the reduction keeps, or why it was off.
+	StubbornSets   bool     `json:"stubborn_sets"`
+	StubbornStates int64    `json:"stubborn_states"`
+	StubbornLeft   int64    `json:"stubborn_left_out"`
+	StubbornNote   string   `json:"stubborn_sets_note"`
+	Properties     []string `json:"properties"`
 	// Liveness lists the liveness properties among Properties; GraphBytes
 	// is what recording the state graph for them cost.
 	Liveness     []string `json:"liveness,omitempty"`
@@ -132,8 +140,10 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		SymmetryNote: symmetryNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
 		Statistics: ck.Statistics(),
 		SleepSets:  r.Sleep.On, SleepSetsSkipped: r.Sleep.Skipped, SleepSetsNote: sleepNote(r.Sleep),
+		StubbornSets: ck.Stubborn, StubbornNote: stubbornNote(ck),
 		Checkpoint: r.Checkpoint, Frontier: r.Frontier,
 	}}
+	c.json.StubbornStates, c.json.StubbornLeft = ck.StubbornCounts()
 	if hs != nil {
 		c.json.Walks, c.json.WalksPerS, c.json.Coverage = hs.Walks, hs.WalksPer, hs.Coverage
 	}
@@ -212,6 +222,19 @@ func reductionNote(ck *properties.Checker) string {
 	}
 	return fmt.Sprintf("off: the ample-set reduction of %s needs an acyclic state graph, and variant %s is not declared acyclic%s",
 		strings.Join(ample, ", "), ck.Sys.Cfg.Variant, none)
+}
+
+// stubbornNote says what the stubborn-set reduction keeps, or why it was
+// off.
+func stubbornNote(ck *properties.Checker) string {
+	if ck.Stubborn {
+		return "on: each state explores a stubborn set of its enabled steps (steps of different nodes commute; the protocol declares which deliveries commute with every step of their node and which may make a node send where, and the search checks the declaration at every step): every end state is reached, so deadlocks and end-state conditions keep their verdicts; counterexamples need not be shortest"
+	}
+	why := ck.StubbornOff()
+	if why == "" {
+		return "off (--por=off)"
+	}
+	return "off: " + why
 }
 
 // symmetryNote says whether the search stored one state per orbit, of

@@ -29,6 +29,12 @@ func (h *huntFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&h.shard, "shard", "", "run shard I of N (I/N, I in 0..N-1) of a swarm; I may be 'env': JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (Slurm job array)")
 }
 
+// walksNoStubborn is why random walks run without stubborn sets: a walk
+// takes one step in each state, so a smaller set saves it nothing, and
+// walks on the reduced graph take a commuting delivery (a CREDIT) as soon
+// as it arrives, which makes congestion, and deadlocks, rarer on them.
+const walksNoStubborn = "random walks take one step in each state, so stubborn sets would save nothing, and on the reduced graph they deliver credits at once, which makes deadlocks rarer on them"
+
 // hunt validates the flags and returns the explorer's configuration; nil
 // means the default breadth-first search.
 func (h *huntFlags) hunt(fs *pflag.FlagSet, opt explore.Options) (*explore.Hunt, error) {
