@@ -11,6 +11,7 @@ import (
 	"lfccheck/model"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
@@ -162,5 +163,54 @@ func BenchmarkDFSMemory(b *testing.B) {
 			b.ReportMetric(float64(states)/secs, "states/s")
 			b.ReportMetric(float64(heap)/float64(states), "peak-heap-bytes/state")
 		})
+	}
+}
+
+// BenchmarkStubborn measures the stubborn-set reduction (deadlock only)
+// with it on and off: states, transitions, states/s. Two multicast
+// packets crossing binary trees of six nodes, where the steps of
+// different nodes are mostly independent, and binary P=4 with every node
+// casting one packet, where they are dense (the sets rarely leave much
+// out, and sleep sets, off with them, saved more transitions).
+func BenchmarkStubborn(b *testing.B) {
+	two := mcast.Casts("binary", 6, 1, topology.Cast{Root: 0, Count: 1}, topology.Cast{Root: 3, Count: 1})
+	dense := mcast.Config("binary", 4, 1, 1)
+	for _, c := range []struct {
+		name string
+		cfg  model.Config
+	}{{"binary-6n-casts-0-3", two}, {"binary-4n-all-casting", dense}} {
+		for _, por := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%s/por=%v", c.name, por), func(b *testing.B) {
+				if testing.Short() && c.cfg.Nodes == 4 {
+					b.Skip("about 14 s for both; without -short it runs")
+				}
+				var states, trans int64
+				var secs float64
+				for i := 0; i < b.N; i++ {
+					cfg := c.cfg
+					cfg.Properties = []string{"deadlock"}
+					ck, err := protocols.Build(cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if ck.Stubborn != por {
+						if por {
+							b.Fatalf("no stubborn sets: %s", ck.StubbornOff())
+						}
+						ck.Stubborn = false
+					}
+					r, err := explore.BFS(ck, explore.Options{})
+					if err != nil || r.Verdict != explore.Pass {
+						b.Fatalf("verdict %v err %v", r.Verdict, err)
+					}
+					states += r.Stats.States
+					trans += r.Stats.Transitions
+					secs += r.Stats.Elapsed.Seconds()
+				}
+				b.ReportMetric(float64(states)/float64(b.N), "states")
+				b.ReportMetric(float64(trans)/float64(b.N), "transitions")
+				b.ReportMetric(float64(states)/secs, "states/s")
+			})
+		}
 	}
 }
