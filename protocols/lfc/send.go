@@ -122,7 +122,7 @@ func (n *Node) FetchAndAddContext(ctx context.Context) (uint32, error) {
 	}
 	c := n.c
 	if !c.um.FetchAdd {
-		return 0, fmt.Errorf("lfc: node %d: fetch-and-add is offered with protocol mcast only", n.id)
+		return 0, fmt.Errorf("lfc: node %d: this cluster's protocol offers no fetch-and-add", n.id)
 	}
 	n.send.Lock()
 	c.mu.Lock()

@@ -176,8 +176,8 @@ func newMachine(cfg model.Config, p *Params, topo *topology.Topology, work [][]u
 	mm := &Machine{Machine: ucast.NewMachine(cfg, &p.Params, work), Topo: topo}
 	f := ucast.Features{Keep: p.Keep, KeepsPackets: p.Keep > 0, Server: model.NodeID(p.Server),
 		// The in-process library drives the hosts' processing, and offers
-		// fetch-and-add under MCAST (RECOV does not model it).
-		ClientProcess: p.Library, FetchAdd: p.Library && cfg.Protocol == "mcast"}
+		// fetch-and-add (under MCAST and RECOV).
+		ClientProcess: p.Library, FetchAdd: p.Library}
 	for _, items := range work {
 		for _, it := range items {
 			f.FetchAdd = f.FetchAdd || it.Tag == ucast.TagFARequest

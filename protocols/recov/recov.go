@@ -184,7 +184,7 @@
 // the reply. The suite's row FetchAddChain has a request on a channel,
 // and a test checks that a request also arrives while its tree has an
 // active channel at the server; fa-values is among the properties. The
-// library (package lfc) does not offer fetch-and-add under recov yet.
+// library (package lfc) offers it under recov as under mcast.
 //
 // # Statistics
 //
