@@ -35,6 +35,55 @@
 //     signal handler runs: if the client has interrupts enabled it calls
 //     lfc_poll once (one packet at most), otherwise it returns (§3.7).
 //
+// # INTR under MCAST
+//
+// With --cast (and --tree), the NIs run MCAST (package mcast) and the
+// hosts receive multicast packets beside the --flow unicast ones. As Fig.
+// 4.7 does, the arrival of a MULTICAST packet counts it in
+// nr_pkts_received (and starts the watchdog) in the same step that
+// forwards it to the NI's children; its buffer is released when it has
+// been copied and forwarded. Variant unicast-count counts UNICAST packets
+// only (Fig. 4.3's count, not extended): a multicast packet then starts no
+// watchdog (timer-running fails).
+//
+// # Panda on the host (§6.2.1, §6.2.2)
+//
+// With --panda on, the free client (poll, disable, enable without
+// fairness) is replaced by Panda over OpenThreads with one application
+// thread:
+//
+//   - "host H lock" and "host H unlock": the thread takes Panda's lock
+//     around an LFC call and releases it (§6.2.1); the LFC routine itself
+//     is not a step of its own: inside it LFC logically disables
+//     interrupts, so the signal handler would return at once, and the
+//     window that matters is the one where the thread holds the lock with
+//     interrupts still enabled. Unlock is weakly fair per thread; sends
+//     stay "host H launch".
+//   - "host H block": the thread blocks (it waits for a message); the
+//     scheduler finds no runnable thread, disables interrupts and polls in
+//     a tight loop (§6.2.2). No fairness: the thread may compute for ever.
+//   - "host H poll" and "host H poll and wake": the scheduler's idle loop
+//     polls (taking Panda's lock, so only while it is free); the upcall
+//     may wake the thread, and then the scheduler re-enables interrupts and
+//     schedules it (§6.2.2). Weakly fair together per host.
+//   - "host H signal" is Panda's signal handler: it takes the lock (the
+//     step waits while the thread holds it: with OpenThreads the handler
+//     can block as a thread), runs LFC's handler, whose lfc_upcall releases
+//     the lock around the client's handler and takes it again, and
+//     releases the lock (§6.2.1's third measure).
+//
+// The interleaving of the handler with the thread is a modelling choice:
+// OpenThreads runs upcalls that block in threads of their own (§6.2.3), so
+// the model lets every step of either come first. Variant
+// unlocked-signal is the order before the thesis's fix: LFC's handler
+// runs without the lock, its lfc_upcall releases a lock that was never
+// acquired (panda-lock fails in 5 steps, exactly the sentence of
+// §6.2.1). Variant late-enable reverses §6.2.2's order on wake-up: the
+// scheduler switches to the woken thread before re-enabling interrupts,
+// and since it runs again only when the thread blocks, they stay off
+// while the thread computes: packets that arrive meanwhile are never
+// signalled (busy-delivery fails on a fair lasso).
+//
 // # Fairness (liveness)
 //
 // A host may compute for ever without polling, toggling its flag or
@@ -55,7 +104,8 @@
 //  2. timer-running: the watchdog runs whenever a packet for the host has
 //     arrived and is not yet processed.
 //  3. no-progress-interrupt: no interrupt is raised when the host processed
-//     a packet since the previous timeout.
+//     a packet between the NI's previous counter read and the read the
+//     decision uses (a ghost records the progress at the read).
 //  4. no-lost-interrupt (liveness, race 2): after a state where packets
 //     wait unprocessed while interrupts are enabled, eventually the host is
 //     interrupted (a signal is pending), has processed them, or has
@@ -64,13 +114,33 @@
 //     interrupt pending while the client has disabled interrupts; and the
 //     NI having decided not to interrupt because interrupts were disabled
 //     while the client has since enabled them and packets wait.
-//  6. UCAST's credit-conservation, pool-bound, fifo and exactly-once, and
+//  6. late-interrupt (sometimes): a signal is pending although the host
+//     processed a packet since the NI read its counter: the NI decides on
+//     a snapshot, so its interrupt may reach a host that has polled
+//     meanwhile. A performance effect, reachable with the single DMA of
+//     §4.4 as with two (variant two-dma), not a violation.
+//  7. With Panda: panda-lock (its lock is released only by the context
+//     holding it, §6.2.1) and the liveness property busy-delivery (per
+//     host: while the thread runs and packets wait unprocessed, the host is
+//     eventually interrupted, processes them, or the thread blocks and the
+//     scheduler polls: §6.2.2's "interrupts whenever runnable threads
+//     exist").
+//  8. UCAST's credit-conservation, pool-bound, fifo and exactly-once, and
 //     deadlock restated: hosts can always toggle their flags, so no state is
 //     terminal; a state where nothing but toggling is possible must have
 //     finished all work.
 //
-// # Thesis gaps
+// # Thesis gaps and modelling choices
 //
+//   - §4.4 fetches the flag and the counter "using a single DMA transfer"
+//     but gives no reason that makes two transfers wrong. Variant two-dma
+//     reads the counter in the timeout step and the flag in a later "ni N
+//     dma" step; every property holds (a suite row). Its only effect is an
+//     interrupt raised on a counter the host has since overtaken, which
+//     late-interrupt shows the single transfer has as well (the host polls
+//     between the read and the signal). Earlier versions measured
+//     no-progress-interrupt up to the decision instead of the read and
+//     failed two-dma on it: a modelling artefact, now gone.
 //   - §3.7 says the signal handler "invokes lfc_poll() to process pending
 //     packets", while lfc_poll delivers at most one packet. The model's
 //     handler polls once; packets left over are caught by the next timeouts
@@ -92,6 +162,7 @@ import (
 	"fmt"
 
 	"lfccheck/model"
+	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
 )
 
@@ -103,6 +174,16 @@ const (
 	CancelOnProgress   = "cancel-on-progress"
 	TwoDMA             = "two-dma"
 	NarrowCounter      = "narrow-counter"
+	UnicastCount       = "unicast-count"
+	UnlockedSignal     = "unlocked-signal"
+	LateEnable         = "late-enable"
+)
+
+// Holders of Panda's lock (Node.Lock).
+const (
+	lockFree    = 0
+	lockThread  = 1
+	lockHandler = 2
 )
 
 // noRead marks that no first DMA of variant two-dma is outstanding.
@@ -122,23 +203,32 @@ type Node struct {
 	Disabled  bool  // the interrupt-status flag in host memory
 	Processed uint8 // nr_pkts_processed (modulo the counter width)
 	Signal    bool  // a network signal is pending
+	// host, with Panda (§6.2.1, §6.2.2)
+	Idle     bool  // every thread is blocked: the scheduler polls with interrupts disabled
+	ThreadIn bool  // the application thread is inside Panda's bracket around an LFC call
+	Lock     uint8 // the holder of Panda's lock: lockFree, lockThread or lockHandler
 	// ghosts (history, for properties)
-	Progressed        bool // the host processed a packet since the NI's last timeout decision
+	Progressed        bool // the host processed a packet since the NI last read its counter
+	ReadProgressed    bool // two-dma: Progressed as the first DMA found it
+	BadUnlock         bool // Panda's lock was released by a context that did not hold it
 	UpcallDisabled    bool // the signal handler ran an upcall with interrupts disabled
 	ProgressInterrupt bool // an interrupt was raised although the host had made progress
+
+	panda bool // configuration, not state: the host runs Panda
 }
 
 // Base returns the UCAST part.
 func (n *Node) Base() *ucast.Node { return &n.Node }
 
 func (n *Node) flags() []bool {
-	return []bool{n.Timer, n.SawDisabled, n.Disabled, n.Signal, n.Progressed, n.UpcallDisabled, n.ProgressInterrupt}
+	return []bool{n.Timer, n.SawDisabled, n.Disabled, n.Signal, n.Progressed, n.UpcallDisabled, n.ProgressInterrupt,
+		n.ReadProgressed, n.Idle, n.ThreadIn, n.BadUnlock}
 }
 
 // Encode appends the canonical encoding.
 func (n *Node) Encode(buf []byte) []byte {
 	buf = n.Node.Encode(buf)
-	buf = append(buf, n.Received, n.LastProcessed, n.ReadCount, n.Processed)
+	buf = append(buf, n.Received, n.LastProcessed, n.ReadCount, n.Processed, n.Lock)
 	var f uint64
 	for i, b := range n.flags() {
 		if b {
@@ -152,11 +242,12 @@ func (n *Node) Encode(buf []byte) []byte {
 func (n *Node) Decode(d *model.Decoder) {
 	n.Node.Decode(d)
 	n.Received, n.LastProcessed = d.Byte(), d.Byte()
-	n.ReadCount, n.Processed = d.Byte(), d.Byte()
+	n.ReadCount, n.Processed, n.Lock = d.Byte(), d.Byte(), d.Byte()
 	f := d.Uvarint()
 	bit := func(i int) bool { return f&(1<<i) != 0 }
 	n.Timer, n.SawDisabled, n.Disabled = bit(0), bit(1), bit(2)
 	n.Signal, n.Progressed, n.UpcallDisabled, n.ProgressInterrupt = bit(3), bit(4), bit(5), bit(6)
+	n.ReadProgressed, n.Idle, n.ThreadIn, n.BadUnlock = bit(7), bit(8), bit(9), bit(10)
 }
 
 // CopyFrom makes n a deep copy of src, a *Node.
@@ -177,7 +268,35 @@ func (n *Node) niLine() string {
 }
 
 func (n *Node) hostLine() string {
-	return fmt.Sprintf("intr host %d: interrupts %s, processed %d, signal %s", n.ID, enabled(n.Disabled), n.Processed, pending(n.Signal))
+	s := fmt.Sprintf("intr host %d: interrupts %s, processed %d, signal %s", n.ID, enabled(n.Disabled), n.Processed, pending(n.Signal))
+	if n.panda {
+		s += fmt.Sprintf("; panda: %s, thread %s, lock %s", sched(n.Idle), inOut(n.ThreadIn), holder(n.Lock))
+	}
+	return s
+}
+
+func sched(idle bool) string {
+	if idle {
+		return "all threads blocked (polling)"
+	}
+	return "thread running"
+}
+
+func inOut(in bool) string {
+	if in {
+		return "in an LFC call"
+	}
+	return "computing"
+}
+
+func holder(l uint8) string {
+	switch l {
+	case lockThread:
+		return "held by the thread"
+	case lockHandler:
+		return "held by the signal handler"
+	}
+	return "free"
 }
 
 func onOff(b bool) string {
@@ -215,6 +334,14 @@ func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	ch(fmt.Sprintf("host %d interrupts", n.ID), enabled(p.Disabled), enabled(n.Disabled))
 	ch(fmt.Sprintf("host %d processed", n.ID), fmt.Sprint(p.Processed), fmt.Sprint(n.Processed))
 	ch(fmt.Sprintf("host %d signal", n.ID), pending(p.Signal), pending(n.Signal))
+	if n.panda {
+		ch(fmt.Sprintf("host %d scheduler", n.ID), sched(p.Idle), sched(n.Idle))
+		ch(fmt.Sprintf("host %d thread", n.ID), inOut(p.ThreadIn), inOut(n.ThreadIn))
+		ch(fmt.Sprintf("host %d panda lock", n.ID), holder(p.Lock), holder(n.Lock))
+	}
+	if n.BadUnlock && !p.BadUnlock {
+		ch(fmt.Sprintf("host %d panda lock", n.ID), "-", "released by a context that did not hold it")
+	}
 	if n.UpcallDisabled && !p.UpcallDisabled {
 		ch(fmt.Sprintf("host %d upcall from the signal handler", n.ID), "-", "with interrupts disabled")
 	}
@@ -237,6 +364,7 @@ type Machine struct {
 	*ucast.Machine
 	variant string
 	mask    uint8 // counter width mask
+	panda   bool  // every host runs Panda (§6.2.1, §6.2.2)
 	kinds   []*model.ActionKind
 }
 
@@ -249,24 +377,32 @@ func (m *Machine) Kinds() []*model.ActionKind {
 	u := m.Machine.Kinds()
 	launch := *u[0]
 	launch.Live = model.LiveClient // the client sends on its own schedule
-	m.kinds = []*model.ActionKind{&launch, u[1], u[2],
-		{Name: "poll", Pattern: "host {node} poll", Owner: model.OwnerHost, Live: model.LiveClient,
-			Enabled: func(mn model.Node) bool { return len(node(mn).Queue) > 0 },
-			Apply:   func(mn model.Node, _ *model.Outbox) { m.upcall(node(mn)) }},
-		{Name: "disable", Pattern: "host {node} disable", Owner: model.OwnerHost, Live: model.LiveClient,
-			Enabled: func(mn model.Node) bool { return !node(mn).Disabled },
-			Apply:   func(mn model.Node, _ *model.Outbox) { node(mn).Disabled = true }},
-		{Name: "enable", Pattern: "host {node} enable", Owner: model.OwnerHost, Live: model.LiveClient,
-			Enabled: func(mn model.Node) bool { return node(mn).Disabled },
-			Apply:   func(mn model.Node, _ *model.Outbox) { node(mn).Disabled = false }},
-		{Name: "timeout", Pattern: "ni {node} timeout", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "timer {node}",
+	m.kinds = []*model.ActionKind{&launch, u[1], u[2]}
+	if m.panda {
+		m.kinds = append(m.kinds, m.pandaKinds()...)
+	} else {
+		m.kinds = append(m.kinds,
+			&model.ActionKind{Name: "poll", Pattern: "host {node} poll", Owner: model.OwnerHost, Live: model.LiveClient,
+				Enabled: func(mn model.Node) bool { return len(node(mn).Queue) > 0 },
+				Apply:   func(mn model.Node, _ *model.Outbox) { m.upcall(node(mn)) }},
+			&model.ActionKind{Name: "disable", Pattern: "host {node} disable", Owner: model.OwnerHost, Live: model.LiveClient,
+				Enabled: func(mn model.Node) bool { return !node(mn).Disabled },
+				Apply:   func(mn model.Node, _ *model.Outbox) { node(mn).Disabled = true }},
+			&model.ActionKind{Name: "enable", Pattern: "host {node} enable", Owner: model.OwnerHost, Live: model.LiveClient,
+				Enabled: func(mn model.Node) bool { return node(mn).Disabled },
+				Apply:   func(mn model.Node, _ *model.Outbox) { node(mn).Disabled = false }})
+	}
+	m.kinds = append(m.kinds,
+		&model.ActionKind{Name: "timeout", Pattern: "ni {node} timeout", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "timer {node}",
 			Live:    model.LiveTimer,
 			Enabled: func(mn model.Node) bool { n := node(mn); return n.Timer && n.ReadCount == noRead },
 			Apply:   func(mn model.Node, _ *model.Outbox) { m.timeout(node(mn)) }},
-		{Name: "signal", Pattern: "host {node} signal", Owner: model.OwnerHost, Fair: model.Weak,
-			Enabled: func(mn model.Node) bool { return node(mn).Signal },
-			Apply:   func(mn model.Node, _ *model.Outbox) { m.signal(node(mn)) }},
-	}
+		&model.ActionKind{Name: "signal", Pattern: "host {node} signal", Owner: model.OwnerHost, Fair: model.Weak,
+			Enabled: func(mn model.Node) bool {
+				n := node(mn)
+				return n.Signal && (!m.panda || m.variant == UnlockedSignal || n.Lock == lockFree)
+			},
+			Apply: func(mn model.Node, _ *model.Outbox) { m.signal(node(mn)) }})
 	if m.variant == TwoDMA {
 		m.kinds = append(m.kinds, &model.ActionKind{Name: "dma", Pattern: "ni {node} dma", Owner: model.OwnerNI, Fair: model.Weak,
 			Enabled: func(mn model.Node) bool { return node(mn).ReadCount != noRead },
@@ -274,7 +410,8 @@ func (m *Machine) Kinds() []*model.ActionKind {
 				n := node(mn)
 				proc := n.ReadCount
 				n.ReadCount = noRead
-				m.decide(n, proc, n.Disabled)
+				m.decide(n, proc, n.Disabled, n.ReadProgressed)
+				n.ReadProgressed = false
 			}})
 	}
 	return m.kinds
@@ -282,7 +419,7 @@ func (m *Machine) Kinds() []*model.ActionKind {
 
 // NewNode builds node id in its initial state.
 func (m *Machine) NewNode(id model.NodeID) model.Node {
-	n := &Node{ReadCount: noRead}
+	n := &Node{ReadCount: noRead, panda: m.panda}
 	m.InitNode(&n.Node, id)
 	return n
 }
@@ -292,7 +429,7 @@ func (m *Machine) NewNode(id model.NodeID) model.Node {
 func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
 	n := node(mn)
 	m.Machine.Receive(mn, from, pkt, out)
-	if pkt.Tag == ucast.TagUnicast {
+	if pkt.Tag == ucast.TagUnicast || pkt.Tag == mcast.TagMulticast && m.variant != UnicastCount {
 		n.Received = (n.Received + 1) & m.mask
 		n.Timer = true
 	}
@@ -306,16 +443,77 @@ func (m *Machine) upcall(n *Node) {
 }
 
 // signal is LFC's signal handler: re-check the flag, then poll once.
+// With Panda it is Panda's handler (§6.2.1): it takes Panda's lock (the
+// step is enabled only while the lock is free: the handler waits for it),
+// runs LFC's handler, whose upcall releases the lock around the client's
+// handler and takes it again (lfc_upcall), and releases the lock. Variant
+// unlocked-signal runs LFC's handler directly: lfc_upcall releases a lock
+// the handler never took, takes it again, and nobody releases it.
 func (m *Machine) signal(n *Node) {
 	n.Signal = false
+	locked := m.panda && m.variant != UnlockedSignal
+	if locked {
+		n.Lock = lockHandler
+	}
 	if n.Disabled && m.variant != NoRecheck {
+		if locked {
+			n.Lock = lockFree
+		}
 		return // race 1: the client disabled interrupts meanwhile
 	}
 	if len(n.Queue) > 0 {
 		if n.Disabled {
 			n.UpcallDisabled = true
 		}
+		if m.panda { // lfc_upcall: Panda releases its lock
+			if n.Lock != lockHandler {
+				n.BadUnlock = true
+			}
+			n.Lock = lockFree
+		}
 		m.upcall(n)
+		if m.panda { // and takes it again before returning
+			n.Lock = lockHandler
+		}
+	}
+	if locked {
+		n.Lock = lockFree
+	}
+}
+
+// pandaKinds are the host's steps with Panda over OpenThreads (§6.2.1,
+// §6.2.2), in place of the free client's poll, disable and enable.
+func (m *Machine) pandaKinds() []*model.ActionKind {
+	idlePoll := func(mn model.Node) bool { n := node(mn); return n.Idle && len(n.Queue) > 0 && n.Lock == lockFree }
+	return []*model.ActionKind{
+		{Name: "lock", Pattern: "host {node} lock", Owner: model.OwnerHost, Live: model.LiveClient,
+			Enabled: func(mn model.Node) bool { n := node(mn); return !n.Idle && !n.ThreadIn && n.Lock == lockFree },
+			Apply:   func(mn model.Node, _ *model.Outbox) { n := node(mn); n.ThreadIn, n.Lock = true, lockThread }},
+		{Name: "unlock", Pattern: "host {node} unlock", Owner: model.OwnerHost, Fair: model.Weak, FairClass: "thread {node}", Live: model.LiveClient,
+			Enabled: func(mn model.Node) bool { return node(mn).ThreadIn },
+			Apply: func(mn model.Node, _ *model.Outbox) {
+				n := node(mn)
+				if n.Lock != lockThread {
+					n.BadUnlock = true
+				}
+				n.ThreadIn, n.Lock = false, lockFree
+			}},
+		{Name: "block", Pattern: "host {node} block", Owner: model.OwnerHost, Live: model.LiveClient,
+			Enabled: func(mn model.Node) bool { n := node(mn); return !n.Idle && !n.ThreadIn },
+			Apply:   func(mn model.Node, _ *model.Outbox) { n := node(mn); n.Idle, n.Disabled = true, true }},
+		{Name: "poll", Pattern: "host {node} poll", Owner: model.OwnerHost, Fair: model.Weak, FairClass: "scheduler {node}",
+			Enabled: idlePoll,
+			Apply:   func(mn model.Node, _ *model.Outbox) { m.upcall(node(mn)) }},
+		{Name: "wake", Pattern: "host {node} poll and wake", Owner: model.OwnerHost, Fair: model.Weak, FairClass: "scheduler {node}",
+			Enabled: idlePoll,
+			Apply: func(mn model.Node, _ *model.Outbox) {
+				n := node(mn)
+				m.upcall(n)
+				n.Idle = false
+				if m.variant != LateEnable {
+					n.Disabled = false // re-enable interrupts, then schedule the thread
+				}
+			}},
 	}
 }
 
@@ -324,17 +522,20 @@ func (m *Machine) signal(n *Node) {
 func (m *Machine) timeout(n *Node) {
 	if m.variant == TwoDMA {
 		n.ReadCount = n.Processed
+		n.ReadProgressed, n.Progressed = n.Progressed, false
 		return
 	}
-	m.decide(n, n.Processed, n.Disabled)
+	m.decide(n, n.Processed, n.Disabled, n.Progressed)
+	n.Progressed = false
 }
 
 // greater is Fig. 4.16's ">" on counters of the configured width.
 func greater(a, b uint8) bool { return a > b }
 
 // decide is Fig. 4.16 after fetch_from_host, with the counter proc and
-// flag disabled as read.
-func (m *Machine) decide(n *Node, proc uint8, disabled bool) {
+// flag disabled as read; progressed says whether the host processed a
+// packet between the previous counter read and this one (a ghost).
+func (m *Machine) decide(n *Node, proc uint8, disabled, progressed bool) {
 	progress := greater(proc, n.LastProcessed)
 	n.SawDisabled = false
 	switch {
@@ -349,10 +550,9 @@ func (m *Machine) decide(n *Node, proc uint8, disabled bool) {
 		n.SawDisabled = disabled && !progress // restart; the timer keeps running
 	default:
 		n.Signal = true // send_interrupt_to_host, then restart
-		if n.Progressed {
+		if progressed {
 			n.ProgressInterrupt = true
 		}
 	}
 	n.LastProcessed = proc
-	n.Progressed = false
 }

@@ -76,7 +76,7 @@ func client(l load) func(ctx context.Context, c *live.Client) {
 // recording against the model and counts what happened at host 1.
 func runLoad(t *testing.T, l load) counts {
 	cfg := intr.Config(2, 2, ucast.Flow{Src: 0, Dst: 1, Count: l.packets})
-	cfg.Params.(*ucast.Params).HostBuffers = 2
+	cfg.Params.(*intr.Params).HostBuffers = 2
 	ck, err := properties.Build(cfg)
 	if err != nil {
 		t.Fatal(err)
