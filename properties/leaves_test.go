@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/protocols"
 	"lfccheck/protocols/fa"
@@ -21,8 +22,15 @@ import (
 // DecodeLeaves, which copies segments decoded before by their ids, gives
 // the world and node spans that decoding the whole encoding gives, on
 // every state of small searches, in the relative form (symmetry on) and
-// the plain one (symmetry off), with one cache across all states.
+// the plain one (symmetry off), with one cache across all states: the
+// first 20,000 states of each, or 4,000 under the race detector (the
+// decoding is single-threaded).
 func TestDecodeLeavesMatchesDecode(t *testing.T) {
+	states := 20_000
+	if racebuild.Enabled {
+		states = 4_000
+		t.Logf("race detector: the first %d states of each search; the test without -race checks 20,000", states)
+	}
 	for _, c := range []struct {
 		name string
 		cfg  model.Config
@@ -59,7 +67,7 @@ func TestDecodeLeavesMatchesDecode(t *testing.T) {
 			cache := model.NewSegmentCache(1 << 10)
 			var w1, w2, s1, s2 model.World
 			hits := 0
-			for n := 0; len(todo) > 0 && n < 20000; n++ {
+			for n := 0; len(todo) > 0 && n < states; n++ {
 				s := todo[0]
 				todo = todo[1:]
 				var ids []uint32

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
@@ -18,9 +19,19 @@ import (
 // ran to the end (check skips a configuration it cannot compare).
 func eachClaim(t *testing.T, atLeast int, check func(t *testing.T, cfg model.Config)) {
 	t.Helper()
-	compared := 0
+	eachClaimOf(t, sample{}, atLeast, check)
+}
+
+// eachClaimOf is eachClaim on the claims s takes: under the race detector
+// a part of them, and then atLeast is s's part of it.
+func eachClaimOf(t *testing.T, s sample, atLeast int, check func(t *testing.T, cfg model.Config)) {
+	t.Helper()
+	compared, i := 0, 0
 	for _, d := range protocols.All() {
 		for _, cl := range d.AllClaims() {
+			if i++; !s.takes(i - 1) {
+				continue
+			}
 			cfg := cl.Config.Clone()
 			cfg.Protocol = d.Name
 			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
@@ -29,8 +40,46 @@ func eachClaim(t *testing.T, atLeast int, check func(t *testing.T, cfg model.Con
 			})
 		}
 	}
-	if compared < atLeast {
+	s.log(t, i, "claims")
+	if compared < s.atLeast(atLeast) {
 		t.Fatalf("compared only %d configurations", compared)
+	}
+}
+
+// sample is the part of a test's cases the test checks: all of them
+// (every 0 or 1), or one in every: the cases numbered offset,
+// offset+every, ... (from 0).
+type sample struct{ every, offset int }
+
+// raceSample is the sample of a long comparison of single-threaded
+// searches (logic, not concurrency): all its cases, or one in four under
+// the race detector (CI runs the short tests under it, where each search
+// is many times slower; the tests without it run them all). Tests give
+// different offsets so that the race run still takes every claim in one
+// test or another.
+func raceSample(offset int) sample {
+	if !racebuild.Enabled {
+		return sample{}
+	}
+	return sample{every: 4, offset: offset % 4}
+}
+
+func (s sample) takes(i int) bool { return s.every <= 1 || i%s.every == s.offset }
+
+// atLeast is n, or, for a part, that part of n (at least 1).
+func (s sample) atLeast(n int) int {
+	if s.every <= 1 {
+		return n
+	}
+	return max(1, n/s.every)
+}
+
+// log says, for a part, how many of the n cases (what) were taken.
+func (s sample) log(t *testing.T, n int, what string) {
+	t.Helper()
+	if s.every > 1 {
+		t.Logf("race detector: %d of the %d %s (numbers %d, %d, %d, ...); the test without -race checks them all",
+			(n-s.offset+s.every-1)/s.every, n, what, s.offset, s.offset+s.every, s.offset+2*s.every)
 	}
 }
 
@@ -38,11 +87,20 @@ func eachClaim(t *testing.T, atLeast int, check func(t *testing.T, cfg model.Con
 // step-by-step scenario file (traces/testdata).
 func eachScenario(t *testing.T, check func(t *testing.T, cfg model.Config)) {
 	t.Helper()
+	eachScenarioOf(t, sample{}, check)
+}
+
+// eachScenarioOf is eachScenario on the files s takes.
+func eachScenarioOf(t *testing.T, s sample, check func(t *testing.T, cfg model.Config)) {
+	t.Helper()
 	files, _ := filepath.Glob("../traces/testdata/*.scenario")
 	if len(files) < 10 {
 		t.Fatalf("found %d scenario files", len(files))
 	}
-	for _, path := range files {
+	for i, path := range files {
+		if !s.takes(i) {
+			continue
+		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			data, err := os.ReadFile(path)
 			if err != nil {
@@ -55,6 +113,7 @@ func eachScenario(t *testing.T, check func(t *testing.T, cfg model.Config)) {
 			check(t, sc.Config)
 		})
 	}
+	s.log(t, len(files), "scenario files")
 }
 
 // randomMCAST returns a random small MCAST configuration: P 3 or 4, a

@@ -16,9 +16,18 @@ import (
 // on the recorded graph (which also checks that a graph declared acyclic
 // is), and in both storage modes: the verdicts must agree, and every
 // counterexample must replay. A reduction that hid a fair cycle would show
-// up here as a pass against a fail.
+// up here as a pass against a fail. Under the race detector: a quarter
+// of the configurations, with a smaller state limit (raceSample).
 func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
-	checked, failed := 0, 0
+	limit := int64(400_000)
+	if testing.Short() {
+		limit = 60_000
+	}
+	s := raceSample(0)
+	if s.every > 1 {
+		limit = 20_000
+	}
+	checked, failed, n := 0, 0, 0
 	for _, d := range protocols.All() {
 		var live []string
 		for _, p := range d.Properties {
@@ -30,16 +39,15 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 			continue
 		}
 		for _, cl := range d.AllClaims() {
+			if n++; !s.takes(n - 1) {
+				continue
+			}
 			cfg := cl.Config.Clone()
 			cfg.Protocol = d.Name
 			cfg.Properties = live
 			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
 				var verdicts []string
 				type mode struct{ reduce, graph, fp bool }
-				limit := int64(400_000)
-				if testing.Short() {
-					limit = 60_000
-				}
 				tooBig := map[bool]bool{} // per reduce setting: the state limit was hit
 				for _, mode := range []mode{{true, false, false}, {false, false, false}, {true, true, false}, {false, true, false}, {false, true, true}} {
 					ck, err := properties.Build(cfg)
@@ -89,7 +97,8 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 			})
 		}
 	}
-	if checked < 10 || failed < 2 {
+	s.log(t, n, "configurations with liveness properties")
+	if checked < s.atLeast(10) || failed < s.atLeast(2) {
 		t.Fatalf("compared %d configurations (%d failing): too few to mean anything", checked, failed)
 	}
 }

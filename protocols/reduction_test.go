@@ -14,11 +14,16 @@ import (
 // and its fusion of ample steps on and off: verdicts and violated
 // properties must agree, the reduced search must store fewer states where
 // it applies, and every counterexample must replay (the fused steps
-// rebuilt) and reproduce its property.
+// rebuilt) and reproduce its property. Under the race detector: a
+// quarter of the configurations, with a smaller state limit (raceSample).
 func TestReductionKeepsVerdicts(t *testing.T) {
 	limit := int64(400_000)
 	if testing.Short() {
 		limit = 60_000
+	}
+	s := raceSample(1)
+	if s.every > 1 {
+		limit = 20_000
 	}
 	compare := func(t *testing.T, cfg model.Config) {
 		var got [2]string
@@ -55,7 +60,7 @@ func TestReductionKeepsVerdicts(t *testing.T) {
 			t.Errorf("the reduced search stored %d states, the full one %d", states[0], states[1])
 		}
 	}
-	eachClaim(t, 10, compare)
+	eachClaimOf(t, s, 10, compare)
 	// The configurations of the step-by-step scenarios too.
-	eachScenario(t, compare)
+	eachScenarioOf(t, s, compare)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
@@ -96,39 +97,49 @@ func compareSleep(t *testing.T, cfg model.Config, symmetry bool, limit int64) bo
 // TestSleepSetsKeepStates compares searches with and without sleep sets
 // on every claim and broken-variant example of every protocol and on the
 // scenario files' configurations, with the symmetry reduction on (where
-// the configuration has one) and off (on only, in short mode).
+// the configuration has one) and off (on only, in short mode). Under the
+// race detector: a quarter of the configurations, with a smaller state
+// limit (raceSample); the searches run on two workers.
 func TestSleepSetsKeepStates(t *testing.T) {
 	limit, syms := int64(300_000), []bool{true, false}
 	if testing.Short() {
-		// CI runs the short tests under the race detector.
 		limit, syms = 40_000, []bool{true}
 	}
+	s := raceSample(2)
+	if s.every > 1 {
+		limit = 20_000
+	}
 	used := 0
-	eachClaim(t, 10, func(t *testing.T, cfg model.Config) {
+	eachClaimOf(t, s, 10, func(t *testing.T, cfg model.Config) {
 		for _, sym := range syms {
 			if compareSleep(t, cfg, sym, limit) {
 				used++
 			}
 		}
 	})
-	if used < 10 {
+	if used < s.atLeast(10) {
 		t.Errorf("sleep sets were used in only %d searches", used)
 	}
-	eachScenario(t, func(t *testing.T, cfg model.Config) { compareSleep(t, cfg, true, limit) })
+	eachScenarioOf(t, s, func(t *testing.T, cfg model.Config) { compareSleep(t, cfg, true, limit) })
 }
 
 // Random small MCAST configurations (tree families, credits, packets,
-// casts from some roots) keep their states with sleep sets.
+// casts from some roots) keep their states with sleep sets. Under the
+// race detector, a smaller state limit leaves out the largest.
 func TestSleepSetsOnRandomConfigurations(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
-	n := 24
+	n, limit := 24, int64(200_000)
 	if testing.Short() {
 		n = 8
+	}
+	if racebuild.Enabled {
+		limit = 30_000
+		t.Logf("race detector: configurations over %d states are not compared; the test without -race compares them", limit)
 	}
 	for i := 0; i < n; i++ {
 		cfg, p := randomMCAST(rng)
 		t.Run(fmt.Sprintf("%d %s", i, p.Describe()), func(t *testing.T) {
-			compareSleep(t, cfg, rng.Intn(2) == 0, 200_000)
+			compareSleep(t, cfg, rng.Intn(2) == 0, limit)
 		})
 	}
 }
@@ -138,7 +149,9 @@ func TestSleepSetsOnRandomConfigurations(t *testing.T) {
 // their states: 8 and 9 nodes with casts that make trees forward (App.
 // A.2's groups with two of its casts), a ring of 8 whose rotations map it
 // onto itself, and a broken variant. (TestSleepTabRenames checks the
-// renamings that drop names, on A.2 with all three casts.)
+// renamings that drop names, on A.2 with all three casts.) Under the race
+// detector, the ring (over 300,000 transitions) is searched with sleep
+// sets only, not compared with a search without them.
 func TestSleepSetsTrackSomeActions(t *testing.T) {
 	// UCAST on a ring of 8, every node sending one packet to the next:
 	// the 8 rotations map it onto itself.
@@ -168,7 +181,11 @@ func TestSleepSetsTrackSomeActions(t *testing.T) {
 			if on.skipped == 0 {
 				t.Errorf("no transition left out")
 			}
-			compareSleep(t, cfg, true, 300_000)
+			if racebuild.Enabled && on.trans > 100_000 {
+				t.Logf("race detector: not compared with a search without sleep sets; the test without -race compares it")
+			} else {
+				compareSleep(t, cfg, true, 300_000)
+			}
 			t.Logf("%s, %d states, %d transitions, %d left out", on.verdict, on.states, on.trans, on.skipped)
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
@@ -125,19 +126,24 @@ func compareStubborn(t *testing.T, cfg model.Config, limit int) bool {
 // with deadlock alone: the reduced graph reaches exactly the end states
 // of the full one, the verdicts agree, and the full graph keeps the
 // protocol's dependency declaration everywhere (Triggers, Pending and
-// Commutes, see model.Dependencies).
+// Commutes, see model.Dependencies). Under the race detector: a quarter
+// of the configurations, with a smaller state limit (raceSample).
 func TestStubbornSetsKeepEndStates(t *testing.T) {
 	limit := 300_000
 	if testing.Short() {
 		limit = 40_000
 	}
+	s := raceSample(0)
+	if s.every > 1 {
+		limit = 20_000
+	}
 	reduced := 0
-	eachClaim(t, 10, func(t *testing.T, cfg model.Config) {
+	eachClaimOf(t, s, 10, func(t *testing.T, cfg model.Config) {
 		if compareStubborn(t, cfg, limit) {
 			reduced++
 		}
 	})
-	if reduced < 10 {
+	if reduced < s.atLeast(10) {
 		t.Fatalf("stubborn sets applied to %d configurations", reduced)
 	}
 }
@@ -145,11 +151,16 @@ func TestStubbornSetsKeepEndStates(t *testing.T) {
 // TestStubbornSetsOnRandomConfigurations does the same on random small
 // MCAST configurations (trees of every family, 1 or 2 credits, one packet
 // per node or casts from some roots), those of at most 40,000 states.
+// Under the race detector, the first 12 of the short run's 30.
 func TestStubbornSetsOnRandomConfigurations(t *testing.T) {
 	rng := rand.New(rand.NewSource(39))
 	n, limit := 300, 40_000
 	if testing.Short() {
 		n, limit = 30, 20_000
+	}
+	if racebuild.Enabled {
+		n = 12
+		t.Logf("race detector: the first %d configurations; the test without -race checks more", n)
 	}
 	compared := 0
 	for i := 0; i < n; i++ {
@@ -167,11 +178,16 @@ func TestStubbornSetsOnRandomConfigurations(t *testing.T) {
 // TestStubbornSetsScale pins what the reduction gains on two multicast
 // packets crossing binary trees (issue 39's configurations), deadlock
 // only: P=6 and P=8 complete with far fewer states than the full search.
+// Under the race detector, P=6 only.
 func TestStubbornSetsScale(t *testing.T) {
 	for _, tc := range []struct {
 		P, root2 int
 		most     int64
 	}{{6, 3, 20_000}, {8, 5, 400_000}} {
+		if racebuild.Enabled && tc.P > 6 {
+			t.Logf("race detector: P=%d left out; the test without -race searches it", tc.P)
+			continue
+		}
 		cfg := mcast.Casts("binary", tc.P, 1, topology.Cast{Root: 0, Count: 1}, topology.Cast{Root: tc.root2, Count: 1})
 		cfg.Properties = []string{"deadlock"}
 		ck, err := properties.Build(cfg)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
 )
 
 // checkJSON runs check with --json -q and decodes the result.
@@ -42,13 +43,19 @@ func sameSearch(m map[string]any) map[string]any {
 // --resume (another number of workers, then without the limit) ends as
 // the same search run in one go, for a pass and for a deadlock with its
 // counterexample; the checkpoint is kept while the search is incomplete
-// and removed with the verdict.
+// and removed with the verdict. Under the race detector the pass is of
+// one packet per node (2,576 states, not 171,461).
 func TestCheckpointResumeCLI(t *testing.T) {
+	packets := "2"
+	if racebuild.Enabled {
+		packets = "1"
+		t.Logf("race detector: the pass with --packets 1; the test without -race checks --packets 2")
+	}
 	for _, c := range []struct {
 		flags []string
 		code  int
 	}{
-		{[]string{"--protocol", "mcast", "--nodes", "3", "--packets", "2"}, exitPass},
+		{[]string{"--protocol", "mcast", "--nodes", "3", "--packets", packets}, exitPass},
 		{[]string{"--protocol", "mcast", "--tree", "chain", "--nodes", "4"}, exitFail},
 	} {
 		want := sameSearch(checkJSON(t, c.code, c.flags...))
@@ -84,11 +91,18 @@ func TestCheckpointResumeCLI(t *testing.T) {
 // resumed search still passes. --resume with some of the search's flags
 // given takes the others from the checkpoint; repeated flags (--cast) and
 // a topology file named relative to the directory of the first run
-// resume from another directory.
+// resume from another directory. Under the race detector, GSB stops at
+// depth 27 only, and the graph that is not layered is of K=4 (6,587
+// states, not 72,060).
 func TestCheckpointResumeKeepsCLI(t *testing.T) {
+	depths, packets, states := []string{"26", "27", "28"}, "6", 72060.0
+	if racebuild.Enabled {
+		depths, packets, states = []string{"27"}, "4", 6587.0
+		t.Logf("race detector: GSB stopped at depth 27 only, and K=4 for the restart; the test without -race checks depths 26 to 28 and K=6")
+	}
 	gsb := []string{"--protocol", "gsb"}
 	want := sameSearch(checkJSON(t, exitPass, gsb...))
-	for _, d := range []string{"26", "27", "28"} {
+	for _, d := range depths {
 		dir := filepath.Join(t.TempDir(), "ckpt")
 		checkJSON(t, exitIncomplete, append([]string{"--checkpoint", dir, "--checkpoint-every", "1ns", "--max-depth", d}, gsb...)...)
 		m := checkJSON(t, exitPass, "--resume", dir, "--nodes", "3")
@@ -110,10 +124,10 @@ func TestCheckpointResumeKeepsCLI(t *testing.T) {
 	}
 	// A resumed search that meets a graph that is not layered starts again
 	// without sleep sets, and says that it dropped the checkpoint.
-	flags = []string{"--protocol", "mcast", "--nodes", "2", "--credits", "4", "--packets", "6"}
+	flags = []string{"--protocol", "mcast", "--nodes", "2", "--credits", "4", "--packets", packets}
 	checkJSON(t, exitIncomplete, append([]string{"--checkpoint", "ck", "--max-depth", "6"}, flags...)...)
 	m := checkJSON(t, exitPass, "--resume", "ck")
-	if ck, _ := m["checkpoint"].(map[string]any); ck["restarted"] != true || ck["resumed"] != false || m["states"] != 72060.0 {
+	if ck, _ := m["checkpoint"].(map[string]any); ck["restarted"] != true || ck["resumed"] != false || m["states"] != states {
 		t.Errorf("resumed and restarted: %v states, %v", m["states"], m["checkpoint"])
 	}
 }
@@ -221,6 +235,14 @@ func TestCheckpointErrorsCLI(t *testing.T) {
 		t.Errorf("--resume alone, no checkpoint: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	os.WriteFile(state, good, 0o644)
+	if racebuild.Enabled {
+		// The search to the end stores 171,461 states: to depth 8 only.
+		t.Logf("race detector: the restored checkpoint resumed to depth 8; the test without -race resumes it to the end")
+		if code, out, errs := runCLI(append(flags, "--packets", "2", "--resume", dir, "--max-depth", "8")...); code != exitIncomplete || !strings.Contains(out, "checkpoint: resumed at depth 5 ") {
+			t.Errorf("the restored checkpoint: exit %d\n%s%s", code, out, errs)
+		}
+		return
+	}
 	if code, out, errs := runCLI(append(flags, "--packets", "2", "--resume", dir)...); code != exitPass || !strings.Contains(out, "removed: the search ended with a verdict") {
 		t.Errorf("the restored checkpoint: exit %d\n%s%s", code, out, errs)
 	}

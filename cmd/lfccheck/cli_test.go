@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"lfccheck/internal/racebuild"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -17,6 +21,10 @@ func runCLI(args ...string) (int, string, string) {
 }
 
 func TestSuiteRunsAsExpected(t *testing.T) {
+	if racebuild.Enabled {
+		suiteUnderRace(t)
+		return
+	}
 	code, out, _ := runCLI("-q")
 	if code != 0 {
 		t.Fatalf("suite exit %d:\n%s", code, out)
@@ -24,6 +32,34 @@ func TestSuiteRunsAsExpected(t *testing.T) {
 	if !strings.Contains(out, "as expected, 0 unexpected, 0 incomplete") || strings.Count(out, "  ok\n") < 9 {
 		t.Fatalf("suite output:\n%s", out)
 	}
+}
+
+// suiteUnderRace is TestSuiteRunsAsExpected under the race detector, where
+// the whole suite takes minutes (its two largest checks store 1.6 million
+// states between them): every check runs, on the default workers, up to
+// a state limit; none may be unexpected, only a few may stop at the limit
+// (and only there), and the others must end as expected.
+func suiteUnderRace(t *testing.T) {
+	const limit = 50_000
+	t.Logf("race detector: the suite with --max-states %d; the test without -race runs it in full", limit)
+	code, out, _ := runCLI("-q", "--max-states", strconv.Itoa(limit))
+	m := regexp.MustCompile(`\n(\d+) checks: (\d+) as expected, 0 unexpected, (\d+) incomplete\n$`).FindStringSubmatch(out)
+	if m == nil || code != exitFor(0, atoi(m[3])) {
+		t.Fatalf("suite exit %d:\n%s", code, out)
+	}
+	checks, ok, incomplete := atoi(m[1]), atoi(m[2]), atoi(m[3])
+	limited := strings.Count(out, "incomplete (state)")
+	if incomplete != limited || incomplete > checks/6 || ok != checks-incomplete || strings.Count(out, "  ok\n") != ok || ok < 40 {
+		t.Fatalf("%d checks, %d as expected, %d incomplete (%d at the state limit):\n%s", checks, ok, incomplete, limited, out)
+	}
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
 
 func TestCheckPassJSON(t *testing.T) {
