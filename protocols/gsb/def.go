@@ -10,31 +10,53 @@ import (
 
 	"lfccheck/model"
 	"lfccheck/properties"
+	"lfccheck/protocols/fa"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
 )
 
-// DefaultHostBuffers is GSB's default host receive pool: enough for the
-// default workload, so that a default check tests the ordering rather than
-// the missing flow control (§6.1.1).
-const DefaultHostBuffers = 4
+// DefaultPinned is GSB's default pinned-memory limit, in host receive
+// buffers per host: enough for the default workload, so that a default
+// check tests the ordering rather than the missing flow control (§6.1.1).
+const DefaultPinned = 4
+
+// Delivery modes: streaming (Panda's, §6.3) or whole messages.
+const (
+	Stream = "stream"
+	Whole  = "whole"
+)
 
 // Params are GSB's parameters: MCAST's credits, buffers and broadcast
-// trees, the senders, the sequencer and the packets per message.
+// trees (HostBuffers is the receive ring's initial size, §3.6), the
+// senders, the sequencer, the packets per message, the pinned-memory
+// limit, the delivery mode and the sequencer's reply memory.
 type Params struct {
 	mcast.Params
 	// Senders are the broadcasting nodes (nil: every node).
 	Senders   []int `json:"senders,omitempty"`
 	Sequencer int   `json:"sequencer"`
 	Fragments int   `json:"fragments"`
+	// Pinned is the most host receive buffers a host can pin (§6.6.4).
+	Pinned int `json:"pinned"`
+	// Delivery is Stream (default) or Whole.
+	Delivery string `json:"delivery,omitempty"`
+	// ReplyMemory is the FA_REPLY packets the sequencer's NI has memory
+	// for (§3.8); 0: one per node.
+	ReplyMemory int `json:"reply_memory,omitempty"`
 }
 
 // Defaults returns GSB's default parameters.
 func Defaults() *Params {
-	p := &Params{Params: *mcast.Defaults(), Fragments: 1}
-	p.HostBuffers = DefaultHostBuffers
-	return p
+	return &Params{Params: *mcast.Defaults(), Fragments: 1, Pinned: DefaultPinned}
+}
+
+// delivery is the delivery mode, Stream when unset.
+func (p *Params) delivery() string {
+	if p.Delivery == "" {
+		return Stream
+	}
+	return p.Delivery
 }
 
 // ParamSpecs declares GSB's parameters.
@@ -49,8 +71,7 @@ func ParamSpecs() []model.ParamSpec {
 		case "packets":
 			s.Doc = "messages every sender broadcasts, K"
 		case "host-buffers":
-			s.Doc = "host receive buffers per host; held-back packets occupy them (no flow control, §6.1.1)"
-			s.Default = strconv.Itoa(DefaultHostBuffers)
+			s.Doc = "initial host receive buffers per host (§3.6); the ring grows up to --pinned"
 		case "tree":
 			s.Doc = "tree family of the broadcast trees: binary, binomial, chain, star, kary:K"
 		case "topology":
@@ -62,6 +83,9 @@ func ParamSpecs() []model.ParamSpec {
 		model.ParamSpec{Key: "senders", Doc: "the broadcasting nodes, comma-separated (default: every node)"},
 		model.ParamSpec{Key: "sequencer", Doc: "the NI whose fetch-and-add variable numbers the messages", Default: "0"},
 		model.ParamSpec{Key: "fragments", Doc: "packets per message (§6.3)", Default: "1"},
+		model.ParamSpec{Key: "pinned", Doc: "pinned-memory limit: the most host receive buffers a host can pin (§3.6, §6.6.4); held-back packets occupy them (no flow control, §6.1.1)", Default: strconv.Itoa(DefaultPinned)},
+		model.ParamSpec{Key: "delivery", Doc: "stream: a message's handler runs from its first packet and consumes the rest as they arrive (Panda, §6.3); whole: delivered once every packet is held", Default: Stream},
+		model.ParamSpec{Key: "reply-memory", Doc: "FA_REPLY packets the sequencer's NI has memory for (§3.8); 0: one per node", Default: "0"},
 	)
 }
 
@@ -87,6 +111,15 @@ func (p *Params) Set(key, v string) (err error) {
 		p.Sequencer, err = ucast.IntIn(v, 0, model.MaxNodes-1)
 	case "fragments":
 		p.Fragments, err = ucast.IntIn(v, 1, model.MaxStreamSeq)
+	case "pinned":
+		p.Pinned, err = ucast.IntIn(v, 1, ucast.MaxBuffers)
+	case "reply-memory":
+		p.ReplyMemory, err = ucast.IntIn(v, 0, ucast.MaxBuffers)
+	case "delivery":
+		if v != Stream && v != Whole {
+			return fmt.Errorf("delivery %q: want %s or %s", v, Stream, Whole)
+		}
+		p.Delivery = v
 	case "flow":
 		err = fmt.Errorf("gsb has no parameter %q", key)
 	default:
@@ -107,8 +140,11 @@ func (p *Params) Settings() []model.Setting {
 	if p.Packets != 1 {
 		s = append(s, model.Setting{Key: "packets", Value: strconv.Itoa(p.Packets)})
 	}
-	if p.HostBuffers != DefaultHostBuffers {
+	if p.HostBuffers != 1 {
 		s = append(s, model.Setting{Key: "host-buffers", Value: strconv.Itoa(p.HostBuffers)})
+	}
+	if p.Pinned != DefaultPinned {
+		s = append(s, model.Setting{Key: "pinned", Value: strconv.Itoa(p.Pinned)})
 	}
 	if p.Senders != nil {
 		s = append(s, model.Setting{Key: "senders", Value: joinInts(p.Senders)})
@@ -118,6 +154,12 @@ func (p *Params) Settings() []model.Setting {
 	}
 	if p.Fragments != 1 {
 		s = append(s, model.Setting{Key: "fragments", Value: strconv.Itoa(p.Fragments)})
+	}
+	if p.delivery() != Stream {
+		s = append(s, model.Setting{Key: "delivery", Value: p.delivery()})
+	}
+	if p.ReplyMemory != 0 {
+		s = append(s, model.Setting{Key: "reply-memory", Value: strconv.Itoa(p.ReplyMemory)})
 	}
 	return s
 }
@@ -140,7 +182,11 @@ func (p *Params) Describe() string {
 	if len(p.Casts) > 0 { // MCAST's omits packets when casts are given
 		d = strings.Replace(d, fmt.Sprintf("credits=%d ", p.Credits), fmt.Sprintf("credits=%d packets=%d ", p.Credits, p.Packets), 1)
 	}
-	return fmt.Sprintf("%s senders=%s sequencer=%d fragments=%d", d, senders, p.Sequencer, p.Fragments)
+	rm := "per-node"
+	if p.ReplyMemory > 0 {
+		rm = strconv.Itoa(p.ReplyMemory)
+	}
+	return fmt.Sprintf("%s senders=%s sequencer=%d fragments=%d pinned=%d delivery=%s reply-memory=%s", d, senders, p.Sequencer, p.Fragments, p.Pinned, p.delivery(), rm)
 }
 
 // Resolve validates; the node count defaults to the topology's, else 3.
@@ -157,6 +203,9 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	}
 	if p.Fragments < 1 || p.Packets*p.Fragments > model.MaxStreamSeq {
 		return 0, fmt.Errorf("packets x fragments must be in 1..%d, got %d x %d", model.MaxStreamSeq, p.Packets, p.Fragments)
+	}
+	if p.Pinned < p.HostBuffers {
+		return 0, fmt.Errorf("pinned (%d) must be at least host-buffers (%d), the receive ring's initial size", p.Pinned, p.HostBuffers)
 	}
 	if p.Sequencer < 0 || p.Sequencer >= nodes {
 		return 0, fmt.Errorf("sequencer %d out of range 0..%d", p.Sequencer, nodes-1)
@@ -190,10 +239,11 @@ func (p *Params) Clone() model.Params {
 
 // Config is a GSB configuration on nodes NIs with binary broadcast trees:
 // credits C, K messages per sender, the given senders (none: every node)
-// and host buffers.
-func Config(nodes, credits, messages, hostBuffers int, senders ...int) model.Config {
+// and a pinned-memory limit of pinned host receive buffers per host (the
+// ring starts with one).
+func Config(nodes, credits, messages, pinned int, senders ...int) model.Config {
 	p := Defaults()
-	p.Credits, p.Packets, p.HostBuffers = credits, messages, hostBuffers
+	p.Credits, p.Packets, p.Pinned = credits, messages, pinned
 	if len(senders) > 0 {
 		p.Senders = senders
 	}
@@ -289,7 +339,12 @@ func build(cfg model.Config, p *Params, messages int, live bool) (*Machine, erro
 	}
 	u := ucast.NewMachine(cfg, &p.Params.Params, work)
 	mm := &mcast.Machine{Machine: u, Topo: topo}
+	replyMemory := p.ReplyMemory
+	if replyMemory == 0 {
+		replyMemory = cfg.Nodes
+	}
 	m := &Machine{Machine: mm, Sequencer: model.NodeID(p.Sequencer), Fragments: p.Fragments, Messages: count,
+		Pinned: p.Pinned, ReplyMemory: replyMemory, WholeMessages: p.delivery() == Whole,
 		Total: messages * len(senders), item: items, trees: trees, ordered: ordered, casts: len(p.Casts) > 0, variant: cfg.Variant}
 	// The client keeps a message's packets until it delivers the message.
 	mm.Attach(m, ucast.Features{KeepsPackets: true}, cfg.Variant)
@@ -337,8 +392,8 @@ var Def = &model.Def{
 			Catches: "total-order", Example: Config(3, 1, 1, 4)},
 		{Name: SelfImmediate, Doc: "a sender delivers its own message as soon as it has its sequence number",
 			Catches: "total-order", Example: Config(3, 1, 1, 4)},
-		{Name: TwoOutstanding, Doc: "a process requests its next sequence number before broadcasting the current message; the second reply overwrites the first in the one result slot (§3.8)",
-			Catches: "deadlock", Example: Config(3, 1, 2, 4, 1)},
+		{Name: TwoOutstanding, Doc: "a process requests its next sequence number before broadcasting the current message: the sequencer's NI must hold more FA_REPLY packets than the one per process its memory is sized for (§3.8)",
+			Catches: ReplyMemory.Name, Example: Config(3, 2, 2, 4, 1, 2)},
 		{Name: PrefetchLIFO, Doc: "a process fetches the numbers of its next two messages ahead (results queued, not overwritten) and uses them newest first",
 			Catches: "sender-order", Example: Config(3, 1, 2, 4, 1)},
 		{Name: DoubleOwn, Doc: "a sender delivers its own message as soon as it has its number, and again when the number comes up",
@@ -348,6 +403,7 @@ var Def = &model.Def{
 		// Fetch-and-add's own bugs, at the sequencer (ucast/fetchadd.go).
 		ucast.FAVariants(Config(3, 1, 1, 4), faCatches)...),
 	Properties: props(),
+	Stats:      []model.Stat{PinnedBuffers},
 	Acyclic:    true,
 	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:     claims(),
@@ -357,32 +413,44 @@ var Def = &model.Def{
 // props are GSB's properties, in checking order.
 func props() []model.Property {
 	return []model.Property{Deadlock, TotalOrder, SenderOrder, NoDuplicates, ucast.CreditConservation, ucast.PoolBound,
-		properties.FIFO, ucast.ExactlyOnce, mcast.BufferHeld, HeldBack, EventualDelivery}
+		properties.FIFO, ucast.ExactlyOnce, mcast.BufferHeld, ReplyMemory, HeldBack, EventualDelivery}
 }
 
 func claims() []model.Claim {
 	const doc = "every process delivers every message, in one order that respects each sender's order"
 	return []model.Claim{
-		{Name: "P=3 3 senders K=1 host-buffers=2", Config: Config(3, 1, 1, 2), Expect: "pass", Ref: "§6.4", Doc: doc},
-		{Name: "P=3 senders 1,2 K=2 host-buffers=4", Config: Config(3, 1, 2, 4, 1, 2), Expect: "pass", Ref: "§6.4",
+		{Name: "P=3 3 senders K=1 pinned=2", Config: Config(3, 1, 1, 2), Expect: "pass", Ref: "§6.4", Doc: doc},
+		{Name: "P=3 senders 1,2 K=2 pinned=4", Config: Config(3, 1, 2, 4, 1, 2), Expect: "pass", Ref: "§6.4",
 			Doc: doc + "; two messages per sender"},
 		{Name: "P=3 senders 1,2 K=1 fragments=2", Config: fragments(Config(3, 1, 1, 4, 1, 2), 2), Expect: "pass", Ref: "§6.3, §6.4",
-			Doc: doc + "; two-packet messages are assembled before delivery"},
-		{Name: "P=4 senders 1,2,3 K=1 host-buffers=3", Config: Config(4, 1, 1, 3, 1, 2, 3), Expect: "pass", Ref: "§6.4",
+			Doc: doc + "; two-packet messages are streamed: the handler runs from the first packet and consumes the rest as they arrive"},
+		{Name: "P=3 senders 1,2 K=1 fragments=2 pinned=3", Config: fragments(Config(3, 1, 1, 3, 1, 2), 2), Expect: "pass", Ref: "§6.3, §6.6.4",
+			Doc: "streaming frees the next message's packets as they arrive: three pinned buffers suffice for two two-packet messages"},
+		{Name: "P=3 senders 1,2 K=1 fragments=2 pinned=3 delivery=whole", Config: whole(fragments(Config(3, 1, 1, 3, 1, 2), 2)), Expect: "fail deadlock", Ref: "§6.3, §6.6.4",
+			Doc: "whole-message delivery (a modelling alternative, not Panda's) holds the next message's first packet until its second can be copied: the same three buffers stall"},
+		{Name: "P=4 senders 1,2,3 K=1 pinned=3", Config: Config(4, 1, 1, 3, 1, 2, 3), Expect: "pass", Ref: "§6.4",
 			Doc: doc + "; binary trees forward at P=4"},
 		{Name: "P=3 1 sender K=2", Config: Config(3, 1, 2, 4, 1), Expect: "fail held-back", Ref: "§6.4",
 			Doc: "with one sender nothing is ever held back: the goal fails, so the other claims' held-back goal is meaningful"},
-		{Name: "P=2 2 senders K=3 host-buffers=1", Config: Config(2, 1, 3, 1), Expect: "pass", Ref: "§6.1.1",
-			Doc: "two nodes never stall: the one other sender's messages arrive in order"},
-		{Name: "P=3 senders 1,2 K=1 host-buffers=1", Config: Config(3, 1, 1, 1, 1, 2), Expect: "fail deadlock", Ref: "§6.1.1",
-			Doc: "the smallest stall (no flow control for ordered broadcast): a held-back message fills the only host buffer, the missing one can never be copied"},
-		{Name: "P=4 senders 1,2,3 K=1 host-buffers=2", Config: Config(4, 1, 1, 2, 1, 2, 3), Expect: "fail deadlock", Ref: "§6.1.1",
-			Doc: "one host buffer fewer than the packets a receiver gets stalls"},
+		{Name: "P=2 2 senders K=3 pinned=1", Config: Config(2, 1, 3, 1), Expect: "pass", Ref: "§6.1.1, §6.6.4",
+			Doc: "two nodes never stall: the one other sender's messages arrive in order, one pinned buffer suffices"},
+		{Name: "P=3 senders 1,2 K=1 pinned=1", Config: Config(3, 1, 1, 1, 1, 2), Expect: "fail deadlock", Ref: "§6.1.1, §6.6.4",
+			Doc: "no flow control for ordered broadcast: the ring grows (§3.6) until pinned memory is exhausted (§6.6.4); with one pinned buffer a held-back message fills it and the missing one can never be copied"},
+		{Name: "P=3 senders 1,2 K=1 pinned=2", Config: Config(3, 1, 1, 2, 1, 2), Expect: "pass", Ref: "§6.1.1, §6.6.4",
+			Doc: "two pinned buffers per host are what two senders' messages need at P=3"},
+		{Name: "P=4 senders 1,2,3 K=1 pinned=2", Config: Config(4, 1, 1, 2, 1, 2, 3), Expect: "fail deadlock", Ref: "§6.1.1, §6.6.4",
+			Doc: "one pinned buffer fewer than the packets a receiver gets stalls"},
 		{Name: "broadcast beside group g P=4", Config: OverlapConfig(topology.Cast{Group: "g", Root: 1, Count: 1}, topology.Cast{Group: "g", Root: 3, Count: 1}),
 			Expect: "fail deadlock", Ref: "§4.2.6", Doc: "the broadcast group overlaps every group: with g's trees it closes a wait-for cycle (RECOV's case)"},
 		{Name: "broadcast beside group g, one cast P=4", Config: oneSender(OverlapConfig(topology.Cast{Group: "g", Root: 1, Count: 1})),
 			Expect: "pass", Ref: "§4.2.6", Doc: "the cycle needs both of g's multicasts (one sender: held-back cannot occur and is not checked)"},
 	}
+}
+
+// whole sets whole-message delivery.
+func whole(cfg model.Config) model.Config {
+	cfg.Params.(*Params).Delivery = Whole
+	return cfg
 }
 
 // fragments sets the packets per message of cfg.
@@ -537,12 +605,12 @@ var Deadlock = properties.Deadlock(func(w *model.World) error {
 	return fmt.Errorf("%s", s)
 }, explain)
 
-// heldFull lists the hosts whose host buffers are all in use, with
-// held-back packets among them.
+// heldFull lists the hosts whose pinned host buffers are all in use,
+// with held-back packets among them.
 func heldFull(w *model.World) []int {
 	var out []int
 	for i := range w.Nodes {
-		if n := gnode(w, i); len(n.Held) > 0 && n.HostBuffersUsed() >= gmach(w).HostBuffers {
+		if n := gnode(w, i); len(n.Held) > 0 && n.HostBuffersUsed() >= gmach(w).Pinned {
 			out = append(out, i)
 		}
 	}
@@ -559,11 +627,11 @@ func explain(w *model.World) model.Explanation {
 	}
 	m := gmach(w)
 	e := model.Explanation{Field: "held_back_stall",
-		Head: "held-back messages fill host buffers (no flow control for ordered broadcast, §6.1.1):"}
+		Head: "held-back messages fill every buffer the host can pin (no flow control for ordered broadcast, §6.1.1; pinned memory, §6.6.4):"}
 	for _, i := range heldFull(w) {
 		n := gnode(w, i)
 		held := model.ListOf(n.Held, func(p model.Packet) string { return fmt.Sprintf("%s (message #%d)", p, p.Val) })
-		line := fmt.Sprintf("host %d waits for message #%d; its %d host buffers hold %s, held back", i, n.NextSeq, m.HostBuffers, held)
+		line := fmt.Sprintf("host %d waits for message #%d; its %d pinned host buffers hold %s, held back", i, n.NextSeq, m.Pinned, held)
 		for _, rb := range n.Recv {
 			if !rb.Copied && rb.Pkt.Val == n.NextSeq && m.ordered[rb.Pkt.Tree] {
 				line += fmt.Sprintf("; ni %d holds %s (message #%d) but has no free host buffer to copy it to", i, rb.Pkt, rb.Pkt.Val)
@@ -576,3 +644,44 @@ func explain(w *model.World) model.Explanation {
 	}
 	return e
 }
+
+// ReplyMemory: the sequencer's NI never holds more FA_REPLY packets than
+// it has memory for (§3.8). A reply occupies the NI's memory from the
+// request's handler, which creates it, until the link has delivered it
+// (the model's link from the sequencer stands for its transmit queue).
+var ReplyMemory = model.Property{
+	Name: "reply-memory",
+	Doc:  "the sequencer's NI never holds more FA_REPLY packets than its reply memory (§3.8: one per process with one outstanding request each)",
+	State: func(w *model.World) error {
+		m := gmach(w)
+		k := 0
+		for j := range w.Nodes {
+			for _, p := range w.Link(m.Sequencer, model.NodeID(j)) {
+				if p.Tag == fa.TagReply {
+					k++
+				}
+			}
+		}
+		if k > m.ReplyMemory {
+			return fmt.Errorf("the sequencer's NI %d holds %d FA_REPLY packets, memory for %d", m.Sequencer, k, m.ReplyMemory)
+		}
+		return nil
+	},
+}
+
+// PinnedBuffers is the pinned memory the library used: the most host
+// receive buffers a host's ring held (the initial ones and those taken from
+// the pool, §3.6), in any state. The library appends a buffer before an
+// upcall when no empty one is left, so this is one more than the most
+// buffers in use; with a pinned limit at least this large the limit is
+// never reached.
+var PinnedBuffers = model.Stat{Name: "pinned-buffers",
+	Doc: "most host receive buffers one host's ring held in any state (§3.6): the pinned memory the library used",
+	State: func(w *model.World) int64 {
+		best := 0
+		m := gmach(w)
+		for i := range w.Nodes {
+			best = max(best, m.HostBuffers+gnode(w, i).Extra)
+		}
+		return int64(best)
+	}}

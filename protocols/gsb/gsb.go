@@ -23,7 +23,9 @@
 //     sends it to the sequencer under UCAST's credits (a data packet,
 //     consuming a credit; it waits in the blocked-sends queue without
 //     one). At the sequencer itself the request needs no packet: the NI
-//     increments its variable and stores the old value at once. A process
+//     increments its variable and stores the old value at once (a
+//     modelling choice; the thesis sends it through the network, see
+//     "Thesis and modelling choices"). A process
 //     requests a number for a message only after it has launched every
 //     packet of its previous message, so at most one request per process is
 //     outstanding, as §3.8 assumes. Requests are not fair: a process may
@@ -46,9 +48,17 @@
 //     for it (lfc_upcall, Table 3.1), as if the host polled at once. A
 //     plain multicast is consumed and its buffer recycled. A broadcast
 //     packet is kept (the upcall returns nonzero), so its host buffer stays
-//     in use; then the client delivers, in sequence-number order, every
-//     message that is next and whole (its own included) and frees the
-//     packets of each with lfc_packet_free. Processing and freeing are thus
+//     in use; then the client delivers, in sequence-number order, what is
+//     next: its own message from memory, or the next message's held
+//     packets. Delivery streams as Panda's does (§6.3): the message's
+//     handler is invoked with its first packet (that is the delivery the
+//     properties read) and consumes the rest as they arrive, freeing each
+//     consumed packet with lfc_packet_free; the next message's handler
+//     runs only after the previous one has consumed every packet (a SAP's
+//     handler is not invoked again until it returns). With --delivery whole
+//     a message is delivered only when every packet of it is held, and its
+//     packets are freed together (the model before it streamed, kept to
+//     compare pinned memory). Processing and freeing are thus
 //     separate steps for a held-back packet: its own step keeps it, a later
 //     one (another packet's copy, or the sender's broadcast step that makes
 //     it next) frees it. Weakly fair per NI.
@@ -80,15 +90,50 @@
 // Every step makes progress, so every run is finite and the protocol is
 // declared Acyclic.
 //
-// # Host buffers
+// # Host buffers and pinned memory
 //
-// Held-back packets occupy host receive buffers (the pool of parameter
-// host-buffers, §3.5-3.6), and the thesis has no flow control for ordered
-// broadcast (§6.1.1). A receiver whose buffers are all held by messages
-// that come after a missing one can no longer copy the missing one out of
-// its NI, so nothing moves again: the system stalls. Host buffers at least
-// the packets a receiver gets from the other senders avoid it; the suite
-// shows the smallest configuration that stalls.
+// Held-back packets occupy host receive buffers, and the thesis has no
+// flow control for ordered broadcast (§6.1.1). LFC's library does not run
+// out of buffers at a fixed count: its receive ring starts with the
+// client's initial number (parameter host-buffers) and, whenever an upcall
+// would leave it without an empty buffer, takes one more from the pool
+// (§3.6), until the host can pin no more memory (§6.6.4: "LFC will continue
+// to add new packet buffers to its receive ring and will eventually run
+// out of pinnable memory"). Parameter pinned is that limit, in receive
+// buffers per host; Machine.ring keeps the ring's size (Host.Extra beyond
+// the initial ones), which is a function of the buffers in use, so it adds
+// no state, and the NI finds a free buffer exactly while fewer than pinned
+// are in use. A receiver whose pinned buffers are all held by messages that
+// come after a missing one can no longer copy the missing one out of its
+// NI, so nothing moves again: the system stalls. The finding is thus how
+// much pinned memory ordered broadcast needs: the suite's pinned rows give
+// the smallest limits that stall and pass, the statistic pinned-buffers
+// the most a ring held, and docs/results.md a table per P and senders.
+//
+// # Thesis and modelling choices
+//
+// The thesis's: GSB itself (§6.4), one fetch-and-add variable on the
+// sequencer's NI served without the host (§3.8), one outstanding request
+// per process because of the FA_REPLY memory on the server's NI (§3.8),
+// no flow control for ordered broadcast (§6.1.1), the growing receive ring
+// (§3.6) bounded by pinned memory (§6.6.4), streaming delivery (§6.3).
+// Modelling choices: the upcall inside the copy step (argued above); when
+// the ring returns a freed buffer to the pool (one empty buffer is
+// "sufficient", as in UCAST's host library); the sequencer's link to a
+// client standing for its transmit queue, where an FA_REPLY occupies the
+// NI's memory until delivered; reply memory of one FA_REPLY per node by
+// default (what one outstanding request per process needs); and the
+// sequencer's own request. §5.2 says the local fetch-and-add is not
+// optimized: FA_REQUEST and FA_REPLY travel to the switch and back. The
+// model answers it at once, because its kernel has no link from a node
+// to itself. The difference: in the thesis the local request holds one of
+// the sequencer's send packets and a credit to itself, occupies reply
+// memory, and is served at its arrival, later than it was issued. The
+// serving order is no loss (the request step is unconstrained, so the
+// model can take it at the moment the looped-back request would arrive),
+// but runs in which the sequencer's request waits for a send packet or a
+// credit, or in which its reply fills the reply memory, are not explored;
+// reply-memory's default of one per node leaves room for it.
 //
 // # Properties
 //
@@ -105,7 +150,9 @@
 //     fairness above.
 //  6. credit-conservation, pool-bound, fifo, exactly-once, buffer-held:
 //     UCAST's and MCAST's, on the packets of the broadcast.
-//  7. held-back (a Sometimes goal): some process holds back a whole message
+//  7. reply-memory: the sequencer's NI never holds more FA_REPLY packets
+//     than its reply memory (§3.8).
+//  8. held-back (a Sometimes goal): some process holds back a whole message
 //     that arrived before an earlier one, so the claims exercise the
 //     hold-back.
 //
@@ -118,10 +165,15 @@
 //     catches it.
 //   - two-outstanding: a process requests the sequence number of its next
 //     message before it has broadcast the current one, two outstanding
-//     requests where §3.8 allows one. Both replies land in the one slot;
-//     the second overwrites the first before the process reads it, that
-//     sequence number is never broadcast and every process waits for it
-//     for ever: deadlock catches it.
+//     requests where §3.8 allows one. §3.8's reason: requests return their
+//     credits when they are received, possibly before the reply is
+//     generated, so nothing bounds the FA_REPLY packets the server's NI
+//     creates and queues but one request per process. With two credits
+//     and two senders, four replies wait at the sequencer's NI, whose
+//     memory is for three (one per node): reply-memory catches it. The
+//     results are queued at the client here, so a second reply does not
+//     overwrite the first in the one result slot; that would be a second,
+//     client-side reason, not the one the thesis gives.
 //   - prefetch-lifo: a process fetches the numbers of its next two
 //     messages ahead, the NI queues the results (so none is lost), and the
 //     process uses them newest first: every process delivers the sender's
@@ -196,8 +248,14 @@ type Node struct {
 	Prefetched []uint32
 	// NextSeq is the sequence number of the next message to deliver.
 	NextSeq uint32
+	// Consumed counts the packets of message NextSeq that its handler has
+	// consumed (streaming delivery, §6.3): 0 before the handler runs, and
+	// always 0 with one packet per message or whole-message delivery.
+	Consumed uint8
 	// Delivered lists the messages delivered, in order (history).
 	Delivered []Msg
+
+	g *Machine // the machine that built the node
 }
 
 // Base returns the UCAST part.
@@ -223,6 +281,7 @@ func (n *Node) Encode(buf []byte) []byte {
 		buf = binary.AppendUvarint(buf, uint64(s))
 	}
 	buf = binary.AppendUvarint(buf, uint64(n.NextSeq))
+	buf = append(buf, n.Consumed)
 	buf = binary.AppendUvarint(buf, uint64(len(n.Delivered)))
 	for _, m := range n.Delivered {
 		buf = binary.AppendUvarint(append(buf, byte(m.From)), uint64(m.K))
@@ -250,11 +309,15 @@ func (n *Node) Decode(d *model.Decoder) {
 		n.Prefetched = append(n.Prefetched, uint32(d.Uvarint()))
 	}
 	n.NextSeq = uint32(d.Uvarint())
+	n.Consumed = d.Byte()
 	n.Delivered = n.Delivered[:0]
 	for k := d.Count(); k > 0 && d.Err() == nil; k-- {
 		m := Msg{From: model.NodeID(d.Byte())}
 		m.K = uint16(d.Uvarint())
 		n.Delivered = append(n.Delivered, m)
+	}
+	if n.g != nil {
+		n.g.ring(n) // derived from the buffers in use, so not encoded
 	}
 }
 
@@ -262,7 +325,7 @@ func (n *Node) Decode(d *model.Decoder) {
 func (n *Node) CopyFrom(src model.Node) {
 	s := src.(*Node)
 	n.Node.CopyNode(&s.Node)
-	n.Slot, n.SlotFull, n.Requested, n.Waiting, n.NextSeq = s.Slot, s.SlotFull, s.Requested, s.Waiting, s.NextSeq
+	n.Slot, n.SlotFull, n.Requested, n.Waiting, n.NextSeq, n.Consumed = s.Slot, s.SlotFull, s.Requested, s.Waiting, s.NextSeq, s.Consumed
 	n.Seqs = append(n.Seqs[:0], s.Seqs...)
 	n.Prefetched = append(n.Prefetched[:0], s.Prefetched...)
 	n.Delivered = append(n.Delivered[:0], s.Delivered...)
@@ -303,6 +366,15 @@ type Machine struct {
 	*mcast.Machine
 	Sequencer model.NodeID
 	Fragments int
+	// Pinned is the most host receive buffers a host can pin (§6.6.4):
+	// the receive ring starts with HostBuffers and grows to Pinned.
+	Pinned int
+	// ReplyMemory is the number of FA_REPLY packets the sequencer's NI
+	// has memory for (§3.8).
+	ReplyMemory int
+	// WholeMessages: a message is delivered once every packet of it is
+	// held (delivery "whole"), not streamed from its first packet.
+	WholeMessages bool
 	// Messages is, per node, how many messages it broadcasts (K for a
 	// sender, 0 otherwise).
 	Messages []int
@@ -347,7 +419,7 @@ func (m *Machine) prefetches() bool { return m.variant == TwoOutstanding || m.va
 
 // haveResult reports whether a fetch-and-add result waits to be read.
 func (m *Machine) haveResult(n *Node) bool {
-	if m.variant == PrefetchLIFO {
+	if m.prefetches() {
 		return len(n.Prefetched) > 0
 	}
 	return n.SlotFull
@@ -398,6 +470,7 @@ func (m *Machine) Kinds() []*model.ActionKind {
 		n := node(mn)
 		m.Copy(&n.Node, out)
 		m.process(n)
+		m.ring(n)
 	}
 	m.kinds = []*model.ActionKind{
 		{Name: "request", Pattern: "host {node} request", Owner: model.OwnerHost, Live: model.LiveClient,
@@ -422,7 +495,7 @@ func (m *Machine) Kinds() []*model.ActionKind {
 
 // NewNode builds node id in its initial state.
 func (m *Machine) NewNode(id model.NodeID) model.Node {
-	n := &Node{}
+	n := &Node{g: m}
 	m.InitNode(&n.Node, id)
 	return n
 }
@@ -451,6 +524,9 @@ func (m *Machine) broadcast(n *Node, out *model.Outbox) {
 			last := len(n.Prefetched) - 1
 			n.Seqs = append(n.Seqs, n.Prefetched[last])
 			n.Prefetched = n.Prefetched[:last]
+		} else if m.variant == TwoOutstanding {
+			n.Seqs = append(n.Seqs, n.Prefetched[0])
+			n.Prefetched = append(n.Prefetched[:0], n.Prefetched[1:]...)
 		} else {
 			n.Seqs = append(n.Seqs, n.Slot)
 			n.SlotFull = false
@@ -459,6 +535,22 @@ func (m *Machine) broadcast(n *Node, out *model.Outbox) {
 	}
 	m.LaunchVal(&n.Node, n.Seqs[it.msg], out)
 	m.drain(n)
+	m.ring(n)
+}
+
+// ring sets the host receive buffers the library has taken from the pool
+// beyond the initial HostBuffers (Host.Extra), as §3.6 manages them: before
+// an upcall the library appends a buffer from the pool when no empty one
+// is left, and a freed packet goes back to the pool when the ring already
+// has an empty buffer (how many are "sufficient" is a modelling choice, as
+// in UCAST's host library); the pool grows until the host can pin no more
+// memory (§6.6.4: Pinned buffers). So the ring holds max(HostBuffers,
+// used+1) buffers, at most Pinned, and the NI finds a free one exactly
+// while fewer than Pinned are in use. The value is a function of the
+// buffers in use, so it adds no state.
+func (m *Machine) ring(n *Node) {
+	want := min(max(m.HostBuffers, n.HostBuffersUsed()+1), m.Pinned)
+	n.Extra = max(0, want-m.HostBuffers)
 }
 
 // Receive is event_packet_received: fetch-and-add's packets here, the
@@ -478,10 +570,11 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 }
 
 // result stores a fetch-and-add result where lfc_fetch_and_add polls for
-// it: the one slot, which a second result overwrites (§3.8), or, in
-// variant prefetch-lifo, a queue.
+// it: the one slot (§3.8), or, in the variants with two outstanding
+// requests, a queue (so that a second result does not overwrite the first:
+// those variants fail for what the server's NI does, not the client's).
 func (m *Machine) result(n *Node, v uint32) {
-	if m.variant == PrefetchLIFO {
+	if m.prefetches() {
 		n.Prefetched = append(n.Prefetched, v)
 		return
 	}
@@ -581,6 +674,14 @@ func (m *Machine) drain(n *Node) {
 			if msg := (Msg{From: n.ID, K: uint16(k + 1)}); !delivered(n, msg) || m.variant == DoubleOwn {
 				n.Delivered = append(n.Delivered, msg)
 			}
+		} else if !m.WholeMessages {
+			if !m.consume(n) {
+				return
+			}
+			if n.Consumed < uint8(m.Fragments) {
+				continue
+			}
+			n.Consumed = 0
 		} else if m.whole(n, n.NextSeq) {
 			m.deliverHeld(n, n.NextSeq)
 		} else {
@@ -588,6 +689,31 @@ func (m *Machine) drain(n *Node) {
 		}
 		n.NextSeq++
 	}
+}
+
+// consume is streaming delivery (§6.3, §6.4): the handler of message
+// NextSeq consumes its next packet if it is held, and frees it
+// (pan_msg_consume returns each consumed packet to LFC). The first packet
+// delivers the message: Panda invokes the handler, which then consumes
+// the rest as they arrive. A message's packets travel on one tree, so they
+// are held in order. It reports whether a packet was consumed.
+func (m *Machine) consume(n *Node) bool {
+	for i, p := range n.Held {
+		if p.Val != n.NextSeq {
+			continue
+		}
+		if n.Consumed == 0 {
+			n.Delivered = append(n.Delivered, Msg{From: p.Origin, K: uint16((int(p.Seq)-1)/m.Fragments + 1)})
+		}
+		n.Consumed++
+		if m.variant == NoFree {
+			n.Held[i].Val = noSeq // consumed; the bug: never freed
+		} else {
+			n.Held = append(n.Held[:i], n.Held[i+1:]...) // lfc_packet_free
+		}
+		return true
+	}
+	return false
 }
 
 // Triggers, Pending and Commutes (model.Dependencies) declare nothing:
