@@ -11,6 +11,7 @@ import (
 	"lfccheck/protocols/gsb"
 	"lfccheck/protocols/intr"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/panda"
 	"lfccheck/protocols/recov"
 	"lfccheck/protocols/ucast"
 )
@@ -22,6 +23,7 @@ func init() {
 	model.Register(fa.Def)
 	model.Register(intr.Def)
 	model.Register(gsb.Def)
+	model.Register(panda.Def)
 }
 
 // All lists the registered protocols.
