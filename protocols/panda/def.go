@@ -31,7 +31,7 @@ var Def = &model.Def{
 			}
 			return 0
 		}}},
-	Sweep: []model.Setting{{Key: "reply-packets", Value: "2,3"}},
+	Sweep: []model.Setting{{Key: "reply-packets", Value: "3,5"}},
 }
 
 func claims() []model.Claim {
