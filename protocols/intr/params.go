@@ -30,6 +30,9 @@ func ParamSpecs() []model.ParamSpec {
 		switch s.Key {
 		case "tree":
 			s.Doc = "with cast: tree family for the broadcast group: binary, binomial, chain, star, kary:K"
+			// Without a cast there is no tree to give: an error, so the
+			// default is described, not a value.
+			s.Default = "binary (with --cast)"
 			specs = append(specs, s)
 		case "cast":
 			s.Doc = "multicast traffic beside the flows, [GROUP/]ROOT:COUNT, repeatable: INTR under MCAST (Fig. 4.7 counts multicast packets)"
