@@ -30,6 +30,12 @@ type Dependencies interface {
 	// launches still to come, for one). No step of n may add to it but
 	// what its Triggers names (a delivery from k may add Triggers(k, n)).
 	Pending(n Node) uint64
+	// Waiting reports whether a delivery on a commuting link may enable a
+	// step of node n that is disabled in n's present state (a CREDIT
+	// that frees the send packet a launch waits for). When it reports
+	// false, a commuting delivery must enable no step of n and leave
+	// Waiting false.
+	Waiting(n Node) bool
 	// Commutes reports whether every delivery on the link from->at is
 	// independent of every other step of node at: in every state where
 	// both are enabled, each stays enabled after the other and the two

@@ -42,15 +42,18 @@ import (
 // step of their node.
 //
 // The set is built from a seed node s whose steps are enabled: T holds
-// the actions of a set N of nodes (starting from N = {s}), all but the
-// commuting deliveries into them, which T holds too for the nodes marked
-// full. For each node m in N and each empty link j->m (commuting or not
-// as m is full or not), the disabled delivery j->m needs an enabling set:
-// the steps by which j may come to send to m, which by the declaration
-// are
+// the actions of a set N of nodes (starting from N = {s}): their steps,
+// enabled or not, and the deliveries into them that do not commute; and
+// the commuting deliveries into a node m of N too where m is marked full
+// or the protocol says m is Waiting (a disabled step of m needs m's
+// actions as its enabling set, and a commuting delivery enables a step
+// of m only where m is Waiting: a CREDIT may free the send packet a
+// launch waits for). For each node m in N and each empty link j->m whose
+// delivery T holds, the disabled delivery j->m needs an enabling set:
+// the steps of j that may send to m, which by the declaration are
 //
-//   - if j's Pending holds m: any step of j (a delivery may let the send
-//     go), so j joins N, full;
+//   - if j's Pending holds m: any action of j (a delivery may let the
+//     send go), so j joins N, full;
 //   - if j's own steps, from its present state, may send to m (found by
 //     trying them, Checker.localSends): those, so j joins N;
 //   - and the deliveries k->j whose Triggers(k, j) hold m: T holds such a
@@ -64,16 +67,17 @@ import (
 // Triggers name m, unless j could send to m already.) The seed giving the
 // fewest enabled actions is chosen (the first on a tie). An enabled
 // delivery on a commuting link is a stubborn set of its own and is
-// explored alone.
-//
+// explored alone: it is independent of every other action.
+
 // The search checks the declaration it relies on at every step it
 // explores: a step of a node's own sends only where its own steps could,
 // a delivery only to its Triggers and the node's Pending; after a step,
 // what the node may send to (its own steps and Pending) was so before or,
 // for a delivery, is named by Triggers; and wherever a commuting delivery
 // is enabled beside other steps of its node, both orders of each pair
-// must be possible and reach the same state. A wrong declaration ends
-// the search with an error.
+// must be possible and reach the same state, and where its node is not
+// Waiting it must enable none of the node's steps and leave it so. A
+// wrong declaration ends the search with an error.
 
 // stubborn holds the stubborn-set tables of a system and a worker's
 // scratch space.
@@ -308,9 +312,7 @@ func (c *Checker) stubbornSet(w *model.World, acts []model.Action) ([]model.Acti
 }
 
 // closure returns the nodes N of the stubborn set seeded by node s (see
-// the stubborn-set comment): T holds the actions of the nodes in N but
-// the commuting deliveries into them, and those too for the nodes in N
-// whose actions serve as a necessary enabling set (full).
+// the stubborn-set comment).
 func (c *Checker) closure(w *model.World, s int) uint64 {
 	st := c.stb
 	P := st.P
@@ -331,7 +333,7 @@ func (c *Checker) closure(w *model.World, s int) uint64 {
 		}
 	}
 	// need puts into T a necessary enabling set of the disabled delivery
-	// j->m: the steps that may make j send to m.
+	// j->m: the steps of j that may send to m.
 	var need func(j, m int)
 	need = func(j, m int) {
 		b := uint64(1) << uint(j)
@@ -339,24 +341,24 @@ func (c *Checker) closure(w *model.World, s int) uint64 {
 			return
 		}
 		st.needSeen[j*P+m] = true
-		mb := uint64(1) << uint(m)
 		c.ownMay(w, j)
+		mb := uint64(1) << uint(m)
 		if st.may[j]&mb != 0 {
 			add(j, true) // any step of j, a commuting delivery too
 			return
 		}
 		if st.own[j]&mb != 0 {
-			add(j, false) // j's own steps; a delivery sends only to its Triggers
+			add(j, false) // j's own steps
 		}
-		// A delivery k->j whose Triggers name m: T holds it already when
-		// j is in N and the link does not commute.
+		// The deliveries k->j whose Triggers name m: T holds one already
+		// if j is in N and the link does not commute.
 		for ks := st.trig[j][m]; ks != 0; ks &= ks - 1 {
 			k := bits.TrailingZeros64(ks)
 			if inN&b != 0 && !st.comm[k*P+j] {
 				continue
 			}
 			if len(w.Links[k*P+j]) > 0 {
-				add(j, false)
+				add(j, false) // enabled: its node's steps depend on it
 				continue
 			}
 			need(k, j)
@@ -367,9 +369,14 @@ func (c *Checker) closure(w *model.World, s int) uint64 {
 	for len(st.queue) > 0 {
 		m := st.queue[0]
 		st.queue = st.queue[1:]
-		all := full&(1<<uint(m)) != 0
+		// T holds m's steps and its deliveries that do not commute; the
+		// commuting ones too where m is full (they may send where an
+		// enabling set needs m to), or Waiting (they may enable a
+		// disabled step of m: a CREDIT frees the send packet a launch
+		// waits for).
+		also := full&(1<<uint(m)) != 0 || st.dep.Waiting(w.Nodes[m])
 		for j := range P {
-			if j != m && len(w.Links[j*P+m]) == 0 && (all || !st.comm[j*P+m]) {
+			if j != m && len(w.Links[j*P+m]) == 0 && (also || !st.comm[j*P+m]) {
 				need(j, m)
 			}
 		}
@@ -428,6 +435,22 @@ func (c *Checker) wrongDeps(a model.Action, what string) error {
 // enabled after the other, and both orders reach the same state.
 func (c *Checker) checkCommutes(w *model.World, d model.Action, acts []model.Action) error {
 	st := c.stb
+	if n := w.Nodes[d.Node]; !st.dep.Waiting(n) {
+		// Not Waiting: d enables no step of its node and leaves it so.
+		st.w1.CopyFrom(w)
+		if err := st.w1.Apply(d, &st.out); err != nil {
+			return err
+		}
+		after := st.w1.Nodes[d.Node]
+		for _, k := range c.Sys.Kinds {
+			if k != model.Deliver && k.Enabled(after) && !k.Enabled(n) {
+				return fmt.Errorf("stubborn sets: the protocol's dependency declaration is wrong: %s enables %q at node %d, which is not Waiting", c.Sys.ActionName(d), k.Name, d.Node)
+			}
+		}
+		if st.dep.Waiting(after) {
+			return fmt.Errorf("stubborn sets: the protocol's dependency declaration is wrong: %s makes node %d Waiting", c.Sys.ActionName(d), d.Node)
+		}
+	}
 	for _, t := range acts {
 		if t == d || t.Node != d.Node {
 			continue

@@ -716,7 +716,8 @@ func (m *Machine) consume(n *Node) bool {
 	return false
 }
 
-// Triggers, Pending and Commutes (model.Dependencies) declare nothing:
+// Triggers, Pending, Waiting and Commutes (model.Dependencies) declare
+// nothing:
 // GSB's requests, replies and broadcasts are its own steps, which the
 // substrate's data graph (the methods these replace) does not describe,
 // so the stubborn-set reduction is off for GSB.
@@ -724,6 +725,9 @@ func (m *Machine) Triggers(_, _ model.NodeID) uint64 { return allNodes(m.P) }
 
 // Pending declares nothing (see Triggers).
 func (m *Machine) Pending(model.Node) uint64 { return allNodes(m.P) }
+
+// Waiting declares nothing (see Triggers).
+func (m *Machine) Waiting(model.Node) bool { return true }
 
 // Commutes declares nothing (see Triggers).
 func (m *Machine) Commutes(_, _ model.NodeID) bool { return false }

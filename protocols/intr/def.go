@@ -66,6 +66,8 @@ func New(cfg model.Config) (*Machine, error) {
 			return nil, err
 		}
 	}
+	// INTR's node state has no renaming: no node renamings.
+	u.AllowSymmetry = false
 	for h := range u.Expect {
 		n := 0
 		for _, e := range u.Expect[h] {

@@ -35,7 +35,8 @@ import (
 // waits behind them, and either way the same packets leave in the same
 // order with the same credits left. Protocols whose send without credit
 // does more than wait (RECOV starts a recovery) or whose handlers reply
-// (the host library) declare no link commuting and every node a trigger.
+// (the host library), and every broken variant, declare no link commuting
+// and every node a trigger: the reduction is off for them.
 // The search checks all of this as it runs (see model.Dependencies).
 
 // depTables is the data graph of a machine's configuration.
@@ -52,7 +53,10 @@ func (m *Machine) deps() *depTables {
 		P := m.P
 		t := &depTables{data: make([]uint64, P), origin: make([]uint64, P*P), hops: make([][]uint64, P)}
 		m.depTab = t
-		if m.HostLibrary || m.Channels {
+		// Broken variants change what a step sends or when (credits to
+		// a packet's origin, sends without a credit, a LIFO blocked
+		// queue): the argument below is the correct protocol's.
+		if m.HostLibrary || m.Channels || m.Variant != Correct {
 			t.all = true
 			return
 		}
@@ -150,6 +154,14 @@ func (m *Machine) Pending(n model.Node) uint64 {
 		}
 	}
 	return p
+}
+
+// Waiting implements model.Dependencies: a CREDIT's arrival lets blocked
+// sends go, which may free the send packet a launch waits for; it enables
+// nothing else.
+func (m *Machine) Waiting(n model.Node) bool {
+	u := m.NodeOf(n)
+	return m.deps().all || u.Next < len(m.Work[u.ID]) && !m.canLaunch(u)
 }
 
 // Commutes implements model.Dependencies: a link that carries no data
