@@ -16,7 +16,8 @@ package model
 // found wrong ends the search with an error; one wrong only in states the
 // reduced search never visits is not found there, which is why tests
 // check the declarations on every state of the full state graphs of the
-// built-in claims and variants and of random configurations.
+// built-in claims of the protocols that declare them and of random
+// configurations, and check the sets themselves for persistence.
 type Dependencies interface {
 	// Triggers returns, as a bit set of node ids, the nodes node at may
 	// come to send to because of a delivery from node from, beyond those
