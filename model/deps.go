@@ -32,8 +32,8 @@ type Dependencies interface {
 	// what its Triggers names (a delivery from k may add Triggers(k, n)).
 	Pending(n Node) uint64
 	// Waiting reports whether a delivery on a commuting link may enable a
-	// step of node n that is disabled in n's present state (a CREDIT
-	// that frees the send packet a launch waits for). When it reports
+	// step of node n that is disabled in n's present state (a returned
+	// resource that frees what a waiting step needs). When it reports
 	// false, a commuting delivery must enable no step of n and leave
 	// Waiting false.
 	Waiting(n Node) bool

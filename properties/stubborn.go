@@ -47,8 +47,8 @@ import (
 // the commuting deliveries into a node m of N too where m is marked full
 // or the protocol says m is Waiting (a disabled step of m needs m's
 // actions as its enabling set, and a commuting delivery enables a step
-// of m only where m is Waiting: a CREDIT may free the send packet a
-// launch waits for). For each node m in N and each empty link j->m whose
+// of m only where m is Waiting: a returned resource may free what a
+// waiting step needs). For each node m in N and each empty link j->m whose
 // delivery T holds, the disabled delivery j->m needs an enabling set:
 // the steps of j that may send to m, which by the declaration are
 //
@@ -372,8 +372,8 @@ func (c *Checker) closure(w *model.World, s int) uint64 {
 		// T holds m's steps and its deliveries that do not commute; the
 		// commuting ones too where m is full (they may send where an
 		// enabling set needs m to), or Waiting (they may enable a
-		// disabled step of m: a CREDIT frees the send packet a launch
-		// waits for).
+		// disabled step of m: a returned resource frees what a waiting
+		// step needs).
 		also := full&(1<<uint(m)) != 0 || st.dep.Waiting(w.Nodes[m])
 		for j := range P {
 			if j != m && len(w.Links[j*P+m]) == 0 && (also || !st.comm[j*P+m]) {
