@@ -94,7 +94,6 @@ type stubborn struct {
 	scratch  []model.Node // localSends' search: nodes by depth
 	seen     map[string]bool
 	stack    []model.Node
-	inN      []bool
 	queue    []int
 	needSeen []bool
 	// Per node of the state being examined (newState): its Pending and

@@ -1,6 +1,7 @@
 package ucast
 
 import (
+	"math/bits"
 	"sync"
 
 	"lfccheck/model"
@@ -80,7 +81,7 @@ func (m *Machine) deps() *depTables {
 			}
 			t.data[k] |= t.hops[k][0]
 			for ds := t.hops[k][0]; ds != 0; ds &= ds - 1 {
-				t.origin[k*P+trailing(ds)] |= bit(model.NodeID(k))
+				t.origin[k*P+bits.TrailingZeros64(ds)] |= bit(model.NodeID(k))
 			}
 		}
 		if m.FetchAdd {
@@ -99,14 +100,14 @@ func (m *Machine) deps() *depTables {
 			changed = false
 			for k := range P {
 				for ds := t.data[k]; ds != 0; ds &= ds - 1 {
-					j := trailing(ds)
+					j := bits.TrailingZeros64(ds)
 					f := m.ext.ForwardHops(model.NodeID(j), model.NodeID(k))
 					if t.data[j]|f != t.data[j] {
 						t.data[j] |= f
 						changed = true
 					}
 					for fs := f; fs != 0; fs &= fs - 1 {
-						l := j*P + trailing(fs)
+						l := j*P + bits.TrailingZeros64(fs)
 						if o := t.origin[k*P+j]; t.origin[l]|o != t.origin[l] {
 							t.origin[l] |= o
 							changed = true
@@ -117,16 +118,6 @@ func (m *Machine) deps() *depTables {
 		}
 	})
 	return m.depTab
-}
-
-// trailing is the index of the lowest set bit of a nonzero x.
-func trailing(x uint64) int {
-	n := 0
-	for x&1 == 0 {
-		x >>= 1
-		n++
-	}
-	return n
 }
 
 // Triggers implements model.Dependencies (see above).
