@@ -76,7 +76,7 @@ func runEnv(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 
 func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "; ") }
 
-var commands = []string{"suite", "check", "list", "replay", "show", "merge", "trees", "sweep", "version", "help"}
+var commands = []string{"suite", "check", "list", "replay", "show", "merge", "trees", "sweep", "serve", "version", "help"}
 
 func dispatch(args []string, e env) (int, error) {
 	cmd := "suite"
@@ -103,6 +103,8 @@ func dispatch(args []string, e env) (int, error) {
 		return runTrees(args, e)
 	case "sweep":
 		return runSweep(args, e)
+	case "serve":
+		return runServe(args, e)
 	case "version":
 		return runVersion(args, e)
 	case "help", "-h", "--help":

@@ -21,8 +21,10 @@ usage:
                               combine the JSON results of a swarm's shards into one verdict
   lfccheck trees [flags]      print multicast trees and their static analysis (App. A.1)
   lfccheck sweep [flags]      check a grid of sizes; report the largest verified per series
+  lfccheck serve [flags]      explore a configuration's states in the browser (--addr HOST:PORT,
+                              loopback by default; --trace FILE continues a saved trace)
   lfccheck version [--json]   the version and build (also: lfccheck --version)
-  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, show, merge, trees, version,
+  lfccheck help [TOPIC]       this text; topics: check, suite, sweep, list, replay, show, merge, trees, serve, version,
                               topology (the topology file format), exit-codes, liveness
 
 exit codes: 0 pass (or as expected), 1 property violated (or not as expected),
