@@ -67,7 +67,7 @@ func (c *checkpointFlags) apply(fs *pflag.FlagSet, opt *explore.Options, ck *pro
 
 // runFlags are check's flags that do not change what is searched: the
 // limits, the outputs, the workers and the checkpoints themselves.
-var runFlags = map[string]bool{"json": true, "trace-out": true, "svg": true, "html": true,
+var runFlags = map[string]bool{"json": true, "trace-out": true, "svg": true, "html": true, "steps": true,
 	"max-states": true, "max-depth": true, "timeout": true, "max-memory": true, "quiet": true,
 	"progress-every": true, "workers": true, "checkpoint": true, "checkpoint-every": true, "resume": true}
 

@@ -84,6 +84,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 			return 0, usagef("--trace-out: %v", err)
 		}
 	}
+	pf.trace = *traceOut
 	if err := pf.check(); err != nil {
 		return 0, err
 	}

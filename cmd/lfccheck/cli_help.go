@@ -15,7 +15,7 @@ usage:
   lfccheck list [--json]      list protocols, their parameters, variants and properties
   lfccheck replay [--json] FILE
                               re-execute a saved trace step by step
-  lfccheck show [--svg F] [--html F] FILE
+  lfccheck show [--svg F] [--html F] [--steps FROM:TO] FILE
                               draw a saved trace as a sequence chart or a browser viewer
   lfccheck merge [--json] FILE...
                               combine the JSON results of a swarm's shards into one verdict

@@ -9,9 +9,15 @@ import (
 	"lfccheck/traces"
 )
 
-// pictureFlags are the --svg and --html outputs of check and show.
+// pictureFlags are the --svg and --html outputs of check and show, and
+// the --steps they cover.
 type pictureFlags struct {
 	svg, html string
+	steps     string
+	window    *traces.Window // --steps, parsed by check
+	// trace is the trace file the pictures come from (show's argument,
+	// check's --trace-out), for the command that draws other steps.
+	trace string
 }
 
 func (p *pictureFlags) register(fs interface {
@@ -19,6 +25,7 @@ func (p *pictureFlags) register(fs interface {
 }, what string) {
 	fs.StringVar(&p.svg, "svg", "", "write "+what+" as an SVG sequence chart to this file ('-': standard output)")
 	fs.StringVar(&p.html, "html", "", "write "+what+" as a self-contained HTML viewer to this file ('-': standard output)")
+	fs.StringVar(&p.steps, "steps", "", fmt.Sprintf("the steps --svg and --html draw, FROM:TO (either side may be empty: from the first, to the last); default: the last %d, and the pictures and standard error say what is left out", traces.DefaultWindowSteps))
 }
 
 // outputs names the picture outputs for fileio.Distinct.
@@ -38,24 +45,61 @@ func (p *pictureFlags) check() error {
 	if p.svg == "-" && p.html == "-" {
 		return usagef("--svg and --html cannot both go to standard output")
 	}
+	if p.steps != "" {
+		if p.svg == "" && p.html == "" {
+			return usagef("--steps chooses the steps of --svg and --html; give one of them")
+		}
+		w, err := traces.ParseSteps(p.steps)
+		if err != nil {
+			return usagef("--steps: %v", err)
+		}
+		p.window = &w
+	}
 	return nil
 }
 
+// rangeCommand is the command that draws steps FROM:TO into the file of
+// flag.
+func (p *pictureFlags) rangeCommand(flag, path string) string {
+	out := "FILE"
+	if path != "-" {
+		out = shellQuote(path)
+	}
+	if p.trace == "" || p.trace == "-" {
+		return fmt.Sprintf("lfccheck show --steps FROM:TO %s %s TRACE (save the trace with --trace-out TRACE)", flag, out)
+	}
+	return fmt.Sprintf("lfccheck show --steps FROM:TO %s %s %s", flag, out, shellQuote(p.trace))
+}
+
 // write renders the run of acts on sys and writes the requested pictures.
+// A range of steps that starts after the trace's end is bad input, found
+// before any picture is written.
 func (p *pictureFlags) write(sys *model.System, acts []model.Action, o traces.Outcome, e env) error {
+	if p.svg == "" && p.html == "" {
+		return nil
+	}
+	opt := traces.Options{Steps: p.window}
+	win, err := opt.Resolve(len(acts))
+	if err != nil {
+		return usagef("--steps: %v", err)
+	}
 	for _, out := range []struct {
 		flag, path string
-		render     func(*model.System, []model.Action, traces.Outcome) ([]byte, error)
-	}{{"--svg", p.svg, traces.SVG}, {"--html", p.html, traces.HTML}} {
+		render     func(*model.System, []model.Action, traces.Outcome, traces.Options) ([]byte, error)
+	}{{"--svg", p.svg, traces.SVGWith}, {"--html", p.html, traces.HTMLWith}} {
 		if out.path == "" {
 			continue
 		}
-		data, err := out.render(sys, acts, o)
+		opt.RangeCommand = p.rangeCommand(out.flag, out.path)
+		data, err := out.render(sys, acts, o, opt)
 		if err != nil {
 			return fmt.Errorf("internal error: %s: %v", out.flag, err)
 		}
 		if err := fileio.WriteOutput(out.path, data, e.stdout); err != nil {
 			return usagef("%s: %v", out.flag, err)
+		}
+		if note := opt.LeftOut(win, len(acts)); note != "" {
+			fmt.Fprintf(e.stderr, "lfccheck: %s: %s\n", out.flag, note)
 		}
 	}
 	return nil
@@ -65,7 +109,7 @@ func runShow(args []string, e env) (int, error) {
 	fs := newFlags("show", e)
 	var pf pictureFlags
 	pf.register(fs, "the trace")
-	if err := parseFlags(fs, args, "[--svg FILE] [--html FILE] TRACE"); err != nil {
+	if err := parseFlags(fs, args, "[--svg FILE] [--html FILE] [--steps FROM:TO] TRACE"); err != nil {
 		return 0, err
 	}
 	if fs.NArg() != 1 {
@@ -75,6 +119,7 @@ func runShow(args []string, e env) (int, error) {
 		return 0, err
 	}
 	path := fs.Arg(0)
+	pf.trace = path
 	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: path}}, pf.outputs()); err != nil {
 		return 0, usageError{err}
 	}
