@@ -265,6 +265,9 @@ func evaluate(ck *properties.Checker, w *model.World, terminal bool, o traces.Ou
 		if p.Live != model.NotLive && !violated {
 			notes = append(notes, "a property of whole runs: a check decides it, or a lasso's loop shows a violation")
 		}
+		if violated && len(notes) > 1 {
+			notes = notes[len(notes)-1:] // the violation's message
+		}
 		pv.Note = strings.Join(notes, "; ")
 		out = append(out, pv)
 	}

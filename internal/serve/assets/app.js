@@ -107,7 +107,7 @@ function render() {
   if (cur && cur.scrollIntoView) cur.scrollIntoView({ block: "nearest" });
 
   const st = $("status");
-  st.textContent = "step " + ui.pos + ": " + v.status;
+  st.textContent = "step " + ui.pos + ": " + (v.violation ? v.violation.property + " violated" : v.status);
   st.className = v.violation ? "bad" : (v.terminal ? "end" : "");
   const vio = $("violation");
   vio.hidden = !v.violation;
