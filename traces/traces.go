@@ -146,7 +146,7 @@ func RunLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome
 	if loop < 0 || loop > len(actions) {
 		return Outcome{}, fmt.Errorf("loop of %d steps in a trace of %d", loop, len(actions))
 	}
-	o, err := runLasso(ck, actions, loop)
+	o, err := runLasso(ck, actions, loop, nil)
 	if err == nil && loop > 0 && o.Loop != loop && o.Violation != nil {
 		// A safety violation (or a deadlock) ends the run before any loop.
 		return o, fmt.Errorf("the trace records a loop from step %d, but its run ends with %s violated at step %d: only a liveness counterexample has a loop", len(actions)-loop+1, o.Violation.Property, o.ViolationStep)
@@ -154,7 +154,23 @@ func RunLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome
 	return o, err
 }
 
-func runLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome, error) {
+// RunLassoWindow is RunLasso that works out the changes of the steps in
+// win only (the others have no Changes), for pictures of long traces:
+// the changes of every step cost more than the rest of a replay.
+func RunLassoWindow(ck *properties.Checker, actions []model.Action, loop int, win Window) (Outcome, error) {
+	if loop < 0 || loop > len(actions) {
+		return Outcome{}, fmt.Errorf("loop of %d steps in a trace of %d", loop, len(actions))
+	}
+	o, err := runLasso(ck, actions, loop, func(k int) bool { return k >= win.From && k <= win.To })
+	if err == nil && loop > 0 && o.Loop != loop && o.Violation != nil {
+		return o, fmt.Errorf("the trace records a loop from step %d, but its run ends with %s violated at step %d: only a liveness counterexample has a loop", len(actions)-loop+1, o.Violation.Property, o.ViolationStep)
+	}
+	return o, err
+}
+
+// runLasso is RunLasso; changes, when not nil, says which steps'
+// changes to work out.
+func runLasso(ck *properties.Checker, actions []model.Action, loop int, changes func(step int) bool) (Outcome, error) {
 	w := ck.Sys.Initial()
 	var o Outcome
 	var states []*model.World
@@ -168,8 +184,16 @@ func runLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome
 		return o, nil
 	}
 	var out model.Outbox
+	var pre *model.World
 	for i, a := range actions {
-		pre := w.Clone()
+		diff := changes == nil || changes(i+1)
+		if diff {
+			if pre == nil {
+				pre = w.Clone()
+			} else {
+				pre.CopyFrom(w)
+			}
+		}
 		if err := w.Apply(a, &out); err != nil {
 			var names []string
 			for _, e := range w.Enabled(nil) {
@@ -178,7 +202,11 @@ func runLasso(ck *properties.Checker, actions []model.Action, loop int) (Outcome
 			return o, &StepError{Step: i + 1, Action: ck.Sys.ActionName(a),
 				Err: fmt.Errorf("not enabled (enabled: %s)", orNone(strings.Join(names, ", ")))}
 		}
-		o.Steps = append(o.Steps, Step{N: i + 1, Action: ck.Sys.ActionName(a), Changes: model.Diff(pre, w)})
+		st := Step{N: i + 1, Action: ck.Sys.ActionName(a)}
+		if diff {
+			st.Changes = model.Diff(pre, w)
+		}
+		o.Steps = append(o.Steps, st)
 		if states != nil {
 			states = append(states, w.Clone())
 		}

@@ -139,7 +139,17 @@ func runShow(args []string, e env) (int, error) {
 	if err != nil {
 		return 0, usagef("show: %s: %v", path, err)
 	}
-	o, err := traces.RunLasso(ck, acts, file.Loop())
+	var o traces.Outcome
+	if pf.svg == "" && pf.html == "" {
+		o, err = traces.RunLasso(ck, acts, file.Loop())
+	} else {
+		// the pictures show the changes of their window's steps only
+		win, werr := traces.Options{Steps: pf.window}.Resolve(len(acts))
+		if werr != nil {
+			return 0, usagef("--steps: %v", werr)
+		}
+		o, err = traces.RunLassoWindow(ck, acts, file.Loop(), win)
+	}
 	if err != nil {
 		return 0, usagef("show: %s: %v", path, err)
 	}
