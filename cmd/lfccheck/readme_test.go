@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // timing matches what differs from run to run: durations, rates, heap
@@ -74,6 +77,14 @@ func TestREADMECommands(t *testing.T) {
 		t.Fatalf("found only %d README examples", len(exs))
 	}
 	for _, ex := range exs {
+		if strings.HasPrefix(ex.cmd, "lfccheck serve ") {
+			// A server runs until interrupted: see serveExample.
+			out := serveExample(t, filepath.Join(bin, "lfccheck"), work, ex.cmd)
+			if err := matchShown(ex.want, out); err != nil {
+				t.Errorf("$ %s\n%v\n--- output:\n%s", ex.cmd, err, out)
+			}
+			continue
+		}
 		cmd := exec.Command("bash", "-c", ex.cmd)
 		cmd.Dir = work
 		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
@@ -82,6 +93,70 @@ func TestREADMECommands(t *testing.T) {
 			t.Errorf("$ %s\n%v\n--- output:\n%s", ex.cmd, err, out)
 		}
 	}
+}
+
+// serveExample runs a documented 'lfccheck serve' command (plain
+// arguments, no shell) on a free loopback port, reads its output up to the
+// line with the URL, interrupts it as Ctrl-C does and checks that it stops
+// with exit 0. It returns the output before the interrupt, with the free
+// port's URL written as the default address's, as the document shows it.
+func serveExample(t *testing.T, bin, dir, line string) string {
+	t.Helper()
+	args := strings.Fields(line)[1:]
+	if !slices.Contains(args, "--addr") {
+		args = append(args, "--addr", "127.0.0.1:0")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var out []string
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`)
+	timeout := time.After(60 * time.Second)
+read:
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				break read
+			}
+			if !strings.HasPrefix(l, "open http://") {
+				out = append(out, l)
+				continue
+			}
+			out = append(out, url.ReplaceAllString(l, "http://127.0.0.1:8080/"))
+			cmd.Process.Signal(os.Interrupt)
+			var rest []string
+			for l := range lines {
+				rest = append(rest, l)
+			}
+			if err := cmd.Wait(); err != nil || strings.Join(rest, "\n") != "stopped" {
+				t.Errorf("$ %s: after an interrupt: %v, output %q, stderr %q", line, err, rest, stderr.String())
+			}
+			return strings.Join(out, "\n") + "\n"
+		case <-timeout:
+			cmd.Process.Kill()
+			break read
+		}
+	}
+	cmd.Wait()
+	t.Errorf("$ %s: no URL printed; stderr %q", line, stderr.String())
+	return strings.Join(out, "\n") + "\n"
 }
 
 // matchShown compares the output lines a document shows with the real
