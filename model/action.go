@@ -66,6 +66,8 @@ type ActionKind struct {
 	// toggling a flag), or when it has stayed enabled for a timer's delay
 	// (an NI's hardware timer).
 	Live LiveMode
+
+	fault FaultKind // the kernel's fault kinds (fault.go): which fault
 }
 
 // LiveMode is how the live runtime performs an action kind.
@@ -197,7 +199,7 @@ func (s *System) ParseAction(str string) (Action, error) {
 		if !ok {
 			continue
 		}
-		if k == Deliver && node == peer {
+		if k.OnLink() && node == peer {
 			return Action{}, fmt.Errorf("no link from a node to itself in action %q", str)
 		}
 		return Action{Kind: uint8(i), Node: node, Peer: peer}, nil

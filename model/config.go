@@ -21,6 +21,9 @@ type Config struct {
 	Properties []string
 	// Params are the protocol's parameters; nil means its defaults.
 	Params Params
+	// Faults are the link faults a run may suffer (nil: reliable links,
+	// the default); see Faults.
+	Faults Faults
 }
 
 // Params are a protocol's own parameters. Every protocol declares them
@@ -81,6 +84,9 @@ func (c Config) Settings() []Setting {
 	if c.Params != nil {
 		s = append(s, c.Params.Settings()...)
 	}
+	if len(c.Faults) > 0 {
+		s = append(s, Setting{"faults", c.Faults.String()})
+	}
 	for _, p := range c.Properties {
 		s = append(s, Setting{"property", p})
 	}
@@ -114,6 +120,12 @@ func ParseSettings(settings []Setting) (Config, error) {
 			c.Nodes = n
 		case "property":
 			c.Properties = append(c.Properties, s.Value)
+		case "faults":
+			f, err := ParseFaults(s.Value)
+			if err != nil {
+				return c, fmt.Errorf("faults=%s: %v", s.Value, err)
+			}
+			c.Faults = f
 		default:
 			if def.Param(s.Key) == nil {
 				return c, fmt.Errorf("protocol %s has no parameter %q (it has: %s)", def.Name, s.Key, def.ParamKeys())
@@ -159,6 +171,11 @@ func (c Config) MarshalJSON() ([]byte, error) {
 			b.Write(inner)
 		}
 	}
+	if len(c.Faults) > 0 {
+		// Written by hand: json.Marshal would escape the links' '>'.
+		// Faults.String writes only letters, digits and ":@->,".
+		b.WriteString(`,"faults":"` + c.Faults.String() + `"`)
+	}
 	if len(c.Properties) > 0 {
 		props, _ := json.Marshal(c.Properties)
 		b.WriteString(`,"properties":`)
@@ -180,11 +197,12 @@ func (c *Config) UnmarshalJSON(data []byte) error {
 		Variant    string   `json:"variant"`
 		Nodes      int      `json:"nodes"`
 		Properties []string `json:"properties"`
+		Faults     string   `json:"faults"`
 	}
 	rest := map[string]json.RawMessage{}
 	for k, v := range fields {
 		switch k {
-		case "protocol", "variant", "nodes", "properties":
+		case "protocol", "variant", "nodes", "properties", "faults":
 			one, _ := json.Marshal(map[string]json.RawMessage{k: v})
 			if err := json.Unmarshal(one, &common); err != nil {
 				return fmt.Errorf("config.%s: %v", k, err)
@@ -207,13 +225,18 @@ func (c *Config) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(p); err != nil {
 		return fmt.Errorf("config: %s parameters: %v", def.Name, err)
 	}
-	*c = Config{Protocol: common.Protocol, Variant: common.Variant, Nodes: common.Nodes, Properties: common.Properties, Params: p}
+	faults, err := ParseFaults(common.Faults)
+	if err != nil {
+		return fmt.Errorf("config.faults: %v", err)
+	}
+	*c = Config{Protocol: common.Protocol, Variant: common.Variant, Nodes: common.Nodes, Properties: common.Properties, Params: p, Faults: faults}
 	return nil
 }
 
 // Clone returns a deep copy of c.
 func (c Config) Clone() Config {
 	c.Properties = append([]string(nil), c.Properties...)
+	c.Faults = c.Faults.Clone()
 	if c.Params != nil {
 		c.Params = c.Params.Clone()
 	}
@@ -227,6 +250,9 @@ func (c Config) Describe() string {
 		if d := c.Params.Describe(); d != "" {
 			s += " " + d
 		}
+	}
+	if len(c.Faults) > 0 {
+		s += " faults=" + c.Faults.String()
 	}
 	return s
 }

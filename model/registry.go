@@ -191,6 +191,9 @@ func (d *Def) Resolve(cfg Config) (Config, error) {
 		return c, fmt.Errorf("nodes must be in 2..%d, got %d", MaxNodes, n)
 	}
 	c.Nodes = n
+	if err := c.Faults.Check(n); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 

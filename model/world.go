@@ -63,6 +63,8 @@ type System struct {
 	P     int
 	M     Machine
 	Kinds []*ActionKind
+
+	faults *faultTab // nil: reliable links
 }
 
 // NewSystem composes a machine with the configuration it was built from.
@@ -75,8 +77,24 @@ func NewSystem(cfg Config, m Machine) (*System, error) {
 	for _, k := range s.Kinds {
 		if k == Deliver {
 			deliver++
+		} else if k.fault != 0 {
+			return nil, fmt.Errorf("model: a machine lists no fault kind (%q): the configuration's faults add them", k.Name)
 		} else if k.Enabled == nil || k.Apply == nil {
 			return nil, fmt.Errorf("model: action kind %q lacks Enabled or Apply", k.Name)
+		}
+	}
+	if len(cfg.Faults) > 0 {
+		if err := cfg.Faults.Check(s.P); err != nil {
+			return nil, err
+		}
+		s.faults = newFaultTab(cfg.Faults, s.P)
+		for _, fk := range FaultKinds() {
+			for _, b := range cfg.Faults {
+				if b.Kind == fk.fault {
+					s.Kinds = append(s.Kinds, fk)
+					break
+				}
+			}
 		}
 	}
 	if deliver != 1 || len(s.Kinds) > 255 {
@@ -90,6 +108,9 @@ type World struct {
 	Sys   *System
 	Nodes []Node
 	Links [][]Packet // Links[i*P+j] is the FIFO link i->j, head first
+	// Budget is what is left of each fault budget of the system's
+	// configuration (Config.Faults, in its order); nil without faults.
+	Budget []uint8
 
 	// changed lists what Apply changed since the world was last made a
 	// copy (CopyFrom, Decode, Restore): node i as i, link l as P+l;
@@ -153,6 +174,8 @@ func (w *World) Restore(src *World) {
 	for _, k := range w.changed {
 		if k < P {
 			w.Nodes[k].CopyFrom(src.Nodes[k])
+		} else if k-P == budgetLink(P) {
+			copy(w.Budget, src.Budget)
 		} else {
 			w.Links[k-P] = append(w.Links[k-P][:0], src.Links[k-P]...)
 		}
@@ -168,6 +191,11 @@ func (s *System) Initial() *World {
 	w := &World{Sys: s, Nodes: make([]Node, s.P), Links: make([][]Packet, s.P*s.P)}
 	for i := range w.Nodes {
 		w.Nodes[i] = s.M.NewNode(NodeID(i))
+	}
+	if s.faults != nil {
+		for _, b := range s.faults.faults {
+			w.Budget = append(w.Budget, uint8(b.N))
+		}
 	}
 	return w
 }
@@ -186,6 +214,14 @@ func (w *World) Enabled(buf []Action) []Action {
 			if k == Deliver {
 				for i := 0; i < P; i++ {
 					if i != n && len(w.Links[i*P+n]) > 0 {
+						buf = append(buf, Action{Kind: uint8(ki), Node: NodeID(n), Peer: NodeID(i)})
+					}
+				}
+				continue
+			}
+			if k.fault != 0 {
+				for i := 0; i < P; i++ {
+					if i != n && len(w.Links[i*P+n]) > 0 && w.faultEnabled(k.fault, i*P+n) {
 						buf = append(buf, Action{Kind: uint8(ki), Node: NodeID(n), Peer: NodeID(i)})
 					}
 				}
@@ -221,6 +257,12 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		w.Links[l] = w.Links[l][:len(w.Links[l])-1]
 		out.Arrived, out.Arrival = pkt, true
 		w.Sys.M.Receive(n, a.Peer, pkt, out)
+	} else if k.fault != 0 {
+		l := int(a.Peer)*P + int(a.Node)
+		if a.Peer == a.Node || len(w.Links[l]) == 0 || !w.faultEnabled(k.fault, l) {
+			return fmt.Errorf("%s: %w", k.Format(a), ErrNotEnabled)
+		}
+		w.applyFault(k.fault, a, l, out)
 	} else {
 		if a.Peer != 0 || !k.Enabled(n) {
 			return fmt.Errorf("%s: %w", k.Format(a), ErrNotEnabled)
@@ -263,6 +305,9 @@ func (w *World) AppendOutLinks(buf []byte, i int) []byte {
 		if i != j {
 			buf = AppendPackets(buf, w.Links[i*P+j])
 		}
+	}
+	if i == P-1 && w.Budget != nil {
+		buf = append(buf, w.Budget...)
 	}
 	return buf
 }
@@ -321,6 +366,7 @@ func (s *System) decodeSegment(d *Decoder, total int, w, scratch *World, j int, 
 				w.Links[j*P+k] = d.Packets(w.Links[j*P+k])
 			}
 		}
+		s.decodeBudget(d, w, j)
 		return st, end
 	}
 	sym := s.M.(Symmetric)
@@ -333,6 +379,7 @@ func (s *System) decodeSegment(d *Decoder, total int, w, scratch *World, j int, 
 			*dst = d.Packets(*dst)
 			*dst = RenamePackets(sym, (*dst)[:0], *dst, p) // in place
 		}
+		s.decodeBudget(d, w, j)
 		return st, end
 	}
 	scratch.Nodes[0].Decode(d)
@@ -345,7 +392,20 @@ func (s *System) decodeSegment(d *Decoder, total int, w, scratch *World, j int, 
 		dst := &w.Links[j*P+int(p.Node[k])]
 		*dst = RenamePackets(sym, (*dst)[:0], scratch.Links[k], p)
 	}
+	s.decodeBudget(d, w, j)
 	return st, end
+}
+
+// decodeBudget reads the fault budgets at the end of the last node's
+// segment (see AppendOutLinks).
+func (s *System) decodeBudget(d *Decoder, w *World, j int) {
+	if j != s.P-1 || s.faults == nil {
+		return
+	}
+	w.Budget = w.Budget[:0]
+	for range s.faults.faults {
+		w.Budget = append(w.Budget, d.Byte())
+	}
 }
 
 // DecodeRenamed overwrites w with the state encoded in b in the relative
@@ -394,6 +454,7 @@ type decodedSegment struct {
 	links   [][]Packet // node j's outgoing links, by destination (its own empty)
 	nodeLen int        // bytes of the node's own encoding
 	segLen  int        // bytes of the segment
+	budget  []uint8    // the last segment's: the fault budgets left
 }
 
 // NewSegmentCache returns a cache of at most max decoded segments (it is
@@ -439,6 +500,9 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 				return spans, d.err
 			}
 			ds = &decodedSegment{node: s.M.NewNode(NodeID(j)), links: make([][]Packet, P), nodeLen: end - st, segLen: ends[j] - st}
+			if j == P-1 {
+				ds.budget = append([]uint8(nil), w.Budget...)
+			}
 			ds.node.CopyFrom(w.Nodes[j])
 			for k := 0; k < P; k++ {
 				if k != j {
@@ -452,6 +516,9 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 				if k != j {
 					w.Links[j*P+k] = append(w.Links[j*P+k][:0], ds.links[k]...)
 				}
+			}
+			if j == P-1 && ds.budget != nil {
+				w.Budget = append(w.Budget[:0], ds.budget...)
 			}
 		}
 		spans = append(spans, st, st+ds.nodeLen)
@@ -471,6 +538,9 @@ func (w *World) CopyFrom(src *World) {
 	}
 	for k := range src.Links {
 		w.Links[k] = append(w.Links[k][:0], src.Links[k]...)
+	}
+	if src.Budget != nil {
+		w.Budget = append(w.Budget[:0], src.Budget...)
 	}
 	w.clearChanges()
 }
@@ -502,6 +572,7 @@ func Diff(a, b *World) []string {
 			}
 		}
 	}
+	ch("faults left", a.budgetString(), b.budgetString())
 	return out
 }
 
@@ -523,6 +594,9 @@ func (w *World) Format() string {
 			}
 		}
 	}
+	if w.Budget != nil {
+		fmt.Fprintf(&b, "faults left: %s\n", w.budgetString())
+	}
 	return b.String()
 }
 
@@ -543,4 +617,17 @@ func (w *World) InFlight() int {
 		n += len(l)
 	}
 	return n
+}
+
+// budgetString renders the fault budgets left ("loss:1,dup:0"; "" without
+// faults).
+func (w *World) budgetString() string {
+	if w.Sys.faults == nil {
+		return ""
+	}
+	f := w.Sys.faults.faults.Clone()
+	for i := range f {
+		f[i].N = int(w.Budget[i])
+	}
+	return f.String()
 }

@@ -8,8 +8,10 @@ import (
 
 // DeclaredAcyclic reports whether the protocol declares every run of the
 // checked variant finite (Def.Acyclic, and the variant is not Cyclic).
+// A protocol declares it for reliable links: with faults on, states no
+// fault-free run reaches come into play, so it is not relied on.
 func (c *Checker) DeclaredAcyclic() bool {
-	if c.Def == nil || !c.Def.Acyclic {
+	if c.Def == nil || !c.Def.Acyclic || len(c.Sys.Faults()) > 0 {
 		return false
 	}
 	v, err := c.Def.Variant(c.Sys.Cfg.Variant)
@@ -23,7 +25,7 @@ func (c *Checker) DeclaredAcyclic() bool {
 // analysis reports a cycle in a graph declared acyclic as an internal
 // error).
 func (c *Checker) CanReduce() bool {
-	if !c.DeclaredAcyclic() || c.SeenAmple() != "" {
+	if !c.DeclaredAcyclic() || c.SeenAmple() != "" || len(c.Sys.Faults()) > 0 {
 		return false
 	}
 	for _, k := range c.Sys.Kinds {
@@ -51,6 +53,10 @@ func (c *Checker) SeenAmple() string {
 	}
 	return ""
 }
+
+// FaultsOff begins the reason a reduction gives for being off while
+// faults are on (Config.Faults).
+const FaultsOff = "link faults are on (--faults)"
 
 // firstAmple returns the first enabled action of an ample kind in w.
 func (c *Checker) firstAmple(w *model.World) (model.Action, bool) {

@@ -35,6 +35,9 @@ func (c *Checker) SymmetryOff() string {
 	if len(c.sym) == 0 {
 		return "the configuration has no symmetry (or the protocol declares none)"
 	}
+	if len(c.Sys.Faults()) > 0 {
+		return FaultsOff + " (the fault budgets are kept with the last node's segment, and a link's own budget need not map onto itself)"
+	}
 	if c.live != nil {
 		for _, i := range c.live.props {
 			if !c.OnEndStates(&c.Props[i]) {

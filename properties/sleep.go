@@ -232,6 +232,9 @@ func (c *Checker) SleepOff() string {
 	if c.Stubborn {
 		return "the stubborn-set reduction is on"
 	}
+	if len(c.Sys.Faults()) > 0 {
+		return FaultsOff + " (a fault step is not in the independence relation: it changes a link's head, and the budget other links' faults use)"
+	}
 	if c.live != nil {
 		for _, i := range c.live.props {
 			if !c.OnEndStates(&c.Props[i]) {

@@ -486,6 +486,9 @@ func (c *Checker) StubbornOff() string {
 	if c.stb == nil {
 		return "the protocol declares no dependencies that could reduce anything (model.Dependencies)"
 	}
+	if len(c.Sys.Faults()) > 0 {
+		return FaultsOff + " (the protocol's dependencies are declared for reliable links; a fault step reads and changes a link and the budget every other fault uses)"
+	}
 	for i := range c.Props {
 		p := &c.Props[i]
 		switch {

@@ -212,6 +212,8 @@ func reductionNote(ck *properties.Checker) string {
 	switch {
 	case len(ample) == 0:
 		return "off: the protocol declares no ample action kind" + none
+	case len(ck.Sys.Faults()) > 0:
+		return fmt.Sprintf("off: %s (the ample-set reduction of %s needs an acyclic state graph, which the protocol declares for reliable links only)", properties.FaultsOff, strings.Join(ample, ", "))
 	case ck.Reduce:
 		return fmt.Sprintf("ample sets: an enabled %s step is explored alone (sound for safety and liveness: the protocol declares every run of the variant finite, so the cycle proviso holds; tests check the declaration on the state graph of every built-in claim)%s",
 			strings.Join(ample, " or "), none)

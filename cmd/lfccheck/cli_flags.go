@@ -186,6 +186,7 @@ type configFlags struct {
 	protocol, variant string
 	nodes             int
 	props             []string
+	faults            string
 	params            *paramFlags
 }
 
@@ -194,6 +195,7 @@ func (c *configFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.variant, "variant", "correct", "protocol variant (see 'lfccheck list')")
 	intVar(fs, &c.nodes, "nodes", 3, "number of NIs (hosts), P (mcast with --topology: the file's)")
 	fs.StringArrayVar(&c.props, "property", nil, "check only this property, repeatable (default: all)")
+	fs.StringVar(&c.faults, "faults", "", "links that may lose, duplicate or corrupt packets, with a bound per run: KIND:N for every link, KIND@I->J:N for link I->J, comma-separated; KIND loss, dup or corrupt (e.g. loss:2,dup:1; default: reliable links)")
 	c.params = registerParams(fs)
 }
 
@@ -207,6 +209,16 @@ func (c *configFlags) config(fs *pflag.FlagSet, e env) (model.Config, *model.Def
 		return model.Config{}, nil, usagef("--variant is empty (see 'lfccheck list')")
 	}
 	cfg := model.Config{Protocol: def.Name, Variant: c.variant, Properties: c.props}
+	if fs.Changed("faults") {
+		if c.faults == "" {
+			return cfg, def, usagef("--faults is empty: want e.g. loss:1 (or none for reliable links)")
+		}
+		f, err := model.ParseFaults(c.faults)
+		if err != nil {
+			return cfg, def, usagef("--faults %s: %v", c.faults, err)
+		}
+		cfg.Faults = f
+	}
 	if fs.Changed("nodes") {
 		if c.nodes < 2 || c.nodes > model.MaxNodes {
 			return cfg, def, usagef("nodes must be in 2..%d, got %d", model.MaxNodes, c.nodes)

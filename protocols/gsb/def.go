@@ -406,7 +406,7 @@ var Def = &model.Def{
 	Stats:      []model.Stat{PinnedBuffers},
 	Acyclic:    true,
 	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },
-	Claims:     claims(),
+	Claims:     append(claims(), model.UnreliableClaim("P=3 3 senders K=1 pinned=2", Config(3, 1, 1, 2), "credit-conservation")),
 	Sweep:      []model.Setting{{Key: "host-buffers", Value: "1,2,3,4"}, {Key: "packets", Value: "1,2"}},
 }
 

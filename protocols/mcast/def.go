@@ -54,7 +54,7 @@ var Def = &model.Def{
 	Acyclic: true,
 	Stats:   append([]model.Stat{Forwarded}, ucast.HostLibraryStats...),
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
-	Claims:  claims(),
+	Claims:  append(claims(), model.UnreliableClaim("binary P=3 C=1 K=1", Config("binary", 3, 1, 1), "credit-conservation")),
 	Static:  staticClaims(),
 	Sweep:   []model.Setting{{Key: "tree", Value: "binary,binomial"}, {Key: "credits", Value: "1,2"}, {Key: "packets", Value: "1,2"}},
 }

@@ -43,7 +43,7 @@ var Def = &model.Def{
 		ucast.FAValues, ucast.EventualDelivery, RecoveryCompletes, Recovers},
 	Acyclic: true,
 	New:     func(cfg model.Config) (model.Machine, error) { return New(cfg) },
-	Claims:  claims(),
+	Claims:  append(claims(), model.UnreliableClaim("chain P=3 C=1 K=1", Config("chain", 3, 1, 1), "credit-conservation")),
 	Stats:   stats(),
 }
 

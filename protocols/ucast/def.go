@@ -28,7 +28,7 @@ var Def = &model.Def{
 	Stats:      HostLibraryStats,
 	Acyclic:    true,
 	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },
-	Claims:     claims(),
+	Claims:     append(claims(), model.UnreliableClaim("P=2 C=1 K=1", Config(2, 1, 1), "credit-conservation")),
 }
 
 // Config is a UCAST configuration of nodes NIs, credits C and packets K.
