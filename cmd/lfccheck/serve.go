@@ -21,6 +21,18 @@ import (
 // defaultServeAddr is where serve listens without --addr: loopback only.
 const defaultServeAddr = "127.0.0.1:8080"
 
+const serveSynopsis = `[configuration flags] [--addr HOST:PORT] [--trace FILE] [check limits]
+
+An explorer of the configuration's state space in the browser, on a local
+HTTP port: the initial state, every enabled action with the changes it
+makes, back and forward, a path bar, the properties at the current state,
+a path exported as a trace file 'lfccheck replay' accepts, saved traces
+loaded to continue from any step, and the check of 'lfccheck check' run
+from the page with its progress. It prints the URL to open and runs until
+interrupted (Ctrl-C). The configuration flags are check's; the limit and
+reduction flags apply to checks run from the page. See docs/checking.md,
+"Exploring by hand".`
+
 // runServe is 'lfccheck serve': the state-space explorer of one
 // configuration in the browser (internal/serve).
 func runServe(args []string, e env) (int, error) {
@@ -35,8 +47,10 @@ func runServe(args []string, e env) (int, error) {
 	tracePath := fs.String("trace", "", "open this saved trace or counterexample (its configuration replaces the configuration flags, which must then be left out)")
 	sf.register(fs, 0, false)
 	fs.Lookup("progress-every").DefValue = "1s"
+	fs.Lookup("progress-every").Usage = "how often a check run from the page reports its progress, e.g. 500ms"
+	fs.MarkHidden("quiet") // the progress goes to the page
 	sf.progress = time.Second
-	if err := parseNoArgs(fs, args, "[configuration flags] [--addr HOST:PORT] [--trace FILE] [check limits]"); err != nil {
+	if err := parseNoArgs(fs, args, serveSynopsis); err != nil {
 		return 0, err
 	}
 	host, _, err := net.SplitHostPort(*addr)

@@ -412,6 +412,10 @@ func TestServeInBrowser(t *testing.T) {
 	if got := d.js(`document.querySelectorAll("#state .changed").length`); got == "0" {
 		t.Error("no state line is highlighted after the last step")
 	}
+	// The chart of the path.
+	d.click("#chart-toggle")
+	d.waitFor("the chart", `document.getElementById("chart").dataset.step === "16" && document.getElementById("chart-img").complete && document.getElementById("chart-img").naturalWidth > 0`)
+	d.click("#chart-toggle")
 	// Back, forward, the keys and the path bar.
 	d.click("#back")
 	atStep(15)

@@ -241,6 +241,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/session", s.handleSession)
 	mux.HandleFunc("POST /api/state", s.handleState)
 	mux.HandleFunc("POST /api/export", s.handleExport)
+	mux.HandleFunc("POST /api/chart", s.handleChart)
 	mux.HandleFunc("POST /api/load", s.handleLoad)
 	mux.HandleFunc("POST /api/check", s.handleCheckStart)
 	mux.HandleFunc("GET /api/check", s.handleCheckStatus)
@@ -273,7 +274,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self'")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -209,6 +209,9 @@ func TestAPIWalksIntoTheChainDeadlock(t *testing.T) {
 		t.Fatalf("export: %d %v", code, m)
 	}
 	replays(t, raw, "deadlock")
+	if code, m, raw := post(t, ts, "/api/chart", map[string]any{"model": model, "actions": acts}); code != 200 || !bytes.Contains(raw, []byte("<svg")) {
+		t.Fatalf("chart: %d %v", code, m)
+	}
 	// Back at step 3 the path can go elsewhere.
 	v = state(t, ts, model, acts[:3])
 	if v.Violation != nil || len(v.Enabled) == 0 || !contains(v.Changed, true) {

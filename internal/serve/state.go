@@ -306,6 +306,28 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 	w.Write(data)
 }
 
+// handleChart draws the path as the sequence chart 'lfccheck show --svg'
+// draws.
+func (s *Server) handleChart(w http.ResponseWriter, r *http.Request) {
+	e, req, ok := s.pathEntry(w, r)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	acts, o, err := e.run(req)
+	var svg []byte
+	if err == nil {
+		svg, err = traces.SVG(e.ck.Sys, acts, o)
+	}
+	e.mu.Unlock()
+	if err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Write(svg)
+}
+
 func (s *Server) handleLoad(w http.ResponseWriter, r *http.Request) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxTraceBytes))
 	if err != nil {

@@ -64,6 +64,7 @@ async function refresh() {
     ui.view = data;
     showError("");
     render();
+    drawChart();
   } catch (e) {
     showError(e.message);
   } finally {
@@ -159,6 +160,32 @@ function render() {
 
   $("back").disabled = ui.pos === 0;
   $("forward").disabled = ui.pos >= ui.path.length;
+}
+
+// The chart of the current path, redrawn after every move while shown.
+let chartURL = null;
+
+async function drawChart() {
+  const box = $("chart");
+  if (box.hidden) return;
+  try {
+    const resp = await fetch("api/chart", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(pathRequest()) });
+    if (!resp.ok) throw new Error((await resp.json()).error);
+    const blob = await resp.blob();
+    if (chartURL) URL.revokeObjectURL(chartURL);
+    chartURL = URL.createObjectURL(blob);
+    $("chart-img").src = chartURL;
+    box.dataset.step = String(ui.pos);
+  } catch (e) {
+    showError("chart: " + e.message);
+  }
+}
+
+function toggleChart() {
+  const box = $("chart");
+  box.hidden = !box.hidden;
+  $("chart-toggle").textContent = box.hidden ? "chart" : "hide chart";
+  drawChart();
 }
 
 function go(n) {
@@ -279,6 +306,7 @@ async function start() {
   $("back").onclick = () => go(ui.pos - 1);
   $("forward").onclick = () => go(ui.pos + 1);
   $("export").onclick = exportPath;
+  $("chart-toggle").onclick = toggleChart;
   $("load-file").onchange = (ev) => { if (ev.target.files[0]) loadFile(ev.target.files[0]); ev.target.value = ""; };
   $("check-start").onclick = startCheck;
   $("check-cancel").onclick = cancelCheck;
