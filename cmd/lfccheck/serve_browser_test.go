@@ -17,9 +17,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols/ucast"
+	"lfccheck/traces"
 )
 
 // The explorer is tested in headless Chromium, driven over the DevTools
@@ -503,5 +509,72 @@ func TestServeInBrowser(t *testing.T) {
 	}
 	if code, out, _ := stop(); code != 0 || !strings.HasSuffix(out, "stopped\n") {
 		t.Fatalf("serve: exit %d %q", code, out)
+	}
+}
+
+// TestServeLongTraceInBrowser: a trace of about 10,000 steps opens at its
+// end, the path bar shows a bounded window of it, and steps back and
+// forth are quick.
+func TestServeLongTraceInBrowser(t *testing.T) {
+	d := chromium(t, 1400, 1000)
+	ck, err := properties.Build(ucast.Config(7, 1, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ck.Sys.Initial()
+	var out model.Outbox
+	var acts []model.Action
+	for {
+		en := w.Enabled(nil)
+		if len(en) == 0 {
+			break
+		}
+		// Round robin over the enabled actions, for a mixed path.
+		a := en[len(acts)%len(en)]
+		acts = append(acts, a)
+		w.Apply(a, &out)
+	}
+	o, err := traces.RunLasso(ck, acts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(acts)
+	if n < 10000 {
+		t.Fatalf("only %d steps", n)
+	}
+	file := filepath.Join(t.TempDir(), "long.json")
+	if err := os.WriteFile(file, traces.Marshal(traces.NewFile(ck.Sys, acts, o)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := startServe(t, "--trace", file, "--addr", "127.0.0.1:0")
+	start := time.Now()
+	d.call("Page.navigate", map[string]any{"url": url})
+	atStep := func(k int) {
+		t.Helper()
+		d.waitFor(fmt.Sprintf("step %d", k), fmt.Sprintf(`document.body.dataset.step === "%d" && document.body.dataset.busy === ""`, k))
+	}
+	atStep(n)
+	if dt := time.Since(start); dt > 20*time.Second {
+		t.Errorf("opening a %d-step trace took %v", n, dt)
+	}
+	if got, _ := strconv.Atoi(d.js(`document.querySelectorAll("#pathbar .chip").length`)); got < 100 || got > 305 {
+		t.Errorf("%d chips in the path bar for %d steps", got, n)
+	}
+	t.Logf("%d steps opened in %v", n, time.Since(start))
+	if got := d.js(`document.getElementById("status").textContent`); !strings.Contains(got, "end state") {
+		t.Errorf("status at the end: %q", got)
+	}
+	start = time.Now()
+	for k := 1; k <= 5; k++ {
+		d.key("ArrowLeft", 37)
+		atStep(n - k)
+	}
+	d.click("#forward")
+	atStep(n - 4)
+	if dt := time.Since(start); dt > 15*time.Second {
+		t.Errorf("six steps on a %d-step path took %v", n, dt)
+	}
+	if got := d.js(`document.querySelectorAll("#pathbar .chip.ahead").length`); got != "4" {
+		t.Errorf("%s steps ahead shown, want 4", got)
 	}
 }

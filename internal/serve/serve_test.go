@@ -19,6 +19,7 @@ import (
 	"lfccheck/properties"
 	_ "lfccheck/protocols" // registers the protocols
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
 
@@ -123,11 +124,12 @@ type view struct {
 		Violation string   `json:"violation"`
 		End       bool     `json:"end"`
 	} `json:"enabled"`
-	Terminal  bool     `json:"terminal"`
-	Status    string   `json:"status"`
-	State     []string `json:"state"`
-	Changed   []bool   `json:"changed"`
-	Steps     []traces.Step
+	Terminal  bool         `json:"terminal"`
+	Status    string       `json:"status"`
+	State     []string     `json:"state"`
+	Changed   []bool       `json:"changed"`
+	Length    int          `json:"length"`
+	Last      *traces.Step `json:"last"`
 	Violation *struct {
 		Property    string   `json:"property"`
 		Step        int      `json:"step"`
@@ -193,8 +195,8 @@ func TestAPIWalksIntoTheChainDeadlock(t *testing.T) {
 	if !strings.Contains(strings.Join(v.Violation.Explanation, "\n"), "wait-for cycle") {
 		t.Errorf("explanation: %q", v.Violation.Explanation)
 	}
-	if len(v.Steps) != len(acts) || len(v.Changed) != len(v.State) {
-		t.Errorf("%d steps, %d lines, %d marks", len(v.Steps), len(v.State), len(v.Changed))
+	if v.Length != len(acts) || v.Last == nil || v.Last.Action != acts[len(acts)-1] || len(v.Last.Changes) == 0 || len(v.Changed) != len(v.State) {
+		t.Errorf("%d steps, last %+v, %d lines, %d marks", v.Length, v.Last, len(v.State), len(v.Changed))
 	}
 	for _, p := range v.Properties {
 		if want := map[bool]string{true: "violated", false: ""}[p.Name == "deadlock"]; want != "" && p.Status != want {
@@ -380,8 +382,8 @@ func TestAPILoadsATraceAndContinues(t *testing.T) {
 	if other == "" {
 		t.Fatal("no other action at step 5")
 	}
-	if v := state(t, ts, model, append(append([]string{}, acts[:5]...), other)); len(v.Steps) != 6 {
-		t.Fatalf("continued: %d steps", len(v.Steps))
+	if v := state(t, ts, model, append(append([]string{}, acts[:5]...), other)); v.Length != 6 {
+		t.Fatalf("continued: %d steps", v.Length)
 	}
 	// The trace given at start is offered by the session.
 	f, _ := traces.Parse(data)
@@ -496,5 +498,48 @@ func TestServeStopsOnCancel(t *testing.T) {
 	case <-closed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not end the check")
+	}
+}
+
+// TestAPILongPath: a path of thousands of steps is answered quickly and
+// without every step's changes (the page asks for the end of the path
+// only).
+func TestAPILongPath(t *testing.T) {
+	cfg := ucast.Config(6, 1, 64)
+	_, ts := newServer(t, serve.Options{Config: cfg})
+	ck, err := properties.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Always the first enabled action, to the end.
+	w := ck.Sys.Initial()
+	var out model.Outbox
+	var acts []string
+	for {
+		en := w.Enabled(nil)
+		if len(en) == 0 {
+			break
+		}
+		acts = append(acts, ck.Sys.ActionName(en[0]))
+		if err := w.Apply(en[0], &out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(acts) < 5000 {
+		t.Fatalf("only %d steps", len(acts))
+	}
+	start := time.Now()
+	code, m, raw := post(t, ts, "/api/state", map[string]any{"model": 1, "actions": acts})
+	if code != 200 {
+		t.Fatalf("state: %d %v", code, m["error"])
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("a %d-step path took %v", len(acts), d)
+	}
+	if len(raw) > 64<<10 {
+		t.Errorf("the answer for a %d-step path is %d bytes", len(acts), len(raw))
+	}
+	if m["terminal"] != true || m["length"].(float64) != float64(len(acts)) {
+		t.Errorf("end of the path: terminal %v, length %v", m["terminal"], m["length"])
 	}
 }

@@ -55,10 +55,13 @@ type violationView struct {
 
 // stateView is the page's view of the end of a path.
 type stateView struct {
-	Model     int           `json:"model"`
-	Describe  string        `json:"describe"`
-	Steps     []traces.Step `json:"steps"`
-	LoopStart int           `json:"loop_start,omitempty"`
+	Model    int    `json:"model"`
+	Describe string `json:"describe"`
+	// Length is the number of steps of the path, Last its last step with
+	// its changes.
+	Length    int          `json:"length"`
+	Last      *traces.Step `json:"last,omitempty"`
+	LoopStart int          `json:"loop_start,omitempty"`
 	// State is the state after the last step, a line each; Changed marks
 	// the lines the last step changed.
 	State   []string `json:"state"`
@@ -72,8 +75,10 @@ type stateView struct {
 	Properties []propView     `json:"properties"`
 }
 
-// run replays a path on e's checker (e.mu held).
-func (e *entry) run(req pathRequest) ([]model.Action, traces.Outcome, error) {
+// run replays a path on e's checker (e.mu held), with every step's
+// changes when full is set, else with the last step's only (the others
+// cost more than the rest of the replay on long paths).
+func (e *entry) run(req pathRequest, full bool) ([]model.Action, traces.Outcome, error) {
 	if len(req.Actions) > MaxSteps {
 		return nil, traces.Outcome{}, fmt.Errorf("a path of %d steps is longer than the explorer takes (%d)", len(req.Actions), MaxSteps)
 	}
@@ -91,7 +96,12 @@ func (e *entry) run(req pathRequest) ([]model.Action, traces.Outcome, error) {
 		}
 		loop = len(acts) - req.LoopStart + 1
 	}
-	o, err := traces.RunLasso(e.ck, acts, loop)
+	var o traces.Outcome
+	if full {
+		o, err = traces.RunLasso(e.ck, acts, loop)
+	} else {
+		o, err = traces.RunLassoWindow(e.ck, acts, loop, traces.Window{From: len(acts), To: len(acts)})
+	}
 	if err != nil {
 		return nil, o, err
 	}
@@ -119,7 +129,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	acts, o, err := e.run(req)
+	acts, o, err := e.run(req, false)
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
@@ -130,9 +140,9 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 // view builds the page's view of the outcome o of acts (e.mu held).
 func (e *entry) view(acts []model.Action, o traces.Outcome, loopStart int) stateView {
 	ck, sys := e.ck, e.ck.Sys
-	v := stateView{Model: e.id, Describe: sys.Cfg.Describe(), Steps: o.Steps, LoopStart: loopStart, Enabled: []choice{}}
-	if v.Steps == nil {
-		v.Steps = []traces.Step{}
+	v := stateView{Model: e.id, Describe: sys.Cfg.Describe(), Length: len(o.Steps), LoopStart: loopStart, Enabled: []choice{}}
+	if n := len(o.Steps); n > 0 {
+		v.Last = &o.Steps[n-1]
 	}
 	final := o.Final
 	v.State = lines(final)
@@ -291,7 +301,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.mu.Lock()
-	acts, o, err := e.run(req)
+	acts, o, err := e.run(req, true)
 	var data []byte
 	if err == nil {
 		data = traces.Marshal(traces.NewFile(e.ck.Sys, acts, o))
@@ -314,7 +324,7 @@ func (s *Server) handleChart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.mu.Lock()
-	acts, o, err := e.run(req)
+	acts, o, err := e.run(req, true)
 	var svg []byte
 	if err == nil {
 		svg, err = traces.SVG(e.ck.Sys, acts, o)

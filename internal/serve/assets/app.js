@@ -93,7 +93,8 @@ function render() {
   chip0.onclick = () => go(0);
   bar.append(chip0);
   const loop = loopFor(ui.path);
-  ui.path.forEach((a, i) => {
+  const chip = (i) => {
+    const a = ui.path[i];
     let cls = "chip";
     if (i + 1 === ui.pos) cls += " current";
     if (i + 1 > ui.pos) cls += " ahead";
@@ -103,7 +104,16 @@ function render() {
     c.title = "go to step " + (i + 1);
     c.onclick = () => go(i + 1);
     bar.append(c);
-  });
+  };
+  // A long path shows the steps around the current one, and its last.
+  const W = 150, n = ui.path.length;
+  const lo = Math.max(0, ui.pos - W), hi = Math.min(n, ui.pos + W);
+  if (lo > 0) bar.append(el("span", "gap", "\u2026 " + lo + " steps \u2026"));
+  for (let i = lo; i < hi; i++) chip(i);
+  if (hi < n) {
+    if (hi < n - 1) bar.append(el("span", "gap", "\u2026 " + (n - 1 - hi) + " steps \u2026"));
+    chip(n - 1);
+  }
   const cur = $("chip-" + ui.pos);
   if (cur && cur.scrollIntoView) cur.scrollIntoView({ block: "nearest" });
 
@@ -152,7 +162,7 @@ function render() {
   state.replaceChildren();
   v.state.forEach((l, i) => state.append(el("span", "line" + (v.changed[i] ? " changed" : ""), l)));
   $("state-title").textContent = ui.pos === 0 ? "Initial state" : "State after step " + ui.pos;
-  const step = v.steps[v.steps.length - 1];
+  const step = v.last;
   $("step-title").textContent = step ? "Step " + step.step + ": " + step.action : "";
   const chg = $("changes");
   chg.replaceChildren();
