@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -104,6 +105,10 @@ func runServe(args []string, e env) (int, error) {
 	defer srv.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err // without "listen tcp ADDR:", said already
+		}
 		return 0, usagef("serve: cannot listen on %s: %v", *addr, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
