@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"lfccheck/model"
+	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
 	"lfccheck/traces"
 )
@@ -215,11 +217,12 @@ func findChromium() string {
 	return ""
 }
 
-// TestViewerInBrowser opens the viewer of the chain deadlock (Fig. 4.8) in
-// headless Chromium from file://, steps with the arrow keys and the buttons,
-// and checks the step shown, the highlighted row and change, the violation
-// at the end, and a screenshot that is not blank.
-func TestViewerInBrowser(t *testing.T) {
+// browser starts headless Chromium with a window of width x height and
+// returns a DevTools session with its page. It skips the test where no
+// Chromium is installed, unless LFCCHECK_REQUIRE_BROWSER is set: then it
+// fails.
+func browser(t *testing.T, width, height int) *cdp {
+	t.Helper()
 	bin := findChromium()
 	if bin == "" {
 		if os.Getenv("LFCCHECK_REQUIRE_BROWSER") != "" {
@@ -227,35 +230,25 @@ func TestViewerInBrowser(t *testing.T) {
 		}
 		t.Skip("no Chromium: install the Debian package chromium to run the browser test")
 	}
-	ck, acts, o := counterexample(t, mcast.Config("chain", 4, 1, 1))
-	page, err := traces.HTML(ck.Sys, acts, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "viewer.html")
-	if err := os.WriteFile(file, page, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	// The profile lives outside t.TempDir: Chromium's helper processes may
 	// still write to it for a moment after the browser is killed.
 	profile, err := os.MkdirTemp("", "lfccheck-chromium-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		"--remote-debugging-port=0", "--user-data-dir="+profile, "--window-size=1400,900", "about:blank")
+	cmd := exec.Command(bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+		"--remote-debugging-port=0", "--user-data-dir="+profile, fmt.Sprintf("--window-size=%d,%d", width, height), "about:blank")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
+	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
 		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
 			time.Sleep(100 * time.Millisecond)
 		}
-	}()
+	})
 	listening := regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 	found := make(chan string, 1)
 	go func() {
@@ -297,17 +290,75 @@ func TestViewerInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.c.Close()
+	t.Cleanup(func() { ws.c.Close() })
 	c := &cdp{t: t, ws: ws}
 	c.call("Page.enable", map[string]any{})
-	c.call("Page.navigate", map[string]any{"url": "file://" + file})
-	deadline := time.Now().Add(30 * time.Second)
-	for c.eval(`document.readyState`) != "complete" || c.eval(`document.getElementById("stepno") ? document.getElementById("stepno").textContent : ""`) == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("the viewer did not load")
-		}
-		time.Sleep(100 * time.Millisecond)
+	return c
+}
+
+// open writes page to a file and loads it from file://, waiting at most
+// limit until the viewer shows its first step; it returns how long that
+// took.
+func (c *cdp) open(page []byte, limit time.Duration) time.Duration {
+	c.t.Helper()
+	file := filepath.Join(c.t.TempDir(), "viewer.html")
+	if err := os.WriteFile(file, page, 0o644); err != nil {
+		c.t.Fatal(err)
 	}
+	start := time.Now()
+	c.call("Page.navigate", map[string]any{"url": "file://" + file})
+	for c.eval(`document.readyState`) != "complete" || c.eval(`document.getElementById("stepno") ? document.getElementById("stepno").textContent : ""`) == "" {
+		if time.Since(start) > limit {
+			c.t.Fatalf("the viewer did not load within %v", limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// screenshot captures the page as a PNG and checks that it is not blank.
+func (c *cdp) screenshot() []byte {
+	c.t.Helper()
+	var shot struct {
+		Data string `json:"data"`
+	}
+	json.Unmarshal(c.call("Page.captureScreenshot", map[string]any{"format": "png"}), &shot)
+	raw, err := base64.StdEncoding.DecodeString(shot.Data)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	b := img.Bounds()
+	dark := 0
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			if r, g, bl, _ := img.At(x, y).RGBA(); r+g+bl < 3*0x8000 {
+				dark++
+			}
+		}
+	}
+	if total := b.Dx() * b.Dy() / 4; dark < total/200 {
+		c.t.Fatalf("the screenshot is (nearly) blank: %d dark pixels of %d sampled", dark, total)
+	}
+	return raw
+}
+
+// TestViewerInBrowser opens the viewer of the chain deadlock (Fig. 4.8) in
+// headless Chromium from file://, steps with the arrow keys and the buttons,
+// and checks the step shown, the highlighted row and change, the violation
+// at the end, and a screenshot that is not blank; then clicks on rows,
+// hides and merges lifelines, follows a packet and searches.
+func TestViewerInBrowser(t *testing.T) {
+	c := browser(t, 1400, 900)
+	ck, acts, o := counterexample(t, mcast.Config("chain", 4, 1, 1))
+	page, err := traces.HTML(ck.Sys, acts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.open(page, 30*time.Second)
 	n := len(acts)
 	stepno := func() string { return c.eval(`document.getElementById("stepno").textContent`) }
 	current := func() string { return c.eval(`document.querySelector("svg .row.current").id`) }
@@ -352,28 +403,247 @@ func TestViewerInBrowser(t *testing.T) {
 	if got := stepno(); got != fmt.Sprintf("step 0 of %d", n) {
 		t.Fatalf("after the first button: %q", got)
 	}
-	var shot struct {
-		Data string `json:"data"`
+	c.screenshot()
+	viewerClicks(t, c, ck.Sys, acts, o)
+}
+
+// clickAt clicks the element that sel selects, as the mouse does: at dx
+// pixels from its left edge (the middle when dx < 0), after scrolling it
+// into view.
+func (c *cdp) clickAt(sel string, dx float64) {
+	c.t.Helper()
+	var box struct{ X, Y float64 }
+	raw := c.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) { return null; } e.scrollIntoView({block: "center", inline: "nearest"}); const r = e.getBoundingClientRect(); return {X: %v < 0 ? r.x + r.width/2 : Math.max(r.x, 0) + %v, Y: r.y + r.height/2}; })()`, sel, dx, dx))
+	if raw == "null" {
+		c.t.Fatalf("nothing matches %s", sel)
 	}
-	json.Unmarshal(c.call("Page.captureScreenshot", map[string]any{"format": "png"}), &shot)
-	raw, err := base64.StdEncoding.DecodeString(shot.Data)
-	if err != nil {
-		t.Fatal(err)
+	json.Unmarshal([]byte(raw), &box)
+	for _, typ := range []string{"mousePressed", "mouseReleased"} {
+		c.call("Input.dispatchMouseEvent", map[string]any{"type": typ, "x": box.X, "y": box.Y, "button": "left", "clickCount": 1})
 	}
-	img, err := png.Decode(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := img.Bounds()
-	dark := 0
-	for y := b.Min.Y; y < b.Max.Y; y += 2 {
-		for x := b.Min.X; x < b.Max.X; x += 2 {
-			if r, g, bl, _ := img.At(x, y).RGBA(); r+g+bl < 3*0x8000 {
-				dark++
-			}
+}
+
+// typeInto focuses the input with the given id and types text into it.
+func (c *cdp) typeInto(id, text string) {
+	c.t.Helper()
+	c.eval(fmt.Sprintf(`document.getElementById(%q).focus()`, id))
+	c.call("Input.insertText", map[string]any{"text": text})
+}
+
+// stateAfter is the state after the first k actions of acts, as the
+// viewer shows it (its lines).
+func stateAfter(t *testing.T, sys *model.System, acts []model.Action, k int) string {
+	t.Helper()
+	w := sys.Initial()
+	var out model.Outbox
+	for _, a := range acts[:k] {
+		if err := w.Apply(a, &out); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if total := b.Dx() * b.Dy() / 4; dark < total/200 {
-		t.Fatalf("the screenshot is (nearly) blank: %d dark pixels of %d sampled", dark, total)
+	return strings.TrimRight(w.Format(), "\n")
+}
+
+const (
+	jsStepno  = `document.getElementById("stepno").textContent`
+	jsState   = `Array.from(document.querySelectorAll("#state div")).map(d => d.textContent).join("\n")`
+	jsVisible = `Array.from(document.querySelectorAll("svg .lname")).filter(e => e.style.display !== "none").map(e => e.textContent).join(",")`
+)
+
+// viewerClicks drives the chain deadlock's viewer with the mouse and the
+// search box: a click on a step's row, lifelines hidden, merged and shown
+// again, a packet followed from its send to its delivery, a search, and
+// the steps the violation is about.
+func viewerClicks(t *testing.T, c *cdp, sys *model.System, acts []model.Action, o traces.Outcome) {
+	n := len(acts)
+	// A click on a row (on its step label) shows that step.
+	c.clickAt("#row-5", 20)
+	if got := c.eval(jsStepno); got != fmt.Sprintf("step 5 of %d", n) {
+		t.Fatalf("after a click on row 5: %q", got)
+	}
+	if got, want := c.eval(jsState), stateAfter(t, sys, acts, 5); got != want {
+		t.Fatalf("the state after step 5 shows\n%s\nwant\n%s", got, want)
+	}
+	// Lifelines: hide the hosts, merge each node's pair, hide one by its
+	// name, show them all again.
+	all := "host 0,ni 0,host 1,ni 1,host 2,ni 2,host 3,ni 3"
+	if got := c.eval(jsVisible); got != all {
+		t.Fatalf("lifelines shown at first: %s", got)
+	}
+	c.clickAt("#show-hosts", -1)
+	if got := c.eval(jsVisible); got != "ni 0,ni 1,ni 2,ni 3" {
+		t.Fatalf("lifelines shown without the hosts: %s", got)
+	}
+	if got := c.eval(`document.querySelector('svg line.launch').style.display`); got != "none" {
+		t.Fatalf("a launch arrow from a hidden host shows (display %q)", got)
+	}
+	c.clickAt("#show-hosts", -1)
+	c.clickAt("#merge", -1)
+	if got := c.eval(`(() => { const e = (l) => document.querySelector('svg .lname[data-l="' + l + '"]').getAttribute("x"); return e(0) === e(1) && e(2) === e(3) && e(1) !== e(2); })()`); got != "true" {
+		t.Fatal("merged lifelines: a node's host and NI do not share an x, or two nodes do")
+	}
+	if got := c.eval(jsVisible); got != "node 0,node 1,node 2,node 3" {
+		t.Fatalf("merged lifelines are named %s", got)
+	}
+	c.clickAt(`svg .lname[data-l="3"]`, -1)
+	if got := c.eval(jsVisible); got != "node 0,node 2,node 3" {
+		t.Fatalf("a click on node 1's name leaves %s", got)
+	}
+	c.clickAt("#merge", -1)
+	c.clickAt(`svg .lname[data-l="4"]`, -1)
+	if got := c.eval(jsVisible); got != "host 0,ni 0,ni 2,host 3,ni 3" {
+		t.Fatalf("after a click on host 2's name: %s", got)
+	}
+	c.clickAt("#show-all", -1)
+	if got := c.eval(jsVisible); got != all {
+		t.Fatalf("after show all: %s", got)
+	}
+	// Follow m0#1, sent at step 1 by ni 0 and delivered at step 3 to ni 1.
+	c.clickAt(`svg text.pkt[data-p="0"]`, -1)
+	if got := c.eval(`document.getElementById("packet").textContent`); !strings.Contains(got, "packet m0#1 from ni 0 to ni 1: sent at step 1, delivered at step 3") {
+		t.Fatalf("following m0#1: %q", got)
+	}
+	if got := c.eval(`document.querySelector('svg line.pkt[data-p="0"]').classList.contains("followed")`); got != "true" {
+		t.Fatal("the followed packet's arrow is not highlighted")
+	}
+	c.clickAt("#go-delivery", -1)
+	if got := c.eval(jsStepno); got != fmt.Sprintf("step 3 of %d", n) {
+		t.Fatalf("after going to m0#1's delivery: %q", got)
+	}
+	if got := c.eval(`document.querySelector('svg line.pkt[data-p="0"]').classList.contains("active")`); got != "true" {
+		t.Fatal("at step 3 the arrow of the packet it delivers is not marked")
+	}
+	// Search: NI 2's state line first reads "blocked [m1#1]" after step
+	// 7; Enter goes to the next step with a match.
+	c.click("first")
+	c.typeInto("search", "blocked [m1#1]")
+	if got := c.eval(`document.getElementById("results").children.length`); got == "0" {
+		t.Fatal("the search for 'blocked [m1#1]' finds nothing")
+	}
+	c.key("Enter", 13)
+	if got := c.eval(jsStepno); got != fmt.Sprintf("step 7 of %d", n) {
+		t.Fatalf("Enter in the search box goes to %q, want step 7 (ni 2 blocks m1#1)", got)
+	}
+	if got := c.eval(`document.querySelectorAll("#state .match").length`); got == "0" {
+		t.Fatal("no state line matching the search is marked")
+	}
+	c.eval(`document.getElementById("search").blur()`)
+	// The steps the violation is about.
+	if got := c.eval(`document.getElementById("related").textContent`); !strings.Contains(got, fmt.Sprintf("step %d: the violating step", o.ViolationStep)) {
+		t.Fatalf("the violation's steps: %q", got)
+	}
+}
+
+// TestLongTraceInBrowser opens the viewer of a 10,000-step run at P=8: the
+// page stays within 4 MB and opens within 20 s (it covers the last
+// DefaultWindowSteps steps and says so), then steps through it: each step
+// shows the state the model reaches, and the chart follows the step.
+func TestLongTraceInBrowser(t *testing.T) {
+	c := browser(t, 1400, 900)
+	ck, acts, o := longRun(t, mcast.Config("binary", 8, 2, 64), 10_000)
+	n := len(acts)
+	page, err := traces.HTML(ck.Sys, acts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) > 4<<20 {
+		t.Fatalf("the page of %d steps is %d bytes", n, len(page))
+	}
+	took := c.open(page, 20*time.Second)
+	t.Logf("%d steps: a page of %d bytes, opened in %v", n, len(page), took)
+	if got := c.eval(`document.getElementById("leftout").hidden ? "" : document.getElementById("leftout").textContent`); !strings.Contains(got, "left out") || !strings.Contains(got, "lfccheck show --steps FROM:TO") {
+		t.Fatalf("the page does not say what it leaves out: %q", got)
+	}
+	first := n - traces.DefaultWindowSteps + 1
+	suffix := fmt.Sprintf(" of %d (this page: steps %d-%d)", n, first, n)
+	inView := `(() => { const r = document.querySelector("svg .row.current").getBoundingClientRect(), v = document.getElementById("chart").getBoundingClientRect(); return r.top >= v.top && r.bottom <= v.bottom; })()`
+	start := time.Now()
+	c.key("End", 35)
+	for i := 0; i < 30; i++ {
+		c.key("ArrowLeft", 37)
+	}
+	if got := c.eval(jsStepno); got != fmt.Sprintf("step %d", n-30)+suffix {
+		t.Fatalf("after End and 30 left arrows: %q", got)
+	}
+	if got, want := c.eval(jsState), stateAfter(t, ck.Sys, acts, n-30); got != want {
+		t.Fatalf("the state after step %d shows\n%s\nwant\n%s", n-30, got, want)
+	}
+	if c.eval(inView) != "true" {
+		t.Fatal("the chart does not show the current step near the end")
+	}
+	c.key("Home", 36)
+	if got := c.eval(jsStepno); got != fmt.Sprintf("step %d", first-1)+suffix {
+		t.Fatalf("after Home: %q", got)
+	}
+	for i := 0; i < 300; i++ {
+		c.key("ArrowRight", 39)
+	}
+	if got := c.eval(jsStepno); got != fmt.Sprintf("step %d", first+299)+suffix {
+		t.Fatalf("after 300 right arrows: %q", got)
+	}
+	if got, want := c.eval(jsState), stateAfter(t, ck.Sys, acts, first+299); got != want {
+		t.Fatalf("the state after step %d shows\n%s\nwant\n%s", first+299, got, want)
+	}
+	if c.eval(inView) != "true" {
+		t.Fatal("the chart does not follow the current step")
+	}
+	if d := time.Since(start); d > 60*time.Second {
+		t.Fatalf("331 steps took %v", d)
+	}
+	c.screenshot()
+}
+
+// TestChartScreenshot draws the viewer of the chain deadlock at P=8 (every
+// host launches first, then the NIs forward) in a 1600x1000 window, the
+// chart fitted to its pane, at its last step, and checks the screenshot; with -rewrite-pictures it writes it
+// to docs/chart-p8.png.
+func TestChartScreenshot(t *testing.T) {
+	c := browser(t, 1600, 1000)
+	ck, err := properties.Build(mcast.Config("chain", 8, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ck.Sys.Initial()
+	var out model.Outbox
+	var acts []model.Action
+	for {
+		en := w.Enabled(nil)
+		if len(en) == 0 {
+			break
+		}
+		a := en[0]
+		for _, e := range en {
+			if strings.HasSuffix(ck.Sys.ActionName(e), "launch") {
+				a = e
+				break
+			}
+		}
+		if err := w.Apply(a, &out); err != nil {
+			t.Fatal(err)
+		}
+		acts = append(acts, a)
+	}
+	o, err := traces.Run(ck, acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Violation == nil || o.Violation.Property != "deadlock" {
+		t.Fatalf("the P=8 chain run ends without a deadlock: %+v", o.Violation)
+	}
+	page, err := traces.HTML(ck.Sys, acts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.open(page, 30*time.Second)
+	c.eval(`(() => { const z = document.getElementById("zoom"); z.value = "fit"; z.dispatchEvent(new Event("change")); })()`)
+	c.key("End", 35)
+	if got := c.eval(`document.getElementById("chart").scrollWidth <= document.getElementById("chart").clientWidth`); got != "true" {
+		t.Fatal("at zoom 'fit width' the chart is wider than its pane")
+	}
+	shot := c.screenshot()
+	if *rewritePictures {
+		if err := os.WriteFile(filepath.Join("..", "docs", "chart-p8.png"), shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -201,7 +201,7 @@ body { font-family: sans-serif; margin: 0; display: flex; height: 100vh; }
 #state .changed { background: #fff0a0; }
 #state .match { outline: 1px solid #1f4e99; }
 #violation { color: #b00; font-family: monospace; font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; margin-top: 8px; }
-svg .row { cursor: pointer; }
+svg .row { cursor: pointer; pointer-events: all; }
 svg .row.current { fill: #fff3b0; }
 svg .row.found { fill: #dfe9ff; }
 svg .lname { cursor: pointer; }
@@ -230,7 +230,7 @@ svg text.pkt.followed { fill: #c00060; font-weight: bold; }
 <label><input id="show-nis" type="checkbox" checked> NIs</label>
 <label title="one lifeline per node: its host and NI"><input id="merge" type="checkbox"> merge host+NI</label>
 <button id="show-all" title="show every lifeline (click a lifeline's name to hide it)">show all</button>
-<select id="zoom" title="zoom"><option value="1">100%</option><option value="0.75">75%</option><option value="0.5">50%</option><option value="0.3">30%</option></select>
+<select id="zoom" title="zoom"><option value="1">100%</option><option value="fit">fit width</option><option value="0.75">75%</option><option value="0.5">50%</option><option value="0.3">30%</option></select>
 </div>
 <div id="find"><input id="search" type="search" placeholder="search steps and state lines (Enter: next)"><span id="nfound"></span></div>
 <ul id="results"></ul>
@@ -326,7 +326,9 @@ function layout() {
     const h = 2 * node, ni = h + 1;
     const hv = hosts && !hidden[h], nv = nis && !hidden[ni];
     if (merge && (hv || nv)) {
-      X[h] = X[ni] = gutter + col * laneW + laneW / 2;
+      const x = gutter + col * laneW + laneW / 2;
+      X[h] = hv ? x : null;
+      X[ni] = nv ? x : null;
       col++;
       continue;
     }
@@ -334,8 +336,14 @@ function layout() {
     if (nv) { X[ni] = gutter + col * laneW + laneW / 2; col++; }
   }
   for (const el of laneEls) {
-    const x = X[Number(el.dataset.l)];
+    const l = Number(el.dataset.l), x = X[l];
     setShown(el, x !== null);
+    if (el.classList.contains("lname")) {
+      // merged: one name per node, on the NI's lifeline when it shows
+      const both = merge && X[l ^ 1] !== null && x !== null;
+      if (both && l % 2 === 0) { setShown(el, false); }
+      el.textContent = both ? "node " + (l >> 1) : data.lanes[l];
+    }
     if (x === null) { continue; }
     const dx = Number(el.dataset.dx || 0);
     if (el.tagName === "line") { el.setAttribute("x1", x); el.setAttribute("x2", x); }
@@ -365,13 +373,20 @@ function layout() {
     }
   }
   width = right + 240;
+  const zs = document.getElementById("zoom").value;
+  zoom = zs === "fit" ? Math.min(1, (chartDiv.clientWidth - 4) / width) : Number(zs);
   const h = svg.viewBox.baseVal.height;
   svg.setAttribute("viewBox", "0 0 " + width + " " + h);
   svg.setAttribute("width", width * zoom);
   svg.setAttribute("height", h * zoom);
 }
 for (const el of svg.querySelectorAll(".lname")) {
-  el.addEventListener("click", () => { hidden[Number(el.dataset.l)] = true; layout(); });
+  el.addEventListener("click", () => {
+    const l = Number(el.dataset.l);
+    hidden[l] = true;
+    if (document.getElementById("merge").checked) { hidden[l ^ 1] = true; }
+    layout();
+  });
 }
 for (const id of ["show-hosts", "show-nis", "merge"]) { document.getElementById(id).onchange = layout; }
 document.getElementById("show-all").onclick = () => {
@@ -381,7 +396,8 @@ document.getElementById("show-all").onclick = () => {
   document.getElementById("merge").checked = false;
   layout();
 };
-document.getElementById("zoom").onchange = (e) => { zoom = Number(e.target.value); layout(); follow(cur); };
+document.getElementById("zoom").onchange = () => { layout(); follow(cur); };
+window.addEventListener("resize", () => { if (document.getElementById("zoom").value === "fit") { layout(); } });
 // Following a packet.
 let followed = -1;
 function followPacket(id) {
@@ -529,8 +545,10 @@ document.getElementById("next").onclick = () => show(cur + 1);
 document.getElementById("last").onclick = () => show(hi);
 slider.oninput = () => show(Number(slider.value));
 svg.addEventListener("click", (e) => {
-  const r = e.target.closest ? e.target.closest(".row") : null;
-  if (r) { show(Number(r.id.slice(4))); }
+  // the row under the pointer, whatever is drawn over it
+  for (const el of document.elementsFromPoint(e.clientX, e.clientY)) {
+    if (el.classList && el.classList.contains("row")) { show(Number(el.id.slice(4))); return; }
+  }
 });
 document.addEventListener("keydown", (e) => {
   if (e.target === slider || e.target === search || e.target.tagName === "SELECT") { return; }
