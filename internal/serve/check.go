@@ -103,6 +103,11 @@ func (s *Server) handleCheckStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	if s.ctx.Err() != nil {
+		s.mu.Unlock()
+		httpError(w, http.StatusServiceUnavailable, "the server is stopping")
+		return
+	}
 	if s.job != nil && !s.job.isDone() {
 		s.mu.Unlock()
 		httpError(w, http.StatusConflict, "a check is already running (one at a time): wait for it or cancel it")

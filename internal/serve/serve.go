@@ -139,6 +139,7 @@ func New(opt Options) (*Server, error) {
 	if opt.Trace != nil {
 		l, err := s.load(*opt.Trace, opt.TraceName)
 		if err != nil {
+			s.stop()
 			return nil, err
 		}
 		s.trace = l
@@ -147,6 +148,7 @@ func New(opt Options) (*Server, error) {
 	}
 	e, err := s.add(opt.Config)
 	if err != nil {
+		s.stop()
 		return nil, err
 	}
 	s.first = e
@@ -158,7 +160,9 @@ func (s *Server) Describe() string { return s.first.ck.Sys.Cfg.Describe() }
 
 // Close cancels a running check and waits for it to end.
 func (s *Server) Close() {
-	s.stop()
+	s.mu.Lock()
+	s.stop() // (under mu: no check starts after this)
+	s.mu.Unlock()
 	s.running.Wait()
 }
 
