@@ -73,7 +73,58 @@ type Live struct {
 	// Stutter lets a run stop for ever in a state where no action with a
 	// fairness class is enabled (not only where nothing is enabled).
 	Stutter bool
+	// Cover, when set, says the search stores one state per orbit of a
+	// group of renamings, and how to analyse the real graph from it (see
+	// Cover).
+	Cover *Cover
 }
+
+// Cover describes the real state graph of a symmetric model whose search
+// stores only orbit representatives: the liveness analysis runs on the
+// cover, whose states are pairs (q, g) of a stored representative q and
+// a renaming g, standing for the real state g(q). Its edges are the
+// renamed edges of q: an action a of q, whose successor t the model
+// stored as its representative r = p(t) (p in the action code's bits 24
+// to 30, 0 for the identity, see PermOf), becomes g(a) from g(q) to
+// g(p^-1(r)), the pair (r, g p^-1). The cover's labels and fairness
+// classes are those of the real states and actions, so the analysis of
+// the real graph carries over unchanged: a path of the real graph lifts
+// to the cover from any pair standing for its first state, and a cover
+// path is a real path; a state fixed by a renaming appears in several
+// pairs, which changes no verdict. The analysis keeps to the pairs
+// reachable from (initial, identity), so every counterexample is a real
+// run from the real initial state, given as real actions (codes with
+// RealCode set). Symmetry under fairness needs this: a cycle on
+// representatives may close only up to a renaming, and the fairness
+// classes it meets are renamed around it (Emerson and Sistla).
+type Cover struct {
+	// Size is the number of renamings, the identity first (index 0); at
+	// most 128.
+	Size int
+	// Next[g*Size+p] is the index of the renaming g p^-1, for the
+	// renaming g of a pair and the renaming p recorded on an edge.
+	Next []uint8
+	// Obl[g][j] is the liveness property (index into Props) whose labels
+	// at a representative q are property j's labels at g(q): per-node
+	// properties move with the nodes.
+	Obl [][]int
+	// Class[g][c] is the fairness class of g(a) for an action a of class c.
+	Class [][]int32
+	// Act returns the code of g(a) for the code of an action a.
+	Act func(code uint32, g int) uint32
+}
+
+// RealCode marks an action code of a counterexample found on a cover
+// (Live.Cover): the code is the real action, not one of a representative.
+const RealCode = 1 << 31
+
+// PermOf returns the renaming index a symmetric model records in bits 24
+// to 30 of an action code for a search with Live.Cover (0 for the
+// identity).
+func PermOf(code uint32) int { return int(code>>24) & 0x7f }
+
+// PermCode returns code with renaming index p recorded (see PermOf).
+func PermCode(code uint32, p int) uint32 { return code&0x00ffffff | uint32(p)<<24 }
 
 // LiveProp is one liveness property: for property i of Live.Props, label
 // bit 2i is its trigger and bit 2i+1 its goal.
@@ -140,12 +191,21 @@ func (s *search) liveness() (Result, error) {
 	n := g.n()
 	if lim := s.opt.MaxMemory; lim > 0 {
 		need := uint64(n) * 13
+		if cv := s.opt.Live.Cover; cv != nil && cv.Size > 1 {
+			need = uint64(n) * uint64(cv.Size) * 14
+		}
 		if heap := s.sampleMemory(true); heap+need >= lim {
 			return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s; the liveness analysis needs about %s more) after exploring all %d states",
 				FormatBytes(lim), FormatBytes(heap), FormatBytes(need), n)), nil
 		}
 	}
-	lc := &liveCheck{s: s, g: g, live: s.opt.Live}
+	lc := &liveCheck{s: s, g: g, live: s.opt.Live, sz: 1}
+	if cv := s.opt.Live.Cover; cv != nil && cv.Size > 1 {
+		lc.cv, lc.sz = cv, uint32(cv.Size)
+		if uint64(n)*uint64(cv.Size) >= 1<<32 {
+			return s.finish(Incomplete, fmt.Sprintf("the liveness analysis on %d representatives and %d renamings needs more than 2^32 states", n, cv.Size)), nil
+		}
+	}
 	if s.opt.Live.Acyclic {
 		if err := lc.acyclic(); err != nil {
 			var stop *errStop
@@ -155,7 +215,19 @@ func (s *search) liveness() (Result, error) {
 			return Result{}, err
 		}
 	}
+	if lc.cv != nil {
+		if err := lc.reachable(); err != nil {
+			var stop *errStop
+			if errors.As(err, &stop) {
+				return s.finish(Incomplete, stop.reason), nil
+			}
+			return Result{}, err
+		}
+	}
 	for i, p := range s.opt.Live.Props {
+		if lc.equivalent(i) {
+			continue
+		}
 		tr, err := lc.check(i, p)
 		var stop *errStop
 		if errors.As(err, &stop) {
@@ -183,7 +255,16 @@ type liveCheck struct {
 	g    *graph
 	live *Live
 
+	// The cover (Live.Cover) the analysis runs on, if any: state v is the
+	// pair (v/sz, v%sz); sz is 1 without a cover. seen marks the pairs
+	// reachable from (initial, identity).
+	cv   *Cover
+	sz   uint32
+	seen []uint64
+
 	goal, trig uint64 // label bits of the property being checked
+	// with a cover, per renaming: the label bits at the representative
+	goalG, trigG []uint64
 
 	// Tarjan scratch for the top-level decomposition and, allocated on
 	// first use, for the refinement under strong fairness.
@@ -207,10 +288,102 @@ func (lc *liveCheck) bytes() int64 {
 	b := func(t *tarjan) int64 {
 		return int64(cap(t.index)+cap(t.low))*4 + int64(cap(t.onStack)) + int64(cap(t.stack))*4
 	}
-	return b(&lc.top) + b(&lc.sub) + int64(cap(lc.comp))*4 + int64(cap(lc.reach)) + int64(cap(lc.stamp)+cap(lc.par))*4
+	return b(&lc.top) + b(&lc.sub) + int64(cap(lc.comp))*4 + int64(cap(lc.reach)) + int64(cap(lc.stamp)+cap(lc.par))*4 + int64(cap(lc.seen))*8
 }
 
-func (lc *liveCheck) bad(v uint32) bool { return lc.g.lab[v]&lc.goal == 0 }
+// n is the number of states the analysis numbers (with a cover, pairs).
+func (lc *liveCheck) n() int { return lc.g.n() * int(lc.sz) }
+
+// edges returns the range of edge indices of state v (into g's edges; a
+// pair's edges are its representative's, renamed by to, class and code).
+func (lc *liveCheck) edges(v uint32) (int64, int64) {
+	if lc.cv != nil {
+		v /= lc.sz
+	}
+	return lc.g.off[v], lc.g.off[v+1]
+}
+
+// to is the target of edge e of state v.
+func (lc *liveCheck) to(v uint32, e int64) uint32 {
+	w := lc.g.to[e]
+	if lc.cv == nil {
+		return w
+	}
+	return w*lc.sz + uint32(lc.cv.Next[(v%lc.sz)*lc.sz+uint32(PermOf(lc.g.code[e]))])
+}
+
+// class is the fairness class of edge e of state v, -1 for none.
+func (lc *liveCheck) class(v uint32, e int64) int {
+	c := lc.live.ClassOf(lc.g.code[e])
+	if c < 0 || lc.cv == nil {
+		return c
+	}
+	return int(lc.cv.Class[v%lc.sz][c])
+}
+
+// code is the action code of edge e of state v for a counterexample.
+func (lc *liveCheck) code(v uint32, e int64) uint32 {
+	if lc.cv == nil {
+		return lc.g.code[e]
+	}
+	return lc.cv.Act(lc.g.code[e], int(v%lc.sz)) | RealCode
+}
+
+// bad reports whether the goal of the property being checked does not
+// hold in state v (with a cover, a reachable pair).
+func (lc *liveCheck) bad(v uint32) bool {
+	if lc.cv == nil {
+		return lc.g.lab[v]&lc.goal == 0
+	}
+	return lc.seen[v/64]&(1<<(v%64)) != 0 && lc.g.lab[v/lc.sz]&lc.goalG[v%lc.sz] == 0
+}
+
+// triggered reports whether the trigger of the property being checked
+// holds in state v.
+func (lc *liveCheck) triggered(v uint32) bool {
+	if lc.cv == nil {
+		return lc.g.lab[v]&lc.trig != 0
+	}
+	return lc.g.lab[v/lc.sz]&lc.trigG[v%lc.sz] != 0
+}
+
+// reachable marks the pairs of the cover reachable from (initial,
+// identity).
+func (lc *liveCheck) reachable() error {
+	n := lc.n()
+	lc.seen = make([]uint64, (n+63)/64)
+	queue := make([]uint32, 0, lc.g.n())
+	lc.seen[0] |= 1
+	queue = append(queue, 0)
+	for i := 0; i < len(queue); i++ {
+		if err := lc.tick(); err != nil {
+			return err
+		}
+		v := queue[i]
+		lo, hi := lc.edges(v)
+		for e := lo; e < hi; e++ {
+			if w := lc.to(v, e); lc.seen[w/64]&(1<<(w%64)) == 0 {
+				lc.seen[w/64] |= 1 << (w % 64)
+				queue = append(queue, w)
+			}
+		}
+	}
+	return nil
+}
+
+// equivalent reports whether property i is property j < i renamed (with
+// a cover): both then have the same verdict.
+func (lc *liveCheck) equivalent(i int) bool {
+	if lc.cv == nil {
+		return false
+	}
+	for g := 1; g < lc.cv.Size; g++ {
+		if j := lc.cv.Obl[g][i]; j < i {
+			return true
+		}
+	}
+	return false
+}
 
 // tick checks the search's stop, time and memory limits now and then.
 func (lc *liveCheck) tick() error {
@@ -237,8 +410,15 @@ func (lc *liveCheck) tick() error {
 
 // check checks property i and returns its counterexample, if any.
 func (lc *liveCheck) check(i int, p LiveProp) (*lasso, error) {
-	g, n := lc.g, lc.g.n()
+	n := lc.n()
 	lc.trig, lc.goal = 1<<(2*i), 1<<(2*i+1)
+	if lc.cv != nil {
+		lc.goalG, lc.trigG = lc.goalG[:0], lc.trigG[:0]
+		for g := 0; g < lc.cv.Size; g++ {
+			j := lc.cv.Obl[g][i]
+			lc.trigG, lc.goalG = append(lc.trigG, 1<<(2*j)), append(lc.goalG, 1<<(2*j+1))
+		}
+	}
 	if lc.comp == nil {
 		lc.comp = make([]int32, n)
 	}
@@ -262,7 +442,7 @@ func (lc *liveCheck) check(i int, p LiveProp) (*lasso, error) {
 		if p.FromInitial && v > 0 {
 			break
 		}
-		if (p.FromInitial || g.lab[v]&lc.trig != 0) && lc.bad(uint32(v)) && lc.reach[lc.comp[v]] {
+		if (p.FromInitial || lc.triggered(uint32(v))) && lc.bad(uint32(v)) && lc.reach[lc.comp[v]] {
 			start = v
 			break
 		}

@@ -46,7 +46,6 @@ func (lc *liveCheck) acyclic() error {
 
 // emitTop records a top-level component of bad states.
 func (lc *liveCheck) emitTop(c []uint32) error {
-	g := lc.g
 	id := int32(len(lc.reach))
 	for _, v := range c {
 		lc.comp[v] = id
@@ -65,7 +64,7 @@ func (lc *liveCheck) emitTop(c []uint32) error {
 			}
 		}
 		lc.fairSet[id] = fp
-		if lc.live.Acyclic && !(len(c) == 1 && g.off[c[0]] == g.off[c[0]+1]) {
+		if lo, hi := lc.edges(c[0]); lc.live.Acyclic && !(len(c) == 1 && lo == hi) {
 			return fmt.Errorf("explore: the model declares its state graph acyclic, but it has a cycle through %d states", len(c))
 		}
 	}
@@ -73,8 +72,9 @@ func (lc *liveCheck) emitTop(c []uint32) error {
 		if ok {
 			break
 		}
-		for e := g.off[v]; e < g.off[v+1]; e++ {
-			if w := g.to[e]; lc.comp[w] >= 0 && lc.comp[w] != id && lc.reach[lc.comp[w]] {
+		lo, hi := lc.edges(v)
+		for e := lo; e < hi; e++ {
+			if w := lc.to(v, e); lc.comp[w] >= 0 && lc.comp[w] != id && lc.reach[lc.comp[w]] {
 				ok = true
 				break
 			}
@@ -89,11 +89,11 @@ func (lc *liveCheck) emitTop(c []uint32) error {
 // through all of it, a sub-component when only one avoiding strongly fair
 // classes it cannot meet is fair, and nil when it has no fair cycle.
 func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, whole bool, err error) {
-	g := lc.g
 	inner := false
 	for _, v := range c {
-		for e := g.off[v]; e < g.off[v+1] && !inner; e++ {
-			inner = in(g.to[e])
+		lo, hi := lc.edges(v)
+		for e := lo; e < hi && !inner; e++ {
+			inner = in(lc.to(v, e))
 		}
 	}
 	var ends []uint32 // states a run may stay in for ever
@@ -127,8 +127,9 @@ func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, wh
 	var rest []uint32
 	for _, v := range c {
 		keep := true
-		for e := g.off[v]; e < g.off[v+1] && keep; e++ {
-			if k := lc.live.ClassOf(g.code[e]); k >= 0 && strongBad[k] {
+		lo, hi := lc.edges(v)
+		for e := lo; e < hi && keep; e++ {
+			if k := lc.class(v, e); k >= 0 && strongBad[k] {
 				keep = false
 			}
 		}
@@ -139,7 +140,7 @@ func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, wh
 	if len(rest) == 0 {
 		return nil, false, nil
 	}
-	lc.sub.reset(g.n(), rest)
+	lc.sub.reset(lc.n(), rest)
 	member := make(map[uint32]bool, len(rest))
 	for _, v := range rest {
 		member[v] = true
@@ -172,15 +173,15 @@ func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, wh
 // endState reports whether a run may stay in state v for ever: nothing is
 // enabled there or, with Stutter, nothing with a fairness class.
 func (lc *liveCheck) endState(v uint32) bool {
-	g := lc.g
-	if g.off[v] == g.off[v+1] {
+	lo, hi := lc.edges(v)
+	if lo == hi {
 		return true
 	}
 	if !lc.live.Stutter {
 		return false
 	}
-	for e := g.off[v]; e < g.off[v+1]; e++ {
-		if lc.live.ClassOf(g.code[e]) >= 0 {
+	for e := lo; e < hi; e++ {
+		if lc.class(v, e) >= 0 {
 			return false
 		}
 	}
@@ -197,10 +198,10 @@ func (lc *liveCheck) judge(c []uint32, in func(uint32) bool) {
 	for k := range lc.enabled {
 		lc.enabled[k], lc.taken[k], lc.stampC[k] = 0, false, -1
 	}
-	g := lc.g
 	for i, v := range c {
-		for e := g.off[v]; e < g.off[v+1]; e++ {
-			k := lc.live.ClassOf(g.code[e])
+		lo, hi := lc.edges(v)
+		for e := lo; e < hi; e++ {
+			k := lc.class(v, e)
 			if k < 0 {
 				continue
 			}
@@ -208,7 +209,7 @@ func (lc *liveCheck) judge(c []uint32, in func(uint32) bool) {
 				lc.stampC[k] = i
 				lc.enabled[k]++
 			}
-			if in(g.to[e]) {
+			if in(lc.to(v, e)) {
 				lc.taken[k] = true
 			}
 		}

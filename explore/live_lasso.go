@@ -11,12 +11,17 @@ type lasso struct {
 	loop  int
 }
 
+// step is an edge of a path: edge e of state from.
+type step struct {
+	from uint32
+	e    int64
+}
+
 // bfs finds a shortest path from src through states allowed by ok to a
 // state target accepts (src itself included) and returns its edges.
-func (lc *liveCheck) bfs(src uint32, ok func(uint32) bool, target func(uint32) bool) []int64 {
-	g := lc.g
+func (lc *liveCheck) bfs(src uint32, ok func(uint32) bool, target func(uint32) bool) []step {
 	if lc.stamp == nil {
-		lc.stamp, lc.par = make([]uint32, g.n()), make([]uint32, g.n())
+		lc.stamp, lc.par = make([]uint32, lc.n()), make([]uint32, lc.n())
 	}
 	lc.gen++
 	lc.stamp[src] = lc.gen
@@ -25,24 +30,25 @@ func (lc *liveCheck) bfs(src uint32, ok func(uint32) bool, target func(uint32) b
 		u := queue[0]
 		queue = queue[1:]
 		if target(u) {
-			var rev []int64
+			var rev []step
 			for u != src {
 				p := lc.par[u]
-				e := g.off[p]
-				for g.to[e] != u {
+				e, _ := lc.edges(p)
+				for lc.to(p, e) != u {
 					e++
 				}
-				rev = append(rev, e)
+				rev = append(rev, step{p, e})
 				u = p
 			}
-			path := make([]int64, len(rev))
+			path := make([]step, len(rev))
 			for i := range rev {
 				path[i] = rev[len(rev)-1-i]
 			}
 			return path
 		}
-		for e := g.off[u]; e < g.off[u+1]; e++ {
-			if w := g.to[e]; lc.stamp[w] != lc.gen && ok(w) {
+		lo, hi := lc.edges(u)
+		for e := lo; e < hi; e++ {
+			if w := lc.to(u, e); lc.stamp[w] != lc.gen && ok(w) {
 				lc.stamp[w], lc.par[w] = lc.gen, u
 				queue = append(queue, w)
 			}
@@ -53,10 +59,22 @@ func (lc *liveCheck) bfs(src uint32, ok func(uint32) bool, target func(uint32) b
 
 // lasso builds the counterexample of property p from start.
 func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
-	g := lc.g
-	trace, err := lc.s.traceTo(start)
-	if err != nil {
-		return nil, err
+	var trace []uint32
+	if lc.cv == nil {
+		var err error
+		if trace, err = lc.s.traceTo(start); err != nil {
+			return nil, err
+		}
+	} else {
+		// A shortest path of the cover from (initial, identity): the
+		// search's parents are those of representatives.
+		pre := lc.bfs(0, func(uint32) bool { return true }, func(u uint32) bool { return u == start })
+		if pre == nil && start != 0 {
+			return nil, errors.New("explore: liveness: no path in the cover to the state the analysis found")
+		}
+		for _, st := range pre {
+			trace = append(trace, lc.code(st.from, st.e))
+		}
 	}
 	inFair := func(v uint32) bool {
 		if lc.comp[v] < 0 {
@@ -70,9 +88,9 @@ func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 		return nil, errors.New("explore: liveness: no path to the fair component that the analysis found")
 	}
 	entry := start
-	for _, e := range path {
-		trace = append(trace, g.code[e])
-		entry = g.to[e]
+	for _, st := range path {
+		trace = append(trace, lc.code(st.from, st.e))
+		entry = lc.to(st.from, st.e)
 	}
 	k := lc.fairSet[lc.comp[entry]].nodes
 	from := len(trace) - len(path)
@@ -83,8 +101,8 @@ func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range loop {
-		trace = append(trace, g.code[e])
+	for _, st := range loop {
+		trace = append(trace, lc.code(st.from, st.e))
 	}
 	return &lasso{viol: &LiveViolation{p.Name, fmt.Sprintf("a fair loop of %d steps repeats for ever and the goal never holds from step %d on", len(loop), from)},
 		trace: trace, loop: len(loop)}, nil
@@ -92,8 +110,7 @@ func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 
 // loop builds a cycle through entry inside the fair component k that meets
 // every fairness obligation.
-func (lc *liveCheck) loop(k []uint32, entry uint32) ([]int64, error) {
-	g := lc.g
+func (lc *liveCheck) loop(k []uint32, entry uint32) ([]step, error) {
 	member := make(map[uint32]bool, len(k))
 	for _, v := range k {
 		member[v] = true
@@ -117,8 +134,9 @@ func (lc *liveCheck) loop(k []uint32, entry uint32) ([]int64, error) {
 		}
 	}
 	enabledAt := func(v uint32, c int) bool {
-		for e := g.off[v]; e < g.off[v+1]; e++ {
-			if lc.live.ClassOf(g.code[e]) == c {
+		lo, hi := lc.edges(v)
+		for e := lo; e < hi; e++ {
+			if lc.class(v, e) == c {
 				return true
 			}
 		}
@@ -133,8 +151,9 @@ func (lc *liveCheck) loop(k []uint32, entry uint32) ([]int64, error) {
 	}
 	// wanted returns an inner edge of v whose class is still unmet, or -1.
 	wanted := func(v uint32) int64 {
-		for e := g.off[v]; e < g.off[v+1]; e++ {
-			if c := lc.live.ClassOf(g.code[e]); c >= 0 && !met[c] && in(g.to[e]) {
+		lo, hi := lc.edges(v)
+		for e := lo; e < hi; e++ {
+			if c := lc.class(v, e); c >= 0 && !met[c] && in(lc.to(v, e)) {
 				return e
 			}
 		}
@@ -148,7 +167,7 @@ func (lc *liveCheck) loop(k []uint32, entry uint32) ([]int64, error) {
 		}
 		return true
 	}
-	var loop []int64
+	var loop []step
 	cur := entry
 	note(cur)
 	for !allMet() {
@@ -169,26 +188,27 @@ func (lc *liveCheck) loop(k []uint32, entry uint32) ([]int64, error) {
 		if p == nil && (wanted(cur) < 0) {
 			return nil, errors.New("explore: liveness: a fairness obligation cannot be met in a component judged fair")
 		}
-		for _, e := range p {
-			loop = append(loop, e)
-			if c := lc.live.ClassOf(g.code[e]); c >= 0 {
+		for _, st := range p {
+			loop = append(loop, st)
+			if c := lc.class(st.from, st.e); c >= 0 {
 				met[c] = true
 			}
-			cur = g.to[e]
+			cur = lc.to(st.from, st.e)
 			note(cur)
 		}
 		if e := wanted(cur); e >= 0 {
-			loop = append(loop, e)
-			met[lc.live.ClassOf(g.code[e])] = true
-			cur = g.to[e]
+			loop = append(loop, step{cur, e})
+			met[lc.class(cur, e)] = true
+			cur = lc.to(cur, e)
 			note(cur)
 		}
 	}
 	if len(loop) == 0 {
-		for e := g.off[entry]; e < g.off[entry+1]; e++ {
-			if in(g.to[e]) {
-				loop = append(loop, e)
-				cur = g.to[e]
+		lo, hi := lc.edges(entry)
+		for e := lo; e < hi; e++ {
+			if in(lc.to(entry, e)) {
+				loop = append(loop, step{entry, e})
+				cur = lc.to(entry, e)
 				break
 			}
 		}

@@ -35,13 +35,13 @@ func (t *tarjan) reset(n int, nodes []uint32) {
 // from root, calling emit with each component after every component it
 // reaches. emit's argument is valid only during the call.
 func (t *tarjan) run(lc *liveCheck, root uint32, in func(uint32) bool, emit func([]uint32) error) error {
-	g := lc.g
 	visit := func(v uint32) {
 		t.index[v], t.low[v] = t.counter, t.counter
 		t.counter++
 		t.stack = append(t.stack, v)
 		t.onStack[v] = true
-		t.calls = append(t.calls, tframe{v, g.off[v]})
+		lo, _ := lc.edges(v)
+		t.calls = append(t.calls, tframe{v, lo})
 	}
 	visit(root)
 	for len(t.calls) > 0 {
@@ -50,8 +50,8 @@ func (t *tarjan) run(lc *liveCheck, root uint32, in func(uint32) bool, emit func
 		}
 		f := &t.calls[len(t.calls)-1]
 		v := f.v
-		if f.e < g.off[v+1] {
-			w := g.to[f.e]
+		if _, hi := lc.edges(v); f.e < hi {
+			w := lc.to(v, f.e)
 			f.e++
 			if !in(w) {
 				continue

@@ -48,6 +48,10 @@ type Checker struct {
 	live      *liveness      // nil without liveness properties
 	graphObls []obligation   // the liveness obligations the graph analysis checks
 	labels    uint64         // their labels in the state last expanded
+	// coverCodes: successors' codes carry the renaming to their
+	// representative (explore.PermCode), for the liveness analysis on
+	// the cover (Live)
+	coverCodes bool
 
 	sym        []model.Perm // the system's symmetries (without the identity)
 	symInv     []model.Perm // their inverses
@@ -182,7 +186,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, Stubborn: c.Stubborn, stb: c.stb.fork(), noStubborn: c.noStubborn, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls}
+		Symmetry: c.Symmetry, Stubborn: c.Stubborn, stb: c.stb.fork(), noStubborn: c.noStubborn, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls, coverCodes: c.coverCodes}
 }
 
 // NewWorker implements explore.Forker: a fork for another goroutine, with
@@ -379,7 +383,11 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 			c.sleepOut = c.slp.rename((z|before)&^c.slp.node[a.Node], h)
 			before |= bit
 		}
-		if !visit(a.Code(), c.buf, verr) {
+		code := a.Code()
+		if c.coverCodes && h >= 0 {
+			code = explore.PermCode(code, h+1)
+		}
+		if !visit(code, c.buf, verr) {
 			return nil
 		}
 	}

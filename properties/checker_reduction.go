@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 
+	"lfccheck/explore"
 	"lfccheck/model"
 )
 
@@ -131,7 +132,7 @@ func (c *Checker) Actions(codes []uint32, loop int) ([]model.Action, int) {
 			loopStart = len(acts)
 		}
 		a := model.ActionFromCode(code)
-		if c.Symmetry && !violated {
+		if c.Symmetry && !violated && code&explore.RealCode == 0 {
 			// Code i is an action of the representative of the state
 			// reached so far: rename it back to the real state.
 			var i int

@@ -2,7 +2,6 @@ package properties
 
 import (
 	"bytes"
-	"fmt"
 
 	"lfccheck/model"
 )
@@ -29,8 +28,8 @@ func (c *Checker) Symmetries() []model.Perm { return c.sym }
 
 // SymmetryOff says why the symmetry reduction cannot run, or returns "":
 // the system has no symmetry, or a liveness property is checked on the
-// state graph, where the quotient would need a fairness-aware cycle
-// proviso that is not implemented.
+// state graph and the renamings do not give a cover for its analysis
+// (liveCover).
 func (c *Checker) SymmetryOff() string {
 	if len(c.sym) == 0 {
 		return "the configuration has no symmetry (or the protocol declares none)"
@@ -39,9 +38,15 @@ func (c *Checker) SymmetryOff() string {
 		return FaultsOff + " (the fault budgets are kept with the last node's segment, and a link's own budget need not map onto itself)"
 	}
 	if c.live != nil {
-		for _, i := range c.live.props {
-			if !c.OnEndStates(&c.Props[i]) {
-				return fmt.Sprintf("liveness property %s is checked on the state graph", c.Props[i].Name)
+		var obls []obligation
+		for _, o := range c.live.obls {
+			if !c.OnEndStates(&c.Props[o.prop]) {
+				obls = append(obls, o)
+			}
+		}
+		if obls != nil {
+			if _, why := c.liveCover(obls); why != "" {
+				return "liveness on the state graph: " + why
 			}
 		}
 	}

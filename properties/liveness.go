@@ -191,9 +191,17 @@ func (c *Checker) Live() *explore.Live {
 	if len(lv.Props) == 0 {
 		return nil
 	}
-	// The graph analysis needs the real graph (see SymmetryOff), whatever
-	// a caller set after Build.
-	c.Symmetry = false
+	// The graph analysis runs on the cover of representatives and
+	// renamings (liveness_symmetry.go), or on the real graph.
+	c.coverCodes = false
+	if c.Symmetry {
+		cv, why := c.liveCover(c.graphObls)
+		if why != "" {
+			c.Symmetry = false
+		} else {
+			lv.Cover, c.coverCodes = cv, true
+		}
+	}
 	return lv
 }
 

@@ -1,6 +1,8 @@
 package protocols_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"lfccheck/explore"
@@ -100,5 +102,118 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 	s.log(t, n, "configurations with liveness properties")
 	if checked < s.atLeast(10) || failed < s.atLeast(2) {
 		t.Fatalf("compared %d configurations (%d failing): too few to mean anything", checked, failed)
+	}
+}
+
+// symmetricLiveConfigs are rotation-symmetric configurations of the
+// protocols with liveness properties: every variant of each is checked by
+// TestSymmetryUnderFairness.
+var symmetricLiveConfigs = map[string][][]string{
+	"ucast": {{"nodes=3", "credits=1", "flow=0:1:2", "flow=1:2:2", "flow=2:0:2"}, {"nodes=3", "credits=1", "packets=1"}},
+	"mcast": {{"nodes=3", "credits=1", "packets=2", "tree=chain"}, {"nodes=3", "credits=1", "packets=1"}},
+	"recov": {{"nodes=3", "credits=1", "packets=1"}},
+	"intr": {{"nodes=3", "credits=1", "flow=0:1:1", "flow=1:2:1", "flow=2:0:1"}, {"nodes=2", "credits=1", "flow=0:1:2", "flow=1:0:2"},
+		{"nodes=2", "credits=1", "flow=0:1:1", "flow=1:0:1", "panda=on"}},
+}
+
+// TestSymmetryUnderFairness checks the liveness properties on the state
+// graph with the symmetry reduction on (the analysis on the cover of
+// representatives and renamings, explore.Cover) and off, for every
+// variant of every protocol with liveness properties on rotation-symmetric
+// configurations: the verdicts and violated properties must agree, every
+// lasso found on the cover must replay from the real initial state as a
+// fair lasso with the same violation, and a pass must store fewer states
+// with the reduction. Under the race detector: one in four, with a
+// smaller state limit.
+func TestSymmetryUnderFairness(t *testing.T) {
+	limit := int64(300_000)
+	if testing.Short() {
+		limit = 60_000
+	}
+	s := raceSample(1)
+	if s.every > 1 {
+		limit = 20_000
+	}
+	compared, failed, n := 0, 0, 0
+	for _, d := range protocols.All() {
+		var live []string
+		for _, p := range d.Properties {
+			if p.Live != model.NotLive {
+				live = append(live, p.Name)
+			}
+		}
+		if len(live) == 0 {
+			continue
+		}
+		for ci, settings := range symmetricLiveConfigs[d.Name] {
+			for _, v := range d.Variants {
+				if n++; !s.takes(n - 1) {
+					continue
+				}
+				set := []model.Setting{{Key: "protocol", Value: d.Name}, {Key: "variant", Value: v.Name}}
+				for _, kv := range settings {
+					k, val, _ := strings.Cut(kv, "=")
+					set = append(set, model.Setting{Key: k, Value: val})
+				}
+				for _, p := range live {
+					set = append(set, model.Setting{Key: "property", Value: p})
+				}
+				cfg, err := model.ParseSettings(set)
+				if err != nil {
+					t.Fatalf("%s %v: %v", d.Name, settings, err)
+				}
+				t.Run(fmt.Sprintf("%s %d %s", d.Name, ci, v.Name), func(t *testing.T) {
+					var got [2]string
+					var states [2]int64
+					for i, sym := range []bool{true, false} {
+						ck, err := properties.Build(cfg)
+						if err != nil {
+							t.Skipf("not buildable: %v", err)
+						}
+						ck.LivenessGraph = true
+						ck.Symmetry = sym && ck.SymmetryOff() == ""
+						if sym && !ck.Symmetry {
+							t.Skipf("no symmetry: %s", ck.SymmetryOff())
+						}
+						r, err := explore.BFS(ck, explore.Options{MaxStates: limit, Workers: 1 + i%2})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if sym && !ck.Symmetry {
+							t.Fatalf("the symmetry reduction turned itself off for the graph analysis")
+						}
+						if r.Verdict == explore.Incomplete {
+							t.Skipf("symmetry=%v: %s", sym, r.Reason)
+						}
+						got[i], states[i] = string(r.Verdict), r.Stats.States
+						if r.Verdict == explore.Fail {
+							got[i] += " " + r.Violation.PropertyName()
+							o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
+							if err != nil {
+								t.Fatalf("symmetry=%v: the counterexample does not replay: %v", sym, err)
+							}
+							if o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
+								t.Fatalf("symmetry=%v: replay shows %v, want %s", sym, o.Violation, r.Violation.PropertyName())
+							}
+						}
+					}
+					if got[0] != got[1] {
+						t.Fatalf("verdicts differ: with symmetry %q, without %q", got[0], got[1])
+					}
+					if got[0] == "pass" && states[0] >= states[1] {
+						t.Errorf("the symmetric search stored %d states, the full one %d", states[0], states[1])
+					}
+					compared++
+					if got[0] != "pass" {
+						failed++
+					}
+				})
+			}
+		}
+	}
+	s.log(t, n, "variants on symmetric configurations")
+	t.Logf("compared %d (%d failing)", compared, failed)
+	if compared < s.atLeast(12) || failed < s.atLeast(3) {
+		t.Fatalf("compared %d configurations (%d failing): too few to mean anything", compared, failed)
 	}
 }

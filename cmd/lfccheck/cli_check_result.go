@@ -55,6 +55,9 @@ type checkResult struct {
 	Symmetry      bool   `json:"symmetry"`
 	SymmetryGroup int    `json:"symmetry_group"`
 	SymmetryNote  string `json:"symmetry_note"`
+	// LivenessCover is set when the liveness analysis ran on the pairs
+	// of stored representatives and renamings (symmetry under fairness).
+	LivenessCover bool `json:"liveness_cover"`
 	// SleepSets is set when a breadth-first search used sleep sets;
 	// SleepSetsSkipped is the number of transitions they left out, and
 	// SleepSetsNote says what they do, or why they were off.
@@ -137,7 +140,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes, DiskBytes: r.Stats.DiskBytes,
 		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
 		ReductionNote: reductionNote(ck), Symmetry: ck.Symmetry, SymmetryGroup: len(ck.Symmetries()) + 1,
-		SymmetryNote: symmetryNote(ck), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
+		SymmetryNote: symmetryNote(ck), LivenessCover: ck.LivenessCover(), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
 		Statistics: ck.Statistics(),
 		SleepSets:  r.Sleep.On, SleepSetsSkipped: r.Sleep.Skipped, SleepSetsNote: sleepNote(r.Sleep),
 		StubbornSets: ck.Stubborn, StubbornNote: stubbornNote(ck),
@@ -249,8 +252,12 @@ func symmetryNote(ck *properties.Checker) string {
 		for i := range sym {
 			ps = append(ps, "("+sym[i].String()+")")
 		}
-		return fmt.Sprintf("on: %d renamings of node ids map the configuration onto itself (%s and the identity): one state is stored per orbit, standing for up to %d states; counterexamples are renamed back to real node ids",
+		note := fmt.Sprintf("on: %d renamings of node ids map the configuration onto itself (%s and the identity): one state is stored per orbit, standing for up to %d states; counterexamples are renamed back to real node ids",
 			len(sym)+1, strings.Join(ps, ", "), len(sym)+1)
+		if ck.LivenessCover() {
+			note += "; liveness is analysed on the pairs of a stored state and a renaming, which stand for the real states, so fair cycles that close only up to a renaming are found"
+		}
+		return note
 	case ck.SymmetryOff() != "":
 		return "off: " + ck.SymmetryOff()
 	}

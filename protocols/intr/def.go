@@ -42,8 +42,9 @@ func PandaConfig(nodes, credits int, flows ...ucast.Flow) model.Config {
 const maxPackets = 200
 
 // New builds INTR for a resolved configuration: on UCAST's machine, or,
-// with casts, on MCAST's (node renamings are not offered then: INTR's
-// state has no renaming).
+// with casts, on MCAST's (node renamings are not offered then). UCAST's
+// renamings (rotations that map the flows onto themselves) rename INTR's
+// nodes too: its own state names no node (Node.RenameFrom).
 func New(cfg model.Config) (*Machine, error) {
 	p := cfg.Params.(*Params)
 	if err := p.NoHostLibrary("intr"); err != nil {
@@ -66,8 +67,6 @@ func New(cfg model.Config) (*Machine, error) {
 			return nil, err
 		}
 	}
-	// INTR's node state has no renaming: no node renamings.
-	u.AllowSymmetry = false
 	for h := range u.Expect {
 		n := 0
 		for _, e := range u.Expect[h] {

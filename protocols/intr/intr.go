@@ -250,6 +250,16 @@ func (n *Node) Decode(d *model.Decoder) {
 	n.ReadProgressed, n.Idle, n.ThreadIn, n.BadUnlock = bit(7), bit(8), bit(9), bit(10)
 }
 
+// RenameFrom implements model.Renamable: UCAST's state renamed, and
+// INTR's, which names no node, copied.
+func (n *Node) RenameFrom(src model.Node, p *model.Perm) {
+	s := src.(*Node)
+	n.Node.RenameFrom(&s.Node, p)
+	base := n.Node
+	*n = *s
+	n.Node = base
+}
+
 // CopyFrom makes n a deep copy of src, a *Node.
 func (n *Node) CopyFrom(src model.Node) {
 	s := src.(*Node)
