@@ -183,6 +183,7 @@ type picture struct {
 	copies   []copyData
 	related  []related
 	named    map[int]bool // lanes the violation names
+	pktRel   []related    // sends and deliveries of packets it names
 	gutter   int          // width of the column of step labels
 }
 
@@ -207,6 +208,14 @@ func walk(sys *model.System, acts []model.Action, o Outcome, opt Options) (*pict
 		}
 		return s <= win.To && r >= win.From
 	}
+	// packets the violation names: where they were sent and delivered
+	named := map[string]bool{}
+	if o.Violation != nil {
+		for _, f := range strings.FieldsFunc(o.Violation.Message, func(r rune) bool { return strings.ContainsRune(" ,;:()[]", r) }) {
+			named[f] = true
+		}
+	}
+	scope := o.ViolationStep
 	w := sys.Initial()
 	if win.From == 1 {
 		p.states = append(p.states, w.Clone())
@@ -221,6 +230,10 @@ func walk(sys *model.System, acts []model.Action, o Outcome, opt Options) (*pict
 		if kind == model.Deliver {
 			link := int(a.Peer)*P + int(a.Node)
 			if q := inflight[link]; len(q) > 0 {
+				if l := q[0].pkt.String(); named[l] && k <= scope {
+					p.pktRel = append(p.pktRel, related{q[0].step, fmt.Sprintf("ni %d sends %s, which the violation names", a.Peer, l)},
+						related{k, fmt.Sprintf("ni %d receives %s, which the violation names", a.Node, l)})
+				}
 				if keep(q[0].step, k) {
 					p.arrows = append(p.arrows, &arrowData{From: lane(a.Peer, true), To: lane(a.Node, true), Sent: q[0].step, Recv: k, Label: q[0].pkt.String(), data: q[0].pkt.Tag.IsData()})
 				}
@@ -287,11 +300,13 @@ func (p *picture) setGutter() {
 // entity matches the parts a violation message names.
 var entity = regexp.MustCompile(`\b(host|ni|NI|node) (\d+)\b`)
 
-// relate finds the steps the violation is about: the violating step, and
-// for each host or NI that its message names (a node: both), the last
-// step before it that changed that part (for GSB's total order, the
+// relate finds the steps the violation is about: the violating step; for
+// each host or NI that its message names (a node: both), the last step
+// before it that changed that part (for GSB's total order, the
 // deliveries out of order; for INTR's lost interrupt, the timeout that
-// stopped the watchdog). Steps outside the window are named too.
+// stopped the watchdog), among the steps whose changes the outcome
+// holds; and the sends and deliveries of the packets it names (RECOV's
+// packets on recovery channels). Steps outside the window are named too.
 func (p *picture) relate() {
 	v := p.o.Violation
 	if v == nil {
@@ -343,6 +358,12 @@ func (p *picture) relate() {
 				}
 				break
 			}
+		}
+	}
+	for _, r := range p.pktRel {
+		if !marked[r.Step] {
+			marked[r.Step] = true
+			p.related = append(p.related, r)
 		}
 	}
 	sort.SliceStable(p.related, func(i, j int) bool { return p.related[i].Step < p.related[j].Step })

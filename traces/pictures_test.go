@@ -21,7 +21,7 @@ import (
 	"lfccheck/traces"
 )
 
-var rewritePictures = flag.Bool("rewrite-pictures", false, "rewrite docs/chain-deadlock.svg")
+var rewritePictures = flag.Bool("rewrite-pictures", false, "rewrite docs/chain-deadlock.svg and docs/chart-p8.png")
 
 // counterexample searches cfg and returns the checker, the actions of the
 // counterexample and its replayed outcome.
@@ -180,5 +180,53 @@ func TestChainDeadlockChart(t *testing.T) {
 	}
 	if !bytes.Equal(svg, want) {
 		t.Fatalf("the chart differs from %s (regenerate with -rewrite-pictures)", golden)
+	}
+}
+
+// TestViolationSteps checks the steps the viewer and the chart mark as
+// those a violation is about: GSB's deliveries out of total order (host
+// 0's delivery before the violating one), INTR's lost interrupt (the
+// timeout that stopped NI 1's watchdog).
+func TestViolationSteps(t *testing.T) {
+	for _, tc := range []struct {
+		protocol, variant, property string
+		want                        []string
+	}{
+		{"gsb", "no-holdback", "total-order", []string{`"why":"the last change of host 0 before the violation"`, `"why":"the violating step"`}},
+		{"intr", "cancel-when-disabled", "no-lost-interrupt", []string{`"why":"the last change of ni 1 before the violation"`}},
+	} {
+		var cfg *model.Config
+		for _, d := range protocols.All() {
+			for _, cl := range d.AllClaims() {
+				if d.Name == tc.protocol && cl.Config.Variant == tc.variant && cl.Expect == "fail "+tc.property {
+					c := cl.Config.Clone()
+					c.Protocol = d.Name
+					cfg = &c
+				}
+			}
+		}
+		if cfg == nil {
+			t.Fatalf("no claim of %s %s catching %s", tc.protocol, tc.variant, tc.property)
+		}
+		ck, acts, o := counterexample(t, *cfg)
+		if o.Violation.Property != tc.property {
+			t.Fatalf("%s %s: the counterexample violates %s", tc.protocol, tc.variant, o.Violation.Property)
+		}
+		page, err := traces.HTML(ck.Sys, acts, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !bytes.Contains(page, []byte(w)) {
+				t.Errorf("%s %s: the page does not mark %s", tc.protocol, tc.variant, w)
+			}
+		}
+		svg, err := traces.SVG(ck.Sys, acts, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(svg, []byte(`fill="#ffe8c8"`)) {
+			t.Errorf("%s %s: the chart marks no step in orange", tc.protocol, tc.variant)
+		}
 	}
 }
