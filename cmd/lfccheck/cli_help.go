@@ -13,8 +13,8 @@ usage:
   lfccheck suite [flags]      the built-in suite: thesis claims and broken variants
   lfccheck check [flags]      check one configuration exhaustively
   lfccheck list [--json]      list protocols, their parameters, variants and properties
-  lfccheck replay [--json] FILE
-                              re-execute a saved trace step by step
+  lfccheck replay [--json] [--svg F] [--html F] FILE
+                              re-execute a saved trace step by step (and draw it)
   lfccheck show [--svg F] [--html F] [--steps FROM:TO] FILE
                               draw a saved trace as a sequence chart or a browser viewer
   lfccheck merge [--json] FILE...

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"lfccheck/internal/fileio"
 	"lfccheck/properties"
 	"lfccheck/traces"
 )
@@ -10,13 +11,29 @@ import (
 func runReplay(args []string, e env) (int, error) {
 	fs := newFlags("replay", e)
 	jsonOut := fs.Bool("json", false, "print the replay report as JSON")
-	if err := parseFlags(fs, args, "[--json] FILE"); err != nil {
+	var pf pictureFlags
+	pf.register(fs, "the replayed trace")
+	for _, name := range []string{"svg", "html"} {
+		fs.Lookup(name).Usage += "; to standard output, the report then goes to standard error"
+	}
+	if err := parseFlags(fs, args, "[--json] [--svg FILE] [--html FILE] [--steps FROM:TO] FILE"); err != nil {
 		return 0, err
 	}
 	if fs.NArg() != 1 {
 		return 0, usagef("replay: want exactly one trace file, got %d arguments", fs.NArg())
 	}
+	if err := pf.check(); err != nil {
+		return 0, err
+	}
 	path := fs.Arg(0)
+	pf.trace = path
+	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: path}}, pf.outputs()); err != nil {
+		return 0, usageError{err}
+	}
+	report := e.stdout
+	if pf.svg == "-" || pf.html == "-" {
+		report = e.stderr // the picture on standard output
+	}
 	data, err := e.readInput(path, maxInputBytes)
 	if err != nil {
 		return 0, usagef("replay: %v", err)
@@ -32,6 +49,11 @@ func runReplay(args []string, e env) (int, error) {
 	acts, err := traces.ParseActions(ck.Sys, file.Actions)
 	if err != nil {
 		return 0, usagef("replay: %s: %v", path, err)
+	}
+	if pf.window != nil {
+		if _, err := (traces.Options{Steps: pf.window}).Resolve(len(acts)); err != nil {
+			return 0, usagef("--steps: %v", err)
+		}
 	}
 	o, err := traces.RunLasso(ck, acts, file.Loop())
 	if err != nil {
@@ -54,23 +76,26 @@ func runReplay(args []string, e env) (int, error) {
 		if o.Violation != nil {
 			rep.Property, rep.Message, rep.Step = o.Violation.Property, o.Violation.Message, o.ViolationStep
 		}
-		e.stdout.Write(marshalIndent(rep))
+		report.Write(marshalIndent(rep))
 	} else {
-		fmt.Fprintf(e.stdout, "replaying %s: %s, %d steps\n", path, ck.Sys.Cfg.Describe(), len(acts))
-		traces.WriteText(e.stdout, o)
+		fmt.Fprintf(report, "replaying %s: %s, %d steps\n", path, ck.Sys.Cfg.Describe(), len(acts))
+		traces.WriteText(report, o)
 		switch {
 		case ok && o.Live && o.Loop > 0:
-			fmt.Fprintf(e.stdout, "reproduced: %s violated on a fair run that repeats steps %d-%d for ever, as recorded\n",
+			fmt.Fprintf(report, "reproduced: %s violated on a fair run that repeats steps %d-%d for ever, as recorded\n",
 				o.Violation.Property, file.LoopStart, len(acts))
 		case ok && o.Live:
-			fmt.Fprintf(e.stdout, "reproduced: %s violated on a run that ends after step %d, as recorded\n", o.Violation.Property, len(acts))
+			fmt.Fprintf(report, "reproduced: %s violated on a run that ends after step %d, as recorded\n", o.Violation.Property, len(acts))
 		case ok && file.Property != "":
-			fmt.Fprintf(e.stdout, "reproduced: %s violated at step %d, as recorded\n", o.Violation.Property, o.ViolationStep)
+			fmt.Fprintf(report, "reproduced: %s violated at step %d, as recorded\n", o.Violation.Property, o.ViolationStep)
 		case ok:
-			fmt.Fprintf(e.stdout, "reproduced: all %d steps applied and no property was violated, as recorded\n", len(acts))
+			fmt.Fprintf(report, "reproduced: all %d steps applied and no property was violated, as recorded\n", len(acts))
 		default:
-			fmt.Fprintf(e.stdout, "NOT reproduced: %s\n", why)
+			fmt.Fprintf(report, "NOT reproduced: %s\n", why)
 		}
+	}
+	if err := pf.write(ck.Sys, acts, o, e); err != nil {
+		return 0, err
 	}
 	if ok {
 		return exitPass, nil

@@ -58,4 +58,21 @@ func TestShowSteps(t *testing.T) {
 			os.Remove(out)
 		}
 	}
+	// replay draws too: the report on stdout, or on stderr when the
+	// picture goes to stdout.
+	svg := filepath.Join(dir, "replay.svg")
+	code, stdout, errOut := runCLI("replay", "--svg", svg, tf)
+	if code != 0 || !strings.Contains(stdout, "reproduced: deadlock violated at step 16") || errOut != "" {
+		t.Fatalf("replay --svg: exit %d, stdout %.200q, stderr %q", code, stdout, errOut)
+	}
+	if data, err := os.ReadFile(svg); err != nil || !strings.Contains(string(data), `id="row-16"`) {
+		t.Fatalf("replay --svg wrote no chart of 16 steps (%v)", err)
+	}
+	code, stdout, errOut = runCLI("replay", "--html", "-", "--steps", "5:", tf)
+	if code != 0 || !strings.HasPrefix(stdout, "<!DOCTYPE html>") || !strings.Contains(errOut, "reproduced: deadlock violated at step 16") || !strings.Contains(errOut, "steps 5-16 of 16 shown") {
+		t.Fatalf("replay --html -: exit %d, stdout %.100q, stderr %q", code, stdout, errOut)
+	}
+	if code, _, errOut := runCLI("replay", "--steps", "30:", "--html", filepath.Join(dir, "r.html"), tf); code != 2 || strings.Contains(errOut, "reproduced") {
+		t.Fatalf("replay with a range after the end: exit %d, stderr %q", code, errOut)
+	}
 }
