@@ -499,6 +499,7 @@ func (c *chart) draw() {
 		c.f(`<text class="lname" data-l="%d" x="%d" y="%d" text-anchor="middle" font-weight="bold"%s>%s</text>`+"\n", l, x, c.top-chartRow/2-20, color, name)
 		c.f(`<line class="lline" data-l="%d" x1="%d" y1="%d" x2="%d" y2="%d" stroke="#888" stroke-width="%d"/>`+"\n", l, x, c.top-chartRow/2-10, x, bottom, 1+l%2)
 	}
+	c.boxes = map[int][][4]int{}
 	c.marks()
 	// Step labels and actors.
 	if c.win.From == 1 {
@@ -583,6 +584,8 @@ func (c *chart) marks() {
 				if cur != "" {
 					c.f(`<rect data-l="%d" data-dx="-3" x="%d" y="%d" width="6" height="%d" fill="#f0a030" opacity="0.8"/>`+"\n", l, x-3, c.row(k), chartRow)
 					if cur != prev {
+						// reserved so that packet labels keep clear of it
+						c.reserve(x+6+len(cur)*labelChar/2, c.row(k)+12, len(cur))
 						c.f(`<text data-l="%d" data-dx="6" x="%d" y="%d" fill="#a05000" font-size="9">%s</text>`+"\n", l, x+6, c.row(k)+12, esc(cur))
 					}
 				}
@@ -594,7 +597,6 @@ func (c *chart) marks() {
 
 // packets draws transmissions, deliveries and copies to hosts.
 func (c *chart) packets() {
-	c.boxes = map[int][][4]int{}
 	for _, k := range c.launches {
 		// the host's launch runs the NI's send handler in the same step
 		y := c.row(k)
