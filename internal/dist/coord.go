@@ -1,0 +1,422 @@
+package dist
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"lfccheck/explore"
+)
+
+// coord is the coordinator: rank 0, which is also a worker.
+type coord struct {
+	m     explore.Model
+	w     *worker
+	conns []*grpc.ClientConn
+	peers []string
+	opt   explore.Options
+	start time.Time
+	sent  int64 // bytes of batches the workers sent each other
+}
+
+// each sends a command to every worker at once (to itself directly) and
+// returns the replies by rank; the first failure cancels the others.
+func (c *coord) each(ctx context.Context, req []byte) ([][]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := len(c.peers)
+	reps, errs := make([][]byte, n), make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Go(func() {
+			if r == 0 {
+				reps[r], errs[r] = c.w.control(ctx, req)
+			} else {
+				reps[r], errs[r] = call(ctx, c.conns[r], req, false)
+				if errs[r] != nil {
+					errs[r] = fmt.Errorf("worker %d (%s): %s", r, c.peers[r], status.Convert(errs[r]).Message())
+				}
+			}
+			if errs[r] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	// A worker that failed on its own comes before those stopped because
+	// of it.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) && status.Convert(err).Message() != context.Canceled.Error() {
+			return nil, err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return reps, nil
+}
+
+// restart ends a search with sleep sets that met a transition into a state
+// already expanded (as explore.BFS does, it is searched again without).
+type restart struct{ depth, states int64 }
+
+func (e restart) Error() string {
+	return fmt.Sprintf("a transition from depth %d reached a state of an earlier level (the state graph is not layered), after %d states with sleep sets", e.depth, e.states)
+}
+
+// tally is what the search counted.
+type tally struct {
+	levels            []int64
+	n, trans, skipped int64
+	depth             int
+	partial           bool
+}
+
+// sleepChoice decides whether the search uses sleep sets, as explore.BFS
+// does, and why not.
+func (c *coord) sleepChoice() (bool, string) {
+	if c.opt.NoSleep {
+		return false, "turned off"
+	}
+	sl, ok := c.m.(explore.Sleeper)
+	if !ok {
+		return false, "the model has none"
+	}
+	if why := sl.SleepOff(); why != "" {
+		return false, why
+	}
+	if n, ok := c.m.(explore.SleepNoter); ok {
+		return true, n.SleepNote()
+	}
+	return true, ""
+}
+
+func (c *coord) run(ctx context.Context) (explore.Result, error) {
+	sleep, note := c.sleepChoice()
+	for {
+		r, err := c.search(ctx, sleep)
+		var rs restart
+		if errors.As(err, &rs) && sleep {
+			sleep, note = false, rs.Error()+": searched again without them"
+			continue
+		}
+		if err != nil {
+			return r, err
+		}
+		r.Sleep.On, r.Sleep.Note = sleep, note
+		return r, nil
+	}
+}
+
+func (c *coord) search(ctx context.Context, sleep bool) (explore.Result, error) {
+	var e enc
+	e.bool(sleep)
+	if _, err := c.each(ctx, append([]byte{opInit}, e.b...)); err != nil {
+		return explore.Result{}, err
+	}
+	_, verr := c.m.Initial()
+	if verr != nil {
+		return c.finish(ctx, explore.Fail, "", verr, nil, &tally{levels: []int64{1}, n: 1})
+	}
+	t := &tally{levels: []int64{1}, n: 1}
+	for depth := 0; ; depth++ {
+		t.depth = depth
+		width := t.levels[depth]
+		if max := c.opt.MaxDepth; max > 0 && depth >= max {
+			return c.finish(ctx, explore.Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", max, width), nil, nil, t)
+		}
+		reps, err := c.each(ctx, []byte{opExpand})
+		if err != nil {
+			if r, ok := c.stopped(ctx, t, width); ok {
+				return r, nil
+			}
+			return explore.Result{}, err
+		}
+		var lt, lsk int64
+		var best *candidate
+		for _, rep := range reps {
+			d := dec{b: rep}
+			lt += d.i()
+			lsk += d.i()
+			has := d.bool()
+			cd := candidate{key: d.bytes(), tBefore: d.i(), skBefore: d.i(), hasCode: d.bool()}
+			if d.err != nil {
+				return explore.Result{}, d.err
+			}
+			if has && (best == nil || bytes.Compare(cd.key, best.key) < 0) {
+				cd.key = slices.Clone(cd.key)
+				best = &cd
+			}
+		}
+		reps, err = c.each(ctx, []byte{opSummary})
+		if err != nil {
+			if r, ok := c.stopped(ctx, t, width); ok {
+				return r, nil
+			}
+			return explore.Result{}, err
+		}
+		var fresh int64
+		var nl []byte
+		for _, rep := range reps {
+			d := dec{b: rep}
+			fresh += int64(d.u())
+			k := d.bytes()
+			if d.bool() && (nl == nil || bytes.Compare(k, nl) < 0) {
+				nl = slices.Clone(k)
+			}
+			if d.err != nil {
+				return explore.Result{}, d.err
+			}
+		}
+		if sleep && nl != nil && (best == nil || bytes.Compare(nl, best.key) < 0) {
+			return explore.Result{}, restart{depth: int64(depth), states: t.n}
+		}
+		if best != nil {
+			return c.failAt(ctx, t, best)
+		}
+		t.trans += lt
+		t.skipped += lsk
+		if max := c.opt.MaxStates; max > 0 && t.n+fresh > max {
+			t.levels = append(t.levels, max-t.n)
+			t.n, t.partial = max, true
+			return c.finish(ctx, explore.Incomplete, fmt.Sprintf("state limit %d reached with more states to store", max), nil, nil, t)
+		}
+		if fresh == 0 {
+			return c.finish(ctx, explore.Pass, "", nil, nil, t)
+		}
+		if _, err := c.each(ctx, []byte{opAdvance}); err != nil {
+			return explore.Result{}, err
+		}
+		t.levels = append(t.levels, fresh)
+		t.n += fresh
+	}
+}
+
+// stopped turns a level cut short by the time limit or an interrupt into
+// an incomplete result.
+func (c *coord) stopped(ctx context.Context, t *tally, width int64) (explore.Result, bool) {
+	reason := ""
+	switch {
+	case c.opt.Stop != nil && isClosed(c.opt.Stop):
+		reason = fmt.Sprintf("interrupted with about %d states unexplored", width)
+	case c.opt.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		reason = fmt.Sprintf("time limit %s reached with about %d states unexplored", c.opt.Timeout, width)
+	default:
+		return explore.Result{}, false
+	}
+	t.partial = true
+	t.levels = append(t.levels, 0)
+	r, err := c.finish(context.Background(), explore.Incomplete, reason, nil, nil, t)
+	return r, err == nil
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// failAt ends the search at the violation with key best: what comes before
+// it in breadth-first order is counted, and the counterexample rebuilt.
+func (c *coord) failAt(ctx context.Context, t *tally, best *candidate) (explore.Result, error) {
+	var e enc
+	e.bytes(best.key)
+	reps, err := c.each(ctx, append([]byte{opFailAt}, e.b...))
+	if err != nil {
+		return explore.Result{}, err
+	}
+	var fresh int64
+	for _, rep := range reps {
+		d := dec{b: rep}
+		fresh += d.i()
+		t.trans += d.i()
+		t.skipped += d.i()
+		if d.err != nil {
+			return explore.Result{}, d.err
+		}
+	}
+	t.trans += best.tBefore
+	t.skipped += best.skBefore
+	if best.hasCode {
+		t.trans++
+	}
+	t.levels = append(t.levels, fresh)
+	t.n += fresh
+	t.partial = true
+	// The statistics are the workers', gathered before the coordinator
+	// expands states again to rebuild the counterexample.
+	g, err := c.gather(ctx)
+	if err != nil {
+		return explore.Result{}, err
+	}
+	trace, verr, err := c.rebuild(best.key)
+	if err != nil {
+		return explore.Result{}, err
+	}
+	return c.result(g, explore.Fail, "", verr, trace, t)
+}
+
+// rebuild follows a path of successor indexes from the initial state: the
+// action codes, and the violation at its end (of the last transition, or
+// of the state reached when the last index is past its successors).
+func (c *coord) rebuild(key []byte) ([]uint32, error, error) {
+	idx, err := pathIdx(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	state, _ := c.m.Initial()
+	state = slices.Clone(state)
+	var codes []uint32
+	for j, want := range idx {
+		last := j == len(idx)-1
+		var (
+			k     uint32
+			found bool
+			verr  error
+			next  []byte
+		)
+		err := c.m.Successors(state, func(code uint32, succ []byte, err error) bool {
+			if k != want {
+				k++
+				return true
+			}
+			found = true
+			codes = append(codes, code)
+			verr, next = err, slices.Clone(succ)
+			return false
+		})
+		switch {
+		case last && found && verr != nil:
+			return codes, verr, nil
+		case last && !found && err != nil:
+			return codes, err, nil
+		case !found || verr != nil || last:
+			return nil, nil, fmt.Errorf("dist: cannot rebuild the counterexample: step %d of the path found no %s", j+1, map[bool]string{true: "violation", false: "successor"}[last])
+		}
+		state = next
+	}
+	return nil, nil, errors.New("dist: cannot rebuild the counterexample: empty path")
+}
+
+// gathered is what the workers report at the end.
+type gathered struct {
+	counts  []int64
+	reached []string
+	store   int64
+	sent    int64
+}
+
+// finish gathers the workers' statistics into the result.
+func (c *coord) finish(ctx context.Context, v explore.Verdict, reason string, verr error, trace []uint32, t *tally) (explore.Result, error) {
+	g, err := c.gather(ctx)
+	if err != nil {
+		return explore.Result{}, err
+	}
+	return c.result(g, v, reason, verr, trace, t)
+}
+
+// gather collects the workers' statistics, goals reached, memory and
+// bytes sent.
+func (c *coord) gather(ctx context.Context) (*gathered, error) {
+	reps, err := c.each(ctx, []byte{opStats})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		counts  []int64
+		reached []string
+		store   int64
+		sent    int64
+	)
+	ct, _ := c.m.(explore.Counter)
+	var max []bool
+	if ct != nil {
+		max = ct.CountMax()
+	}
+	for _, rep := range reps {
+		d := dec{b: rep}
+		nc := int(d.u())
+		for i := 0; i < nc && d.err == nil; i++ {
+			x := d.i()
+			switch {
+			case i >= len(counts):
+				counts = append(counts, x)
+			case i < len(max) && max[i]:
+				counts[i] = maxInt(counts[i], x)
+			default:
+				counts[i] += x
+			}
+		}
+		nr := int(d.u())
+		for i := 0; i < nr && d.err == nil; i++ {
+			if s := d.str(); !slices.Contains(reached, s) {
+				reached = append(reached, s)
+			}
+		}
+		store += d.i()
+		sent += d.i()
+		if d.err != nil {
+			return nil, d.err
+		}
+	}
+	return &gathered{counts: counts, reached: reached, store: store, sent: sent}, nil
+}
+
+// result makes the search's result.
+func (c *coord) result(g *gathered, v explore.Verdict, reason string, verr error, trace []uint32, t *tally) (explore.Result, error) {
+	counts, reached, store, sent := g.counts, g.reached, g.store, g.sent
+	ct, _ := c.m.(explore.Counter)
+	r := explore.Result{Verdict: v, Reason: reason}
+	if v == explore.Fail {
+		var pe explore.PropertyError
+		if !errors.As(verr, &pe) {
+			return explore.Result{}, fmt.Errorf("explore: model failed: %w", verr)
+		}
+		r.Violation, r.Trace = pe, trace
+	}
+	if ct != nil && counts != nil {
+		ct.SetCounts(counts)
+	}
+	if gk, ok := c.m.(explore.GoalKeeper); ok {
+		slices.Sort(reached)
+		if err := gk.SetReached(reached); err != nil {
+			return explore.Result{}, err
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	st := explore.Stats{
+		States: t.n, Transitions: t.trans, Depth: t.depth, Elapsed: time.Since(c.start),
+		PeakHeapBytes: ms.HeapAlloc, StoreBytes: store, Levels: t.levels, LevelPartial: t.partial,
+	}
+	if v == explore.Fail {
+		st.Depth = len(trace)
+	}
+	if sec := st.Elapsed.Seconds(); sec > 0 {
+		st.StatesPerSec = float64(st.States) / sec
+	}
+	r.Stats = st
+	r.Sleep.Skipped = t.skipped
+	c.sent = sent
+	return r, nil
+}
+
+func maxInt(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,150 @@
+package dist
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+	"lfccheck/traces"
+)
+
+// runLocal runs a distributed search of n workers in this process, each
+// with its own checker, on loopback.
+func runLocal(t testing.TB, cfg model.Config, n int, opt explore.Options) (explore.Result, Info, *properties.Checker) {
+	t.Helper()
+	lis := make([]net.Listener, n)
+	peers := make([]string, n)
+	for i := range lis {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis[i], peers[i] = l, l.Addr().String()
+	}
+	cks := make([]*properties.Checker, n)
+	for i := range cks {
+		ck, err := properties.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cks[i] = ck
+	}
+	var (
+		wg   sync.WaitGroup
+		res  explore.Result
+		info Info
+		errs = make([]error, n)
+	)
+	for i := range n {
+		wg.Go(func() {
+			r, in, err := Run(cks[i], Options{Rank: i, Peers: peers, Listener: lis[i], Search: opt})
+			errs[i] = err
+			if i == 0 {
+				res, info = r, in
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+	}
+	return res, info, cks[0]
+}
+
+// summary is what must be the same in the two searches.
+func summary(r explore.Result, ck *properties.Checker) string {
+	s := fmt.Sprintf("%s %d states %d transitions depth %d levels %v partial %v trace %v sleep %+v",
+		r.Verdict, r.Stats.States, r.Stats.Transitions, r.Stats.Depth, r.Stats.Levels, r.Stats.LevelPartial, r.Trace, r.Sleep)
+	if r.Violation != nil {
+		s += " " + r.Violation.PropertyName() + ": " + r.Violation.Error()
+	}
+	return s + fmt.Sprint(" unreached ", ck.Unreached())
+}
+
+// TestSameAsBFS searches every claim and broken variant of every protocol
+// (up to a bound on states) with 1, 2 and 4 workers and compares with one
+// process's breadth-first search; counterexamples must replay.
+func TestSameAsBFS(t *testing.T) {
+	limit := int64(20_000)
+	ns := []int{1, 2, 4}
+	if testing.Short() {
+		limit, ns = 5_000, []int{2}
+	}
+	compared := 0
+	for _, d := range protocols.All() {
+		for _, cl := range d.AllClaims() {
+			cfg := cl.Config.Clone()
+			cfg.Protocol = d.Name
+			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
+				ck, err := properties.Build(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := Check(ck, explore.Options{}); err != nil {
+					t.Skip(err)
+				}
+				r, err := explore.BFS(ck, explore.Options{MaxStates: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Verdict == explore.Incomplete {
+					t.Skip(r.Reason)
+				}
+				want := summary(r, ck)
+				for _, n := range ns {
+					got, info, dck := runLocal(t, cfg, n, explore.Options{})
+					if s := summary(got, dck); s != want {
+						t.Fatalf("%d workers:\n%s\nbreadth-first search:\n%s", n, s, want)
+					}
+					if n == 1 && info.BytesSent != 0 {
+						t.Errorf("one worker sent %d bytes", info.BytesSent)
+					}
+					if got.Verdict == explore.Fail {
+						rck, _ := properties.Build(cfg)
+						o, _, err := traces.RunCodes(rck, got.Trace, got.Loop)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if o.Violation == nil || o.Violation.Property != got.Violation.PropertyName() {
+							t.Fatalf("%d workers: the counterexample replays to %+v, not %q", n, o.Violation, got.Violation.PropertyName())
+						}
+					}
+				}
+				compared++
+			})
+		}
+	}
+	if compared < 20 {
+		t.Fatalf("compared only %d configurations", compared)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	var prev []byte
+	for i, p := range [][]uint32{{0, 3}, {0, 254}, {0, 255}, {0, 70000}, {1, 0}, {254, 9}, {255, 0}, {300, 1}} {
+		var b []byte
+		for _, x := range p {
+			b = appendIdx(b, x)
+		}
+		got, err := pathIdx(b)
+		if err != nil || !slices.Equal(got, p) {
+			t.Fatalf("%v: %v %v", p, got, err)
+		}
+		if i > 0 && string(prev) >= string(b) {
+			t.Fatalf("%v does not sort after the path before it", p)
+		}
+		prev = b
+		parent, last, err := splitLast(b)
+		if err != nil || last != p[len(p)-1] || len(parent) == 0 {
+			t.Fatalf("split %v: %v %d %v", p, parent, last, err)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"lfccheck/explore"
+)
+
+// Options configure one worker of a distributed search.
+type Options struct {
+	// Rank is this worker's number; rank 0 coordinates.
+	Rank int
+	// Peers are the addresses (host:port) of every worker, by rank.
+	Peers []string
+	// Listener, when set, is where this worker serves (else it listens
+	// on Peers[Rank]).
+	Listener net.Listener
+	// ConnectTimeout bounds the wait for the other workers to come up
+	// and, on a worker, for the coordinator to answer (default 30s).
+	ConnectTimeout time.Duration
+	// Search: the limits MaxStates, MaxDepth, Timeout, the interrupt Stop,
+	// and NoSleep apply; the rest of explore's options do not (Check
+	// refuses them).
+	Search explore.Options
+}
+
+// Info describes a distributed search.
+type Info struct {
+	Workers int `json:"workers"`
+	// BytesSent is what the workers sent each other in batches of
+	// successors (the encodings, their paths and sleep sets).
+	BytesSent int64 `json:"bytes_sent"`
+	// BytesPerState is BytesSent per state stored.
+	BytesPerState float64 `json:"bytes_per_state"`
+}
+
+// Check says why a search with these explore options cannot be
+// distributed, or returns nil.
+func Check(m explore.Model, opt explore.Options) error {
+	switch {
+	case opt.Live != nil:
+		return errors.New("liveness on the state graph needs the whole graph in one process")
+	case opt.Frontier:
+		return errors.New("the frontier search is not distributed")
+	case opt.Fingerprint:
+		return errors.New("the distributed search keeps exact states: drop --fingerprint")
+	case opt.Checkpoint != "" || opt.Resume:
+		return errors.New("checkpoints are not distributed")
+	}
+	if lm, ok := m.(explore.LiveModel); ok && lm.Live() != nil {
+		return errors.New("liveness on the state graph needs the whole graph in one process")
+	}
+	return nil
+}
+
+// Run runs this worker's part of a distributed breadth-first search of
+// m. On rank 0 it returns the search's result, the same as explore.BFS
+// gives; on the other ranks it returns when the coordinator says the
+// search is over (a zero Result). Every worker must be given the same
+// model and the same peers.
+func Run(m explore.Model, o Options) (explore.Result, Info, error) {
+	n := len(o.Peers)
+	if n == 0 || o.Rank < 0 || o.Rank >= n {
+		return explore.Result{}, Info{}, fmt.Errorf("rank %d is not one of %d workers", o.Rank, n)
+	}
+	if err := Check(m, o.Search); err != nil {
+		return explore.Result{}, Info{}, err
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 30 * time.Second
+	}
+	lis := o.Listener
+	if lis == nil {
+		var err error
+		if lis, err = net.Listen("tcp", o.Peers[o.Rank]); err != nil {
+			return explore.Result{}, Info{}, fmt.Errorf("worker %d: %w", o.Rank, err)
+		}
+	}
+	w := newWorker(m, o.Rank, n)
+	w.conns = make([]*grpc.ClientConn, n)
+	for r, addr := range o.Peers {
+		if r == o.Rank {
+			continue
+		}
+		conn, err := dial(addr)
+		if err != nil {
+			return explore.Result{}, Info{}, fmt.Errorf("worker %d (%s): %w", r, addr, err)
+		}
+		defer conn.Close()
+		w.conns[r] = conn
+	}
+	// (Serving starts once the connections to the peers are made: a
+	// command may need them.)
+	srv := newServer(w)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(lis)
+	}()
+	defer func() {
+		stopServer(srv)
+		<-served
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if o.Search.Stop != nil {
+		go func() {
+			select {
+			case <-o.Search.Stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	if o.Rank != 0 {
+		return explore.Result{}, Info{}, w.serve(ctx, o)
+	}
+	return coordinate(ctx, m, w, o)
+}
+
+// serve waits, on a worker, until the coordinator says the search is over,
+// checking that the coordinator is still there.
+func (w *worker) serve(ctx context.Context, o Options) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("worker %d: interrupted", w.rank)
+		case <-tick.C:
+			pctx, pcancel := context.WithTimeout(ctx, o.ConnectTimeout)
+			_, err := call(pctx, w.conns[0], []byte{opPing}, true)
+			pcancel()
+			select {
+			case <-w.done:
+				return nil
+			default:
+			}
+			if err != nil && ctx.Err() == nil {
+				return fmt.Errorf("worker %d: the coordinator (rank 0, %s) does not answer: %s", w.rank, o.Peers[0], status.Convert(err).Message())
+			}
+		}
+	}
+}
+
+// stopServer stops a server, letting replies in flight go out first.
+func stopServer(srv *grpc.Server) {
+	done := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		srv.Stop()
+	}
+}
+
+func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (explore.Result, Info, error) {
+	n := len(o.Peers)
+	c := &coord{m: m, w: w, conns: w.conns, peers: o.Peers, opt: o.Search, start: time.Now()}
+	defer func() {
+		// Every worker is told that the search is over, whatever its end.
+		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer dcancel()
+		for r := 1; r < n; r++ {
+			_, _ = call(dctx, c.conns[r], []byte{opDone}, false)
+		}
+	}()
+	init, _ := m.Initial()
+	var hello enc
+	hello.u(uint64(n))
+	hello.u(explore.Hash(init))
+	hctx, hcancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	for r := 1; r < n; r++ {
+		if _, err := call(hctx, c.conns[r], append([]byte{opHello}, hello.b...), true); err != nil {
+			hcancel()
+			msg := status.Convert(err).Message()
+			if errors.Is(hctx.Err(), context.DeadlineExceeded) {
+				msg = fmt.Sprintf("no answer within %s (%s)", o.ConnectTimeout, msg)
+			}
+			return explore.Result{}, Info{}, fmt.Errorf("worker %d (%s): %s", r, o.Peers[r], msg)
+		}
+	}
+	hcancel()
+	sctx := ctx
+	if o.Search.Timeout > 0 {
+		var scancel context.CancelFunc
+		sctx, scancel = context.WithTimeout(ctx, o.Search.Timeout)
+		defer scancel()
+	}
+	r, err := c.run(sctx)
+	if err != nil {
+		return explore.Result{}, Info{}, err
+	}
+	info := Info{Workers: n, BytesSent: c.sent}
+	if r.Stats.States > 0 {
+		info.BytesPerState = float64(c.sent) / float64(r.Stats.States)
+	}
+	return r, info, nil
+}

@@ -1,0 +1,143 @@
+// Package dist is the breadth-first search of package explore spread over
+// processes and machines: every state is owned by one worker, chosen by
+// the hash of its canonical encoding (the model's Successors gives
+// canonical encodings, so symmetry and the other per-state reductions
+// work unchanged); each worker expands the states it owns and sends their
+// successors to their owners in batches over gRPC streams; levels end at a
+// barrier, where the coordinator (rank 0) collects the counts and decides
+// whether to go on, to stop at the violation first in breadth-first order,
+// or to stop because the search is complete.
+//
+// The result is the one explore.BFS gives: the same states, transitions,
+// levels and depth, the same verdict and the same shortest counterexample.
+// That rests on the order a sequential breadth-first search finds states
+// in: the states of a level come in the order of the smallest (parent,
+// successor index) that reaches them, which is the lexicographic order of
+// the successor indexes along their first path from the initial state.
+// So every state of the level being expanded carries that path (one byte
+// an index below 255, in a prefix-free code that keeps the order when
+// compared as bytes), as its reference to its parent: successors are sent
+// with their path, an owner keeps the smallest path of each new state, a
+// violation is the one with the smallest path, and the counterexample is
+// rebuilt by the coordinator by following the path from the initial state.
+//
+// The workers speak gRPC with a service declared by hand (no generated
+// code) and a codec of raw bytes: Control carries the coordinator's
+// commands, Push (a client stream) carries the batches of successors, with
+// gRPC's flow control as backpressure.
+package dist
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// appendIdx appends successor index i to a path: one byte below 255, else
+// 255 and four bytes big-endian. The code is prefix-free and keeps the
+// order of indexes, so paths of the same number of indexes compare as
+// their sequences of indexes do when compared as bytes.
+func appendIdx(dst []byte, i uint32) []byte {
+	if i < 255 {
+		return append(dst, byte(i))
+	}
+	return binary.BigEndian.AppendUint32(append(dst, 255), i)
+}
+
+// pathIdx decodes a path into its indexes.
+func pathIdx(p []byte) ([]uint32, error) {
+	var out []uint32
+	for len(p) > 0 {
+		if p[0] < 255 {
+			out = append(out, uint32(p[0]))
+			p = p[1:]
+			continue
+		}
+		if len(p) < 5 {
+			return nil, errors.New("dist: truncated path")
+		}
+		out = append(out, binary.BigEndian.Uint32(p[1:5]))
+		p = p[5:]
+	}
+	return out, nil
+}
+
+// splitLast splits a path into its parent's path and its last index.
+func splitLast(p []byte) ([]byte, uint32, error) {
+	idx, err := pathIdx(p)
+	if err != nil || len(idx) == 0 {
+		return nil, 0, errors.New("dist: empty path")
+	}
+	last := idx[len(idx)-1]
+	n := 1
+	if last >= 255 {
+		n = 5
+	}
+	return p[:len(p)-n], last, nil
+}
+
+// enc is a little encoder for the messages.
+type enc struct{ b []byte }
+
+func (e *enc) u(v uint64)     { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) i(v int64)      { e.b = binary.AppendVarint(e.b, v) }
+func (e *enc) bytes(p []byte) { e.u(uint64(len(p))); e.b = append(e.b, p...) }
+func (e *enc) str(s string)   { e.bytes([]byte(s)) }
+func (e *enc) bool(v bool) {
+	if v {
+		e.u(1)
+	} else {
+		e.u(0)
+	}
+}
+
+// dec reads what enc wrote; the first error sticks.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) u() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errors.New("dist: malformed message")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) i() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errors.New("dist: malformed message")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) bytes() []byte {
+	n := d.u()
+	if d.err != nil {
+		return nil
+	}
+	if n > uint64(len(d.b)) {
+		d.err = fmt.Errorf("dist: malformed message (%d bytes announced, %d left)", n, len(d.b))
+		return nil
+	}
+	p := d.b[:n:n]
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *dec) str() string { return string(d.bytes()) }
+func (d *dec) bool() bool  { return d.u() != 0 }
+
+func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }

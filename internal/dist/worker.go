@@ -1,0 +1,375 @@
+package dist
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+
+	"lfccheck/explore"
+)
+
+// The coordinator's commands (the first byte of a Control request).
+const (
+	opHello   = 1 + iota // the number of workers and the initial state's hash must agree
+	opInit               // start a search (with or without sleep sets)
+	opExpand             // expand the level, sending successors to their owners
+	opSummary            // the new states of the level, the first transition into an expanded state
+	opAdvance            // the new states become the level to expand
+	opFailAt             // what comes before the violation with this key
+	opStats              // the model's statistics, goals reached, memory, bytes sent
+	opDone               // the search is over
+	opPing               // the coordinator is alive
+)
+
+// batchBytes bounds a batch of successors sent to one owner.
+const batchBytes = 32 << 10
+
+// worker holds the states one rank owns.
+type worker struct {
+	m     explore.Model
+	rank  int
+	n     int
+	conns []*grpc.ClientConn // by rank, nil for this one
+
+	mu         sync.Mutex // the store and the level being built (receive runs on gRPC's goroutines)
+	store      *explore.ExactStore
+	levelStart int      // ids from here are the level being built
+	npath      [][]byte // per state of the level being built: the smallest path that reaches it
+	nz         []uint64 // its sleep set (the intersection over its incoming transitions)
+	nl         []byte   // with sleep sets: the smallest key of a transition into an expanded state
+
+	sleep  bool
+	sl     explore.Sleeper
+	flo    int      // the level being expanded: ids [flo, levelStart)
+	fpath  [][]byte // its paths
+	fz     []uint64 // its sleep sets
+	ftrans []int64  // per state expanded: transitions counted
+	fskip  []int64  // per state expanded: transitions left out by sleep sets
+
+	sent     atomic.Int64 // bytes of batches sent to other workers
+	done     chan struct{}
+	doneOnce sync.Once
+}
+
+func newWorker(m explore.Model, rank, n int) *worker {
+	return &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: new(explore.ExactStore)}
+}
+
+// owner is the rank that owns a state with hash h (the high half: the
+// store's table uses the low bits).
+func owner(h uint64, n int) int { return int((h >> 32) % uint64(n)) }
+
+// receive stores a batch of successors.
+func (w *worker) receive(batch []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := dec{b: batch}
+	for len(d.b) > 0 && d.err == nil {
+		e, k := d.bytes(), d.bytes()
+		var z uint64
+		if w.sleep {
+			z = d.u()
+		}
+		if d.err != nil {
+			break
+		}
+		w.insert(e, k, z)
+	}
+	return d.err
+}
+
+// insert stores successor e, reached by the transition with key k (its
+// path), whose sleep set is z; under mu.
+func (w *worker) insert(e, k []byte, z uint64) {
+	id, fresh := w.store.Add(explore.Hash(e), e)
+	switch {
+	case fresh:
+		w.npath = append(w.npath, slices.Clone(k))
+		w.nz = append(w.nz, z)
+	case int(id) >= w.levelStart:
+		j := int(id) - w.levelStart
+		if bytes.Compare(k, w.npath[j]) < 0 {
+			w.npath[j] = slices.Clone(k)
+		}
+		w.nz[j] &= z
+	case w.sleep && (w.nl == nil || bytes.Compare(k, w.nl) < 0):
+		w.nl = slices.Clone(k)
+	}
+}
+
+// control serves the coordinator's commands.
+func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
+	if len(req) == 0 {
+		return nil, errors.New("dist: empty command")
+	}
+	d := dec{b: req[1:]}
+	var out enc
+	switch req[0] {
+	case opHello:
+		n, h := d.u(), d.u()
+		init, _ := w.m.Initial()
+		switch {
+		case d.err != nil:
+			return nil, d.err
+		case int(n) != w.n:
+			return nil, fmt.Errorf("worker %d was started for %d workers, the coordinator has %d", w.rank, w.n, n)
+		case h != explore.Hash(init):
+			return nil, fmt.Errorf("worker %d checks another configuration (its initial state differs)", w.rank)
+		}
+	case opInit:
+		if err := w.init(d.bool()); err != nil {
+			return nil, err
+		}
+	case opExpand:
+		r, err := w.expand(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = r
+	case opSummary:
+		w.mu.Lock()
+		out.u(uint64(w.store.Len() - w.levelStart))
+		out.bytes(w.nl)
+		out.bool(w.nl != nil)
+		w.mu.Unlock()
+	case opAdvance:
+		w.mu.Lock()
+		w.flo, w.levelStart = w.levelStart, w.store.Len()
+		w.fpath, w.fz, w.npath, w.nz = w.npath, w.nz, nil, nil
+		w.mu.Unlock()
+	case opFailAt:
+		vk := d.bytes()
+		if d.err != nil {
+			return nil, d.err
+		}
+		vp, _, err := splitLast(vk)
+		if err != nil {
+			return nil, err
+		}
+		var fresh, t, sk int64
+		w.mu.Lock()
+		for _, p := range w.npath {
+			if bytes.Compare(p, vk) < 0 {
+				fresh++
+			}
+		}
+		w.mu.Unlock()
+		for i, p := range w.fpath {
+			if i < len(w.ftrans) && bytes.Compare(p, vp) < 0 {
+				t += w.ftrans[i]
+				sk += w.fskip[i]
+			}
+		}
+		out.i(fresh)
+		out.i(t)
+		out.i(sk)
+	case opStats:
+		var counts []int64
+		if ct, ok := w.m.(explore.Counter); ok {
+			counts = ct.Counts(nil)
+		}
+		out.u(uint64(len(counts)))
+		for _, c := range counts {
+			out.i(c)
+		}
+		var reached []string
+		if gk, ok := w.m.(explore.GoalKeeper); ok {
+			reached = gk.Reached()
+		}
+		out.u(uint64(len(reached)))
+		for _, s := range reached {
+			out.str(s)
+		}
+		w.mu.Lock()
+		out.i(w.store.MemBytes())
+		w.mu.Unlock()
+		out.i(w.sent.Load())
+	case opDone:
+		w.doneOnce.Do(func() { close(w.done) })
+	case opPing:
+	default:
+		return nil, fmt.Errorf("dist: unknown command %d", req[0])
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return out.b, nil
+}
+
+// init starts a search: the owner of the initial state stores it as the
+// level to expand.
+func (w *worker) init(sleep bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sleep, w.sl = false, nil
+	if sleep {
+		sl, ok := w.m.(explore.Sleeper)
+		if !ok {
+			return errors.New("dist: the model has no sleep sets")
+		}
+		w.sleep, w.sl = true, sl
+	}
+	w.store = new(explore.ExactStore)
+	w.npath, w.nz, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil
+	w.flo, w.levelStart = 0, 0
+	init, _ := w.m.Initial()
+	if owner(explore.Hash(init), w.n) == w.rank {
+		w.store.Add(explore.Hash(init), init)
+		w.fpath, w.fz = [][]byte{{}}, []uint64{0}
+	}
+	w.levelStart = w.store.Len()
+	return nil
+}
+
+// candidate is a violation found while expanding: the key (path) of the
+// transition, or of a terminal state's violation (its index is then the
+// number of successors), and the transitions of that state counted and
+// left out before it.
+type candidate struct {
+	key      []byte
+	tBefore  int64
+	skBefore int64
+	hasCode  bool
+}
+
+func (c *candidate) offer(key []byte, t, sk int64, hasCode bool) {
+	if c.key == nil || bytes.Compare(key, c.key) < 0 {
+		*c = candidate{key: key, tBefore: t, skBefore: sk, hasCode: hasCode}
+	}
+}
+
+// expand expands the level, sending every successor to its owner, and
+// returns once every owner has stored what it was sent.
+func (w *worker) expand(ctx context.Context) (enc, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	streams := make([]*pushStream, w.n)
+	for r := range w.n {
+		if r == w.rank {
+			continue
+		}
+		st, err := openPush(ctx, w.conns[r])
+		if err != nil {
+			return enc{}, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err)
+		}
+		streams[r] = st
+	}
+	bufs := make([][]byte, w.n)
+	flush := func(r int) error {
+		b := bufs[r]
+		bufs[r] = nil
+		if r == w.rank {
+			return w.receive(b)
+		}
+		w.sent.Add(int64(len(b)))
+		if err := streams[r].send(b); err != nil {
+			return fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err)
+		}
+		return nil
+	}
+	var (
+		state     []byte
+		best      candidate
+		trans, sk int64
+		ferr      error
+		path      []byte
+		idx       uint32
+		skip      int64
+	)
+	visit := func(code uint32, succ []byte, err error) bool {
+		i := idx
+		idx++
+		if err != nil {
+			best.offer(appendIdx(slices.Clone(path), i), int64(i)-skip, skip, true)
+			return false
+		}
+		if succ == nil { // asleep
+			skip++
+			return true
+		}
+		var z uint64
+		if w.sleep {
+			z = w.sl.SuccSleep()
+		}
+		r := owner(explore.Hash(succ), w.n)
+		b := bufs[r]
+		b = appendUvarint(b, uint64(len(succ)))
+		b = append(b, succ...)
+		kl := len(path) + 1
+		if i >= 255 {
+			kl = len(path) + 5
+		}
+		b = appendUvarint(b, uint64(kl))
+		b = appendIdx(append(b, path...), i)
+		if w.sleep {
+			b = appendUvarint(b, z)
+		}
+		bufs[r] = b
+		if len(b) >= batchBytes {
+			if ferr = flush(r); ferr != nil {
+				return false
+			}
+		}
+		return true
+	}
+	w.ftrans, w.fskip = w.ftrans[:0], w.fskip[:0]
+	for i := range w.fpath {
+		if i%256 == 0 && ctx.Err() != nil {
+			return enc{}, ctx.Err()
+		}
+		w.mu.Lock()
+		state = append(state[:0], w.store.State(w.flo+i)...)
+		w.mu.Unlock()
+		path, idx, skip = w.fpath[i], 0, 0
+		var err error
+		if w.sleep {
+			err = w.sl.SuccessorsAsleep(state, w.fz[i], visit)
+		} else {
+			err = w.m.Successors(state, visit)
+		}
+		if ferr != nil {
+			return enc{}, ferr
+		}
+		if err != nil {
+			var pe explore.PropertyError
+			if !errors.As(err, &pe) {
+				return enc{}, fmt.Errorf("explore: model failed: %w", err)
+			}
+			best.offer(appendIdx(slices.Clone(path), idx), int64(idx)-skip, skip, false)
+		}
+		t := int64(idx) - skip
+		trans += t
+		sk += skip
+		w.ftrans = append(w.ftrans, t)
+		w.fskip = append(w.fskip, skip)
+	}
+	for r := range w.n {
+		if len(bufs[r]) > 0 {
+			if err := flush(r); err != nil {
+				return enc{}, err
+			}
+		}
+	}
+	for r, st := range streams {
+		if st != nil {
+			if err := st.close(); err != nil {
+				return enc{}, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err)
+			}
+		}
+	}
+	var out enc
+	out.i(trans)
+	out.i(sk)
+	out.bool(best.key != nil)
+	out.bytes(best.key)
+	out.i(best.tBefore)
+	out.i(best.skBefore)
+	out.bool(best.hasCode)
+	return out, nil
+}
