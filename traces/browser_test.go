@@ -534,19 +534,36 @@ func viewerClicks(t *testing.T, c *cdp, sys *model.System, acts []model.Action, 
 	}
 }
 
-// TestLongTraceInBrowser opens the viewer of a 10,000-step run at P=8: the
-// page stays within 4 MB and opens within 20 s (it covers the last
-// DefaultWindowSteps steps and says so), then steps through it: each step
-// shows the state the model reaches, and the chart follows the step.
+// TestLongTraceInBrowser opens the viewer of a 10,000-step run at P=8 and,
+// unless -short, of a 36,000-step run at P=16: the page stays within 5 MB
+// and opens within 20 s (it covers the last DefaultWindowSteps steps and
+// says so), then steps through it: each step shows the state the model
+// reaches, and the chart follows the step.
 func TestLongTraceInBrowser(t *testing.T) {
+	for _, tc := range []struct {
+		nodes, packets, steps int
+	}{{8, 64, 10_000}, {16, 46, 36_000}} {
+		t.Run(fmt.Sprintf("P=%d", tc.nodes), func(t *testing.T) {
+			if testing.Short() && tc.nodes > 8 {
+				t.Skip("-short: the P=8 run only")
+			}
+			longTraceInBrowser(t, mcast.Config("binary", tc.nodes, 2, tc.packets), tc.steps)
+		})
+	}
+}
+
+func longTraceInBrowser(t *testing.T, cfg model.Config, steps int) {
 	c := browser(t, 1400, 900)
-	ck, acts, o := longRun(t, mcast.Config("binary", 8, 2, 64), 10_000)
+	ck, acts, o := longRun(t, cfg, steps)
 	n := len(acts)
+	if n < steps {
+		t.Fatalf("the run ended after %d steps", n)
+	}
 	page, err := traces.HTML(ck.Sys, acts, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page) > 4<<20 {
+	if len(page) > 5<<20 {
 		t.Fatalf("the page of %d steps is %d bytes", n, len(page))
 	}
 	took := c.open(page, 20*time.Second)

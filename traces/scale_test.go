@@ -55,7 +55,7 @@ func liveRecording(tb testing.TB, nodes, rounds int) []byte {
 
 // longRun takes up to steps steps of cfg, each an enabled action chosen
 // by a fixed-seed generator, and returns the checker, the actions and
-// their outcome.
+// their outcome (with the changes of the last DefaultWindowSteps steps).
 func longRun(tb testing.TB, cfg model.Config, steps int) (*properties.Checker, []model.Action, traces.Outcome) {
 	tb.Helper()
 	ck, err := properties.Build(cfg)
@@ -78,7 +78,10 @@ func longRun(tb testing.TB, cfg model.Config, steps int) (*properties.Checker, [
 		}
 		acts = append(acts, a)
 	}
-	o, err := traces.Run(ck, acts)
+	// The outcome holds the changes of the default window's steps, as
+	// show works them out for pictures.
+	win, _ := traces.Options{}.Resolve(len(acts))
+	o, err := traces.RunLassoWindow(ck, acts, 0, win)
 	if err != nil {
 		tb.Fatal(err)
 	}
