@@ -34,6 +34,8 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	sf.register(fs, 0, false)
 	var cpf checkpointFlags
 	cpf.register(fs)
+	var df distFlags
+	df.register(fs)
 	frontier := fs.Bool("frontier", false, "keep only the level being built in the visited set: memory per level, not per state, for protocol variants whose runs all end (a state met again at a greater depth is stored again; after a pass the search counts the states stored twice: none means the count is of distinct states)")
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
@@ -127,7 +129,16 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		return 0, err
 	}
 	var res checked
-	if hunt == nil {
+	if df.on(fs) {
+		if err := df.validate(fs, ck, opt, huntName(hunt, hf.search)); err != nil {
+			return 0, err
+		}
+		var done bool
+		var code int
+		if res, done, code, err = df.run(fs, args, ck, opt, e); err != nil || done {
+			return code, err
+		}
+	} else if hunt == nil {
 		res, err = checkOne(ck, opt)
 		if err != nil {
 			return 0, checkpointError(err, opt.Checkpoint)

@@ -96,6 +96,9 @@ func printCheck(w io.Writer, c checked) {
 		if l := levelsLine(j.Levels, j.LevelPartial, j.Verdict); l != "" {
 			fmt.Fprintln(w, l)
 		}
+		if d := j.Distributed; d != nil {
+			fmt.Fprintf(w, "distributed: %d worker processes, states owned by hash; %.1f bytes sent per state (%s in all)\n", d.Workers, d.BytesPerState, explore.FormatBytes(uint64(d.BytesSent)))
+		}
 	case "dfs":
 		shard := ""
 		if j.Shard != "" {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"lfccheck/explore"
+	"lfccheck/internal/dist"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/traces"
@@ -108,6 +109,9 @@ type checkResult struct {
 	Checkpoint *explore.CheckpointInfo `json:"checkpoint,omitempty"`
 	// Frontier describes a frontier search (check --frontier).
 	Frontier *explore.FrontierInfo `json:"frontier,omitempty"`
+	// Distributed describes a distributed search (check --distributed,
+	// --peers).
+	Distributed *dist.Info `json:"distributed,omitempty"`
 
 	// explanation's items also appear under the field the property names
 	// (for a deadlock: wait_for_cycle).

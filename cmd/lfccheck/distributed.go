@@ -1,0 +1,410 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"lfccheck/explore"
+	"lfccheck/internal/dist"
+	"lfccheck/model"
+	"lfccheck/properties"
+)
+
+// The distributed search (check --distributed, --rank, --peers): see
+// docs/distributed.md.
+
+// distChildEnv, in a process started by check --distributed N, is its
+// rank: the process is one of the local workers.
+const distChildEnv = "LFCCHECK_DIST_CHILD"
+
+// distListenPrefix starts the line a local worker prints with its address.
+const distListenPrefix = "lfccheck-dist-listen "
+
+// maxDistributed bounds --distributed and the number of --peers.
+const maxDistributed = 256
+
+type distFlags struct {
+	local   int
+	rank    int
+	peers   string
+	listen  string
+	timeout time.Duration
+}
+
+func (d *distFlags) register(fs *pflag.FlagSet) {
+	intVar(fs, &d.local, "distributed", 0, "search with this many worker processes on this machine (states divided among them by hash, over gRPC on loopback); the report adds the bytes sent per state")
+	intVar(fs, &d.rank, "rank", -1, "with --peers: this process's rank in a distributed search (0 coordinates and prints the report; default: $SLURM_PROCID or $JOB_COMPLETION_INDEX)")
+	fs.StringVar(&d.peers, "peers", "", "every worker's HOST:PORT by rank, comma-separated: this process is one worker of a distributed search over machines (docs/distributed.md)")
+	fs.StringVar(&d.listen, "listen", "", "with --peers: the address to serve on (default: all interfaces, at the port of this rank's peer)")
+	fs.DurationVar(&d.timeout, "connect-timeout", 30*time.Second, "with --peers or --distributed: how long to wait for the other workers (and, on a worker, for the coordinator) before giving up")
+}
+
+func (d *distFlags) on(fs *pflag.FlagSet) bool { return fs.Changed("distributed") || d.peers != "" }
+
+// validate checks the flags and the search they would distribute.
+func (d *distFlags) validate(fs *pflag.FlagSet, ck *properties.Checker, opt explore.Options, search string) error {
+	switch {
+	case fs.Changed("distributed") && (d.local < 1 || d.local > maxDistributed):
+		return usagef("--distributed must be between 1 and %d, got %d", maxDistributed, d.local)
+	case d.local != 0 && d.peers != "":
+		return usagef("--distributed starts its workers on this machine: not with --peers")
+	case d.peers == "" && (fs.Changed("rank") || fs.Changed("listen")):
+		return usagef("--rank and --listen need --peers")
+	case d.timeout <= 0:
+		return usagef("--connect-timeout must be positive")
+	case search != "":
+		return usagef("the distributed search is breadth-first: not with --search %s", search)
+	case fs.Changed("workers") && opt.Workers > 1:
+		return usagef("each worker of a distributed search expands states on one goroutine: not with --workers %d", opt.Workers)
+	case opt.Frontier:
+		return usagef("--frontier is not distributed: not with --distributed or --peers")
+	case opt.Fingerprint:
+		return usagef("the distributed search keeps exact states: drop --fingerprint")
+	case opt.Checkpoint != "" || opt.Resume:
+		return usagef("checkpoints are not distributed: not with --checkpoint or --resume")
+	}
+	if ck.LivenessGraph {
+		return usagef("the distributed search keeps no state graph: not with --liveness-graph")
+	}
+	var graph, others []string
+	for i := range ck.Props {
+		if p := &ck.Props[i]; p.Live != model.NotLive && !ck.OnEndStates(p) {
+			graph = append(graph, p.Name)
+		} else {
+			others = append(others, "--property "+p.Name)
+		}
+	}
+	if len(graph) > 0 {
+		return usagef("the distributed search keeps no state graph, which %s checks on: leave it out with --property (%s)", strings.Join(graph, ", "), strings.Join(others, " "))
+	}
+	if err := dist.Check(ck, opt); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// peerList parses --peers and the rank.
+func (d *distFlags) peerList(fs *pflag.FlagSet) ([]string, int, string, error) {
+	var peers []string
+	for _, p := range strings.Split(d.peers, ",") {
+		p = strings.TrimSpace(p)
+		if _, port, err := net.SplitHostPort(p); err != nil || port == "" {
+			return nil, 0, "", usagef("--peers: %q is not HOST:PORT", p)
+		}
+		peers = append(peers, p)
+	}
+	if len(peers) > maxDistributed {
+		return nil, 0, "", usagef("--peers: %d workers, at most %d", len(peers), maxDistributed)
+	}
+	rank := d.rank
+	if !fs.Changed("rank") {
+		rank = -1
+		for _, v := range []string{"SLURM_PROCID", "JOB_COMPLETION_INDEX"} {
+			if s := os.Getenv(v); s != "" {
+				r, err := strconv.Atoi(s)
+				if err != nil {
+					return nil, 0, "", usagef("$%s is %q, not a rank", v, s)
+				}
+				rank = r
+				break
+			}
+		}
+		if rank < 0 {
+			return nil, 0, "", usagef("--peers needs --rank (or $SLURM_PROCID, $JOB_COMPLETION_INDEX)")
+		}
+	}
+	if rank < 0 || rank >= len(peers) {
+		return nil, 0, "", usagef("rank %d is not one of the %d peers", rank, len(peers))
+	}
+	listen := d.listen
+	if listen == "" {
+		_, port, _ := net.SplitHostPort(peers[rank])
+		listen = ":" + port
+	}
+	return peers, rank, listen, nil
+}
+
+// run runs this process's part of the distributed search: on rank 0 the
+// result to report (done false); on another worker, or a local worker
+// process, done is true and code is the exit code.
+func (d *distFlags) run(fs *pflag.FlagSet, args []string, ck *properties.Checker, opt explore.Options, e env) (res checked, done bool, code int, err error) {
+	if s := os.Getenv(distChildEnv); s != "" && d.local > 0 {
+		return checked{}, true, 0, d.child(ck, opt, s, e)
+	}
+	var (
+		peers    []string
+		rank     int
+		lis      net.Listener
+		children *localWorkers
+	)
+	if d.peers != "" {
+		var listen string
+		if peers, rank, listen, err = d.peerList(fs); err != nil {
+			return checked{}, false, 0, err
+		}
+		if lis, err = net.Listen("tcp", listen); err != nil {
+			return checked{}, false, 0, usagef("worker %d: %v", rank, err)
+		}
+	} else {
+		if lis, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return checked{}, false, 0, err
+		}
+		children, err = startLocalWorkers(args, d.local, d.timeout)
+		if err != nil {
+			lis.Close()
+			return checked{}, false, 0, err
+		}
+		defer children.stop()
+		peers = append([]string{lis.Addr().String()}, children.addrs...)
+		if err := children.sendPeers(peers); err != nil {
+			lis.Close()
+			return checked{}, false, 0, err
+		}
+	}
+	o := dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, Search: opt}
+	var info dist.Info
+	if rank != 0 {
+		if _, _, err := dist.Run(ck, o); err != nil {
+			return checked{}, true, 0, usagef("%v", err)
+		}
+		return checked{}, true, exitPass, nil
+	}
+	res, err = checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
+		r, in, err := dist.Run(ck, o)
+		info = in
+		return r, nil, err
+	})
+	if err != nil {
+		if children != nil {
+			if cerr := children.failure(); cerr != nil {
+				err = cerr
+			}
+		}
+		return checked{}, false, 0, usagef("distributed search: %v", err)
+	}
+	if children != nil {
+		children.wait()
+	}
+	res.json.Search, res.json.Workers = "bfs", 1
+	res.json.Distributed = &info
+	return res, false, 0, nil
+}
+
+// child is a worker process started by check --distributed: it prints its
+// address, reads the peers from standard input, and ends when the search
+// does or when standard input closes (the coordinator is gone).
+func (d *distFlags) child(ck *properties.Checker, opt explore.Options, rankS string, e env) error {
+	rank, err := strconv.Atoi(rankS)
+	if err != nil || rank < 1 || rank >= d.local {
+		return usagef("$%s is %q, not a worker's rank", distChildEnv, rankS)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return usagef("worker %d: %v", rank, err)
+	}
+	fmt.Fprintf(e.stdout, "%s%s\n", distListenPrefix, lis.Addr())
+	in := bufio.NewReader(os.Stdin)
+	line, err := in.ReadString('\n')
+	if err != nil {
+		return usagef("worker %d: no peers from the coordinator: %v", rank, err)
+	}
+	stop := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, in)
+		close(stop)
+	}()
+	opt.Stop = stop
+	peers := strings.Split(strings.TrimSpace(line), ",")
+	_, _, err = dist.Run(ck, dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, Search: opt})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// localWorkers are the worker processes of check --distributed.
+type localWorkers struct {
+	cmds   []*exec.Cmd
+	stdins []io.WriteCloser
+	addrs  []string
+	stderr []*stderrBuffer
+	exited []chan struct{}
+	errs   []error
+}
+
+// distExe is the program started as the local workers (a test sets it).
+var distExe = os.Executable
+
+// startLocalWorkers starts ranks 1..n-1 as processes of this program with
+// the same arguments, and reads their addresses.
+func startLocalWorkers(checkArgs []string, n int, timeout time.Duration) (*localWorkers, error) {
+	exe, err := distExe()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"check"}, checkArgs...)
+	lw := &localWorkers{}
+	for r := 1; r < n; r++ {
+		cmd := exec.Command(exe, args...)
+		cmd.Env = append(os.Environ(), distChildEnv+"="+strconv.Itoa(r))
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			lw.stop()
+			return nil, err
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			lw.stop()
+			return nil, err
+		}
+		buf := &stderrBuffer{}
+		cmd.Stderr = buf
+		if err := cmd.Start(); err != nil {
+			lw.stop()
+			return nil, fmt.Errorf("starting worker %d: %v", r, err)
+		}
+		exited := make(chan struct{})
+		lw.cmds, lw.stdins, lw.stderr, lw.exited = append(lw.cmds, cmd), append(lw.stdins, stdin), append(lw.stderr, buf), append(lw.exited, exited)
+		lw.errs = append(lw.errs, nil)
+		addr := make(chan string, 1)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				if a, ok := strings.CutPrefix(sc.Text(), distListenPrefix); ok {
+					addr <- a
+				}
+			}
+			close(addr)
+			io.Copy(io.Discard, stdout)
+		}()
+		i := len(lw.cmds) - 1
+		go func() {
+			lw.errs[i] = cmd.Wait()
+			close(exited)
+		}()
+		select {
+		case a, ok := <-addr:
+			if !ok {
+				<-exited
+				lw.stop()
+				return nil, fmt.Errorf("worker %d did not start: %s", r, lw.why(i))
+			}
+			lw.addrs = append(lw.addrs, a)
+		case <-time.After(timeout):
+			lw.stop()
+			return nil, fmt.Errorf("worker %d did not start within %s", r, timeout)
+		}
+	}
+	return lw, nil
+}
+
+// sendPeers gives every worker the peer list.
+func (lw *localWorkers) sendPeers(peers []string) error {
+	line := strings.Join(peers, ",") + "\n"
+	for i, w := range lw.stdins {
+		if _, err := io.WriteString(w, line); err != nil {
+			return fmt.Errorf("worker %d: %v", i+1, err)
+		}
+	}
+	return nil
+}
+
+// why says how worker i ended (after it did).
+func (lw *localWorkers) why(i int) string {
+	msg := strings.TrimSpace(lw.stderr[i].String())
+	if j := strings.LastIndexByte(msg, '\n'); j >= 0 {
+		msg = msg[j+1:]
+	}
+	msg = strings.TrimPrefix(msg, "lfccheck: ")
+	st := "exited"
+	if lw.errs[i] != nil {
+		st = lw.errs[i].Error()
+	}
+	if msg == "" {
+		return st
+	}
+	return st + ": " + msg
+}
+
+// failure names a worker that ended before the search did, if one did.
+func (lw *localWorkers) failure() error {
+	deadline := time.After(time.Second)
+	for i := range lw.cmds {
+		select {
+		case <-lw.exited[i]:
+			if lw.errs[i] != nil {
+				return fmt.Errorf("worker %d (process %d) %s", i+1, lw.cmds[i].Process.Pid, lw.why(i))
+			}
+		case <-deadline:
+			return nil
+		}
+	}
+	return nil
+}
+
+// wait waits a little for the workers to end after the search.
+func (lw *localWorkers) wait() {
+	deadline := time.After(5 * time.Second)
+	for i := range lw.cmds {
+		select {
+		case <-lw.exited[i]:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// stop ends every worker still running and waits for them: none is left
+// behind.
+func (lw *localWorkers) stop() {
+	for i, c := range lw.cmds {
+		lw.stdins[i].Close()
+		select {
+		case <-lw.exited[i]:
+			continue
+		case <-time.After(2 * time.Second):
+		}
+		_ = c.Process.Kill()
+		<-lw.exited[i]
+	}
+}
+
+// stderrBuffer is a buffer written by one goroutine and read by another.
+type stderrBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *stderrBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 64<<10 {
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *stderrBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// huntName is the --search of a search that is not breadth-first, or "".
+func huntName(h *explore.Hunt, search string) string {
+	if h == nil {
+		return ""
+	}
+	return search
+}
