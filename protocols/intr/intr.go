@@ -226,8 +226,10 @@ func (n *Node) flags() []bool {
 }
 
 // Encode appends the canonical encoding.
-func (n *Node) Encode(buf []byte) []byte {
-	buf = n.Node.Encode(buf)
+func (n *Node) Encode(buf []byte) []byte { return n.encodeOwn(n.Node.Encode(buf)) }
+
+// encodeOwn appends the encoding of INTR's part of the node.
+func (n *Node) encodeOwn(buf []byte) []byte {
 	buf = append(buf, n.Received, n.LastProcessed, n.ReadCount, n.Processed, n.Lock)
 	var f uint64
 	for i, b := range n.flags() {
@@ -241,6 +243,29 @@ func (n *Node) Encode(buf []byte) []byte {
 // Decode reads the encoding written by Encode.
 func (n *Node) Decode(d *model.Decoder) {
 	n.Node.Decode(d)
+	n.decodeOwn(d)
+}
+
+// CodesRenamed implements model.RenamingCoder: INTR's part names no node,
+// so UCAST's renaming coder with INTR's part appended covers the node.
+func (n *Node) CodesRenamed(self model.Node) bool {
+	_, ok := self.(*Node)
+	return ok && n.M.AllowSymmetry
+}
+
+// EncodeRenamed implements model.RenamingCoder.
+func (n *Node) EncodeRenamed(buf []byte, p, inv *model.Perm) []byte {
+	return n.encodeOwn(n.Node.EncodeRenamed(buf, p, inv))
+}
+
+// DecodeRenamed implements model.RenamingCoder.
+func (n *Node) DecodeRenamed(d *model.Decoder, from model.NodeID, p *model.Perm) {
+	n.Node.DecodeRenamed(d, from, p)
+	n.decodeOwn(d)
+}
+
+// decodeOwn reads INTR's part of the node.
+func (n *Node) decodeOwn(d *model.Decoder) {
 	n.Received, n.LastProcessed = d.Byte(), d.Byte()
 	n.ReadCount, n.Processed, n.Lock = d.Byte(), d.Byte(), d.Byte()
 	f := d.Uvarint()
