@@ -50,7 +50,9 @@ func (d *distFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&d.timeout, "connect-timeout", 30*time.Second, "with --peers or --distributed: how long to wait for the other workers (and, on a worker, for the coordinator) before giving up")
 }
 
-func (d *distFlags) on(fs *pflag.FlagSet) bool { return fs.Changed("distributed") || d.peers != "" }
+func (d *distFlags) on(fs *pflag.FlagSet) bool {
+	return fs.Changed("distributed") || d.peers != "" || fs.Changed("rank") || fs.Changed("listen")
+}
 
 // validate checks the flags and the search they would distribute.
 func (d *distFlags) validate(fs *pflag.FlagSet, ck *properties.Checker, opt explore.Options, search string) error {
@@ -243,8 +245,12 @@ type localWorkers struct {
 	errs   []error
 }
 
-// distExe is the program started as the local workers (a test sets it).
+// distExe is the program started as the local workers.
 var distExe = os.Executable
+
+// distStarted, when a test sets it, is told the process id of every local
+// worker started.
+var distStarted func(pid int)
 
 // startLocalWorkers starts ranks 1..n-1 as processes of this program with
 // the same arguments, and reads their addresses.
@@ -273,6 +279,9 @@ func startLocalWorkers(checkArgs []string, n int, timeout time.Duration) (*local
 		if err := cmd.Start(); err != nil {
 			lw.stop()
 			return nil, fmt.Errorf("starting worker %d: %v", r, err)
+		}
+		if distStarted != nil {
+			distStarted(cmd.Process.Pid)
 		}
 		exited := make(chan struct{})
 		lw.cmds, lw.stdins, lw.stderr, lw.exited = append(lw.cmds, cmd), append(lw.stdins, stdin), append(lw.stderr, buf), append(lw.exited, exited)

@@ -66,7 +66,7 @@ func summary(r explore.Result, ck *properties.Checker) string {
 	if r.Violation != nil {
 		s += " " + r.Violation.PropertyName() + ": " + r.Violation.Error()
 	}
-	return s + fmt.Sprint(" unreached ", ck.Unreached())
+	return s + fmt.Sprint(" statistics ", ck.Statistics(), " unreached ", ck.Unreached())
 }
 
 // TestSameAsBFS searches every claim and broken variant of every protocol

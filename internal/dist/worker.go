@@ -52,13 +52,24 @@ type worker struct {
 	ftrans []int64  // per state expanded: transitions counted
 	fskip  []int64  // per state expanded: transitions left out by sleep sets
 
+	// The model's statistics (explore.Counter) before the level being
+	// expanded, and, once a violation ends the search, those of the states
+	// before it in breadth-first order.
+	ct         explore.Counter
+	countsPrev []int64
+	countsFail []int64
+
 	sent     atomic.Int64 // bytes of batches sent to other workers
 	done     chan struct{}
 	doneOnce sync.Once
 }
 
 func newWorker(m explore.Model, rank, n int) *worker {
-	return &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: new(explore.ExactStore)}
+	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: new(explore.ExactStore)}
+	if ct, ok := m.(explore.Counter); ok && len(ct.CountMax()) > 0 {
+		w.ct = ct
+	}
+	return w
 }
 
 // owner is the rank that owns a state with hash h (the high half: the
@@ -166,13 +177,19 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 				sk += w.fskip[i]
 			}
 		}
+		if err := w.countBefore(vk); err != nil {
+			return nil, err
+		}
 		out.i(fresh)
 		out.i(t)
 		out.i(sk)
 	case opStats:
 		var counts []int64
-		if ct, ok := w.m.(explore.Counter); ok {
-			counts = ct.Counts(nil)
+		switch {
+		case w.countsFail != nil:
+			counts = w.countsFail
+		case w.ct != nil:
+			counts = w.ct.Counts(nil)
 		}
 		out.u(uint64(len(counts)))
 		for _, c := range counts {
@@ -216,6 +233,10 @@ func (w *worker) init(sleep bool) error {
 		w.sleep, w.sl = true, sl
 	}
 	w.store = new(explore.ExactStore)
+	w.countsFail = nil
+	if w.ct != nil {
+		w.ct.ResetCounts()
+	}
 	w.npath, w.nz, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil
 	w.flo, w.levelStart = 0, 0
 	init, _ := w.m.Initial()
@@ -319,6 +340,9 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		return true
 	}
 	w.ftrans, w.fskip = w.ftrans[:0], w.fskip[:0]
+	if w.ct != nil {
+		w.countsPrev = w.ct.Counts(w.countsPrev[:0])
+	}
 	for i := range w.fpath {
 		if i%256 == 0 && ctx.Err() != nil {
 			return enc{}, ctx.Err()
@@ -372,4 +396,62 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	out.i(best.skBefore)
 	out.bool(best.hasCode)
 	return out, nil
+}
+
+// countBefore sets the statistics to report to those of the levels before
+// and of the expansions that come before the violation with key vk in
+// breadth-first order (the violating transition's own included, as
+// explore.BFS counts them), by expanding those states of the level again.
+func (w *worker) countBefore(vk []byte) error {
+	if w.ct == nil {
+		return nil
+	}
+	vp, vi, err := splitLast(vk)
+	if err != nil {
+		return err
+	}
+	w.ct.ResetCounts()
+	var state []byte
+	for i, p := range w.fpath {
+		c := bytes.Compare(p, vp)
+		if c > 0 {
+			continue
+		}
+		w.mu.Lock()
+		state = append(state[:0], w.store.State(w.flo+i)...)
+		w.mu.Unlock()
+		k := uint32(0)
+		visit := func(uint32, []byte, error) bool {
+			if c == 0 && k == vi {
+				return false
+			}
+			k++
+			return true
+		}
+		var err error
+		if w.sleep {
+			err = w.sl.SuccessorsAsleep(state, w.fz[i], visit)
+		} else {
+			err = w.m.Successors(state, visit)
+		}
+		var pe explore.PropertyError
+		if err != nil && !errors.As(err, &pe) {
+			return fmt.Errorf("explore: model failed: %w", err)
+		}
+	}
+	now := w.ct.Counts(nil)
+	max := w.ct.CountMax()
+	w.countsFail = make([]int64, len(now))
+	for i, v := range now {
+		prev := int64(0)
+		if i < len(w.countsPrev) {
+			prev = w.countsPrev[i]
+		}
+		if i < len(max) && max[i] {
+			w.countsFail[i] = maxInt(prev, v)
+		} else {
+			w.countsFail[i] = prev + v
+		}
+	}
+	return nil
 }

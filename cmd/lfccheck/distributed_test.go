@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain runs the test binary as a local worker of check --distributed
+// when it is started as one (the CLI starts its own program again, which
+// in a test is this binary).
+func TestMain(m *testing.M) {
+	if os.Getenv(distChildEnv) != "" {
+		os.Exit(runEnv(os.Args[1:], os.Stdout, os.Stderr, nil))
+	}
+	os.Exit(m.Run())
+}
+
+// distKeys are the parts of check --json that the distributed search must
+// give as the breadth-first search does.
+var distKeys = []string{"verdict", "property", "message", "states", "transitions", "depth", "levels", "level_partial",
+	"trace", "sleep_sets", "sleep_sets_skipped", "sleep_sets_note", "statistics", "properties"}
+
+func distCheckJSON(t *testing.T, args ...string) (int, map[string]any) {
+	t.Helper()
+	code, out, errs := runCLI(append(append([]string{"check"}, args...), "--json")...)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v: exit %d: %v\n%s%s", args, code, err, out, errs)
+	}
+	return code, m
+}
+
+// TestDistributedSameAsCheck compares check --distributed 1, 2 and 4 with
+// the ordinary check on claims that pass, variants that fail (a
+// transition's violation, a deadlock, one found in a level where the
+// search with sleep sets starts again without them), and replays the
+// counterexamples written.
+func TestDistributedSameAsCheck(t *testing.T) {
+	cases := [][]string{
+		{"--protocol", "mcast", "--nodes", "3", "--packets", "1"},
+		{"--variant", "no-credit-return", "--nodes", "2", "--credits", "1", "--packets", "1"},
+		{"--protocol", "mcast", "--tree", "chain", "--nodes", "4", "--credits", "1", "--packets", "1"},
+		{"--variant", "no-drain", "--nodes", "2", "--packets", "3", "--send-buffers", "1", "--reply", "on", "--upcalls-allowed", "off"},
+	}
+	ns := []string{"1", "2", "4"}
+	if testing.Short() {
+		ns = []string{"2"}
+	}
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			wantCode, want := distCheckJSON(t, args...)
+			for _, n := range ns {
+				tf := filepath.Join(t.TempDir(), "cex.json")
+				code, got := distCheckJSON(t, append(args, "--distributed", n, "--trace-out", tf)...)
+				if code != wantCode {
+					t.Fatalf("--distributed %s: exit %d, want %d", n, code, wantCode)
+				}
+				for _, k := range distKeys {
+					if g, w := fmt.Sprint(got[k]), fmt.Sprint(want[k]); g != w {
+						t.Fatalf("--distributed %s: %s %s, want %s", n, k, g, w)
+					}
+				}
+				d, _ := got["distributed"].(map[string]any)
+				if d == nil || fmt.Sprint(d["workers"]) != n {
+					t.Fatalf("--distributed %s: %v", n, got["distributed"])
+				}
+				if got["verdict"] == "fail" {
+					code, out, errs := runCLI("replay", tf)
+					if code != 0 || !strings.Contains(out, "reproduced: ") {
+						t.Fatalf("--distributed %s: replay exit %d:\n%s%s", n, code, out, errs)
+					}
+				}
+			}
+		})
+	}
+	// The text report is the check's, with a line more.
+	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
+	if code != 0 || !strings.Contains(out, "verdict: pass") || !strings.Contains(out, "\ndistributed: 2 worker processes, states owned by hash; ") ||
+		!strings.Contains(out, " bytes sent per state (") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+}
+
+// TestDistributedBadInput: a clear line and exit 2, within the time
+// allowed and without a worker left running.
+func TestDistributedBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--distributed", "0"}, "--distributed must be between 1 and 256, got 0"},
+		{[]string{"--distributed", "100000"}, "--distributed must be between 1 and 256"},
+		{[]string{"--distributed", "-3"}, "--distributed"},
+		{[]string{"--distributed", "2", "--fingerprint"}, "drop --fingerprint"},
+		{[]string{"--distributed", "2", "--frontier"}, "--frontier is not distributed"},
+		{[]string{"--distributed", "2", "--search", "dfs"}, "breadth-first: not with --search dfs"},
+		{[]string{"--distributed", "2", "--checkpoint", "ck"}, "checkpoints are not distributed"},
+		{[]string{"--distributed", "2", "--liveness-graph"}, "keeps no state graph"},
+		{[]string{"--distributed", "2", "--peers", "a:1"}, "not with --peers"},
+		{[]string{"--rank", "1"}, "--rank and --listen need --peers"},
+		{[]string{"--peers", "127.0.0.1:1,127.0.0.1:2"}, "--peers needs --rank"},
+		{[]string{"--peers", "nohostport", "--rank", "0"}, `--peers: "nohostport" is not HOST:PORT`},
+		{[]string{"--peers", "127.0.0.1:1", "--rank", "3"}, "rank 3 is not one of the 1 peers"},
+		{[]string{"--peers", "127.0.0.1:0,127.0.0.1:1", "--rank", "0", "--connect-timeout", "1s"}, "worker 1 (127.0.0.1:1): no answer within 1s"},
+		{[]string{"--peers", "127.0.0.1:1,127.0.0.1:0", "--rank", "1", "--connect-timeout", "1s"}, "the coordinator (rank 0, 127.0.0.1:1) does not answer"},
+	} {
+		start := time.Now()
+		code, out, errs := runCLI(append([]string{"check", "--protocol", "mcast", "--nodes", "3", "--packets", "1"}, tc.args...)...)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tc.args, code, out, errs, tc.want)
+		}
+		if el := time.Since(start); el > 10*time.Second {
+			t.Errorf("%v: took %s", tc.args, el)
+		}
+	}
+	// Liveness on the state graph.
+	code, _, errs := runCLI("check", "--protocol", "intr", "--distributed", "2")
+	if code != 2 || !strings.Contains(errs, "keeps no state graph, which") {
+		t.Errorf("intr: exit %d, %q", code, errs)
+	}
+}
+
+// TestDistributedWorkerCrash kills a worker in the middle of a search: one
+// error line, exit 2, no hang, no worker process left.
+func TestDistributedWorkerCrash(t *testing.T) {
+	var mu sync.Mutex
+	var pids []int
+	distStarted = func(pid int) {
+		mu.Lock()
+		pids = append(pids, pid)
+		mu.Unlock()
+		if len(pids) == 1 {
+			go func() {
+				time.Sleep(700 * time.Millisecond)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}()
+		}
+	}
+	defer func() { distStarted = nil }()
+	start := time.Now()
+	var out, errs bytes.Buffer
+	code := run([]string{"check", "--protocol", "mcast", "--nodes", "3", "--packets", "2", "--distributed", "3"}, &out, &errs)
+	if code != 2 || strings.Count(errs.String(), "\n") != 1 || !strings.Contains(errs.String(), "worker 1 (process ") || !strings.Contains(errs.String(), "killed") {
+		t.Fatalf("exit %d after %s:\n%s%s", code, time.Since(start), out.String(), errs.String())
+	}
+	t.Log(strings.TrimSpace(errs.String()))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(pids) != 2 {
+		t.Fatalf("%d workers started, want 2", len(pids))
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Errorf("worker process %d is still running", pid)
+		}
+	}
+}
