@@ -339,7 +339,7 @@ func (b *bfs) search1() (Result, error) {
 	s.transitions = b.trans.Load()
 	b.setCounts()
 	if s.g != nil {
-		s.g.off = append(s.g.off, int64(len(s.g.to)))
+		s.g.off = append(s.g.off, s.g.edges())
 		return s.liveness()
 	}
 	return s.finish(Pass, ""), nil

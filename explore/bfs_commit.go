@@ -81,7 +81,7 @@ func (b *bfs) commit(lo int) {
 		g := b.search.g
 		for c, gc := range b.chunkGraph {
 			for i := range gc.lab {
-				g.off = append(g.off, int64(len(g.to)))
+				g.off = append(g.off, g.edges())
 				end := len(gc.to)
 				if i+1 < len(gc.off) {
 					end = int(gc.off[i+1])
@@ -93,8 +93,7 @@ func (b *bfs) commit(lo int) {
 					} else {
 						v--
 					}
-					g.to = append(g.to, v)
-					g.code = append(g.code, gc.code[e])
+					g.addEdge(v, gc.code[e])
 				}
 				g.lab = append(g.lab, gc.lab[i])
 			}

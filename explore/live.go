@@ -54,8 +54,8 @@ import (
 // action of each class it must take and visits a state where each other
 // weakly fair class is disabled.
 //
-// The graph costs 8 bytes per transition and 16 per state, the analysis
-// about 13 more per state; Options.MaxMemory bounds both, and a search cut
+// The graph costs about 6 bytes per transition (live_graph.go) and 16 per
+// state, the analysis about 13 more per state (per pair with a cover); Options.MaxMemory bounds both, and a search cut
 // short by any limit is Incomplete and checks no liveness property.
 //
 // Reductions: the graph must be the complete one, or a reduced one that
@@ -164,22 +164,6 @@ func (v *LiveViolation) Error() string { return v.Property + ": " + v.Message }
 // PropertyName names the violated property.
 func (v *LiveViolation) PropertyName() string { return v.Property }
 
-// graph is the recorded state graph in compressed sparse rows: the edges
-// of state v are to[off[v]:off[v+1]] with actions code[...].
-type graph struct {
-	off     []int64
-	to      []uint32
-	code    []uint32
-	lab     []uint64
-	labeler Labeler
-}
-
-func (g *graph) bytes() int64 {
-	return int64(cap(g.off))*8 + int64(cap(g.to)+cap(g.code))*4 + int64(cap(g.lab))*8
-}
-
-func (g *graph) n() int { return len(g.off) - 1 }
-
 // errStop ends the analysis when a limit is hit; reason says which.
 type errStop struct{ reason string }
 
@@ -261,6 +245,7 @@ type liveCheck struct {
 	cv   *Cover
 	sz   uint32
 	seen []uint64
+	cls  []int32 // per distinct action code of the graph: its fairness class
 
 	goal, trig uint64 // label bits of the property being checked
 	// with a cover, per renaming: the label bits at the representative
@@ -305,28 +290,44 @@ func (lc *liveCheck) edges(v uint32) (int64, int64) {
 
 // to is the target of edge e of state v.
 func (lc *liveCheck) to(v uint32, e int64) uint32 {
-	w := lc.g.to[e]
+	w := lc.g.to.at(e)
 	if lc.cv == nil {
 		return w
 	}
-	return w*lc.sz + uint32(lc.cv.Next[(v%lc.sz)*lc.sz+uint32(PermOf(lc.g.code[e]))])
+	return w*lc.sz + uint32(lc.cv.Next[(v%lc.sz)*lc.sz+uint32(PermOf(lc.g.code.at(e)))])
 }
 
 // class is the fairness class of edge e of state v, -1 for none.
 func (lc *liveCheck) class(v uint32, e int64) int {
-	c := lc.live.ClassOf(lc.g.code[e])
+	c := lc.classOfCode(e)
 	if c < 0 || lc.cv == nil {
 		return c
 	}
 	return int(lc.cv.Class[v%lc.sz][c])
 }
 
+// classOfCode is the fairness class of edge e's action code (of the
+// representative, with a cover), from a table per distinct code.
+func (lc *liveCheck) classOfCode(e int64) int {
+	c := &lc.g.code
+	if c.wide != nil {
+		return lc.live.ClassOf(c.wide.at(e))
+	}
+	if len(lc.cls) != len(c.dict) {
+		lc.cls = lc.cls[:0]
+		for _, code := range c.dict {
+			lc.cls = append(lc.cls, int32(lc.live.ClassOf(code)))
+		}
+	}
+	return int(lc.cls[c.narrow.at(e)])
+}
+
 // code is the action code of edge e of state v for a counterexample.
 func (lc *liveCheck) code(v uint32, e int64) uint32 {
 	if lc.cv == nil {
-		return lc.g.code[e]
+		return lc.g.code.at(e)
 	}
-	return lc.cv.Act(lc.g.code[e], int(v%lc.sz)) | RealCode
+	return lc.cv.Act(lc.g.code.at(e), int(v%lc.sz)) | RealCode
 }
 
 // bad reports whether the goal of the property being checked does not

@@ -14,8 +14,8 @@ type fairPart struct {
 func (lc *liveCheck) acyclic() error {
 	g, n := lc.g, lc.g.n()
 	in := make([]int32, n)
-	for _, w := range g.to {
-		in[w]++
+	for e := int64(0); e < g.edges(); e++ {
+		in[g.to.at(e)]++
 	}
 	var free []uint32
 	for v := 0; v < n; v++ {
@@ -32,7 +32,7 @@ func (lc *liveCheck) acyclic() error {
 		free = free[:len(free)-1]
 		removed++
 		for e := g.off[v]; e < g.off[v+1]; e++ {
-			w := g.to[e]
+			w := g.to.at(e)
 			if in[w]--; in[w] == 0 {
 				free = append(free, w)
 			}
