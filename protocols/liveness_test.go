@@ -12,6 +12,17 @@ import (
 	"lfccheck/traces"
 )
 
+// liveProperties names the liveness properties of protocol d.
+func liveProperties(d *model.Def) []string {
+	var live []string
+	for _, p := range d.Properties {
+		if p.Live != model.NotLive {
+			live = append(live, p.Name)
+		}
+	}
+	return live
+}
+
 // TestLivenessVerdictsWithAndWithoutReduction checks every liveness
 // property of every protocol on every claim and broken-variant example,
 // with each reduction the checker would use on and off, on end states and
@@ -31,12 +42,7 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 	}
 	checked, failed, n := 0, 0, 0
 	for _, d := range protocols.All() {
-		var live []string
-		for _, p := range d.Properties {
-			if p.Live != model.NotLive {
-				live = append(live, p.Name)
-			}
-		}
+		live := liveProperties(d)
 		if len(live) == 0 {
 			continue
 		}
@@ -134,14 +140,9 @@ func TestSymmetryUnderFairness(t *testing.T) {
 	if s.every > 1 {
 		limit = 20_000
 	}
-	compared, failed, n := 0, 0, 0
+	compared, failed, n := 0, 0, 0 // configurations compared, failing, seen
 	for _, d := range protocols.All() {
-		var live []string
-		for _, p := range d.Properties {
-			if p.Live != model.NotLive {
-				live = append(live, p.Name)
-			}
-		}
+		live := liveProperties(d)
 		if len(live) == 0 {
 			continue
 		}
