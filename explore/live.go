@@ -186,8 +186,8 @@ func (s *search) liveness() (Result, error) {
 	lc := &liveCheck{s: s, g: g, live: s.opt.Live, sz: 1}
 	if cv := s.opt.Live.Cover; cv != nil && cv.Size > 1 {
 		lc.cv, lc.sz = cv, uint32(cv.Size)
-		if uint64(n)*uint64(cv.Size) >= 1<<32 {
-			return s.finish(Incomplete, fmt.Sprintf("the liveness analysis on %d representatives and %d renamings needs more than 2^32 states", n, cv.Size)), nil
+		if uint64(n)*uint64(cv.Size) >= 1<<31 {
+			return s.finish(Incomplete, fmt.Sprintf("the liveness analysis on %d representatives and %d renamings needs more than 2^31 states", n, cv.Size)), nil
 		}
 	}
 	if s.opt.Live.Acyclic {
@@ -353,19 +353,25 @@ func (lc *liveCheck) triggered(v uint32) bool {
 func (lc *liveCheck) reachable() error {
 	n := lc.n()
 	lc.seen = make([]uint64, (n+63)/64)
-	queue := make([]uint32, 0, lc.g.n())
+	// The queue lives in comp, which check initialises afterwards: every
+	// pair enters it once.
+	if lc.comp == nil {
+		lc.comp = make([]int32, n)
+	}
+	queue := lc.comp
 	lc.seen[0] |= 1
-	queue = append(queue, 0)
-	for i := 0; i < len(queue); i++ {
+	queue[0] = 0
+	for i, end := 0, 1; i < end; i++ {
 		if err := lc.tick(); err != nil {
 			return err
 		}
-		v := queue[i]
+		v := uint32(queue[i])
 		lo, hi := lc.edges(v)
 		for e := lo; e < hi; e++ {
 			if w := lc.to(v, e); lc.seen[w/64]&(1<<(w%64)) == 0 {
 				lc.seen[w/64] |= 1 << (w % 64)
-				queue = append(queue, w)
+				queue[end] = int32(w)
+				end++
 			}
 		}
 	}
