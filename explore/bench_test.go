@@ -10,6 +10,7 @@ import (
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/protocols"
+	"lfccheck/protocols/intr"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
@@ -24,6 +25,14 @@ import (
 // state graph and report its bytes per state too. The searches use the
 // symmetry reduction where the configuration has one, except the
 // no-symmetry case, which shows what it costs per state.
+// intrRing is INTR on three nodes, each sending one packet to the next.
+func intrRing() model.Config {
+	p := intr.Defaults()
+	p.Credits = 1
+	p.Flows = []ucast.Flow{{Src: 0, Dst: 1, Count: 1}, {Src: 1, Dst: 2, Count: 1}, {Src: 2, Dst: 0, Count: 1}}
+	return model.Config{Protocol: "intr", Nodes: 3, Params: p}
+}
+
 func BenchmarkExplore(b *testing.B) {
 	cases := []struct {
 		name     string
@@ -40,6 +49,10 @@ func BenchmarkExplore(b *testing.B) {
 		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false, false, false, 0, false},
 		{"mcast-binary-3n-c1-k2/no-symmetry", mcast.Config("binary", 3, 1, 2), false, false, true, 0, false},
 		{"mcast-binary-3n-c1-k2/liveness-graph", mcast.Config("binary", 3, 1, 2), false, true, false, 0, false},
+		// INTR's liveness properties on the graph, analysed on the pairs
+		// of representatives and renamings, and on the real graph.
+		{"intr-3n-ring/liveness-graph", intrRing(), false, true, false, 0, false},
+		{"intr-3n-ring/liveness-graph/no-symmetry", intrRing(), false, true, true, 0, false},
 		// Binary P=4 (the README's throughput figures), one worker and two.
 		{"mcast-binary-4n-c1-k1/exact/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, false},
 		{"mcast-binary-4n-c1-k1/exact/workers=2", mcast.Config("binary", 4, 1, 1), false, false, false, 2, false},
