@@ -277,7 +277,14 @@ func (c *coord) rebuild(key []byte) ([]uint32, error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	state, _ := c.m.Initial()
+	// A model of its own when the model has one (it counts nothing), with
+	// the invariants checked where the workers defer them.
+	m := c.m
+	if r, ok := m.(explore.Replayer); ok {
+		m = r.NewReplayer()
+	}
+	fc, _ := m.(explore.FreshChecker)
+	state, _ := m.Initial()
 	state = slices.Clone(state)
 	var codes []uint32
 	for j, want := range idx {
@@ -288,10 +295,13 @@ func (c *coord) rebuild(key []byte) ([]uint32, error, error) {
 			verr  error
 			next  []byte
 		)
-		err := c.m.Successors(state, func(code uint32, succ []byte, err error) bool {
+		err := m.Successors(state, func(code uint32, succ []byte, err error) bool {
 			if k != want {
 				k++
 				return true
+			}
+			if err == nil && fc != nil {
+				err = fc.CheckFresh()
 			}
 			found = true
 			codes = append(codes, code)

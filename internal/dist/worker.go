@@ -46,9 +46,11 @@ type worker struct {
 
 	sleep  bool
 	sl     explore.Sleeper
+	fc     explore.FreshChecker // invariants checked on a successor the first time this worker sends it in a level
 	flo    int      // the level being expanded: ids [flo, levelStart)
 	fpath  [][]byte // its paths
 	fz     []uint64 // its sleep sets
+	order  []int32  // its indexes in the order of their paths
 	ftrans []int64  // per state expanded: transitions counted
 	fskip  []int64  // per state expanded: transitions left out by sleep sets
 
@@ -68,6 +70,10 @@ func newWorker(m explore.Model, rank, n int) *worker {
 	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: new(explore.ExactStore)}
 	if ct, ok := m.(explore.Counter); ok && len(ct.CountMax()) > 0 {
 		w.ct = ct
+	}
+	if fc, ok := m.(explore.FreshChecker); ok {
+		fc.DeferStateChecks()
+		w.fc = fc
 	}
 	return w
 }
@@ -154,6 +160,14 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.flo, w.levelStart = w.levelStart, w.store.Len()
 		w.fpath, w.fz, w.npath, w.nz = w.npath, w.nz, nil, nil
 		w.mu.Unlock()
+		// Expanded in the order of their paths, a worker sends every
+		// successor first with the smallest key it has for it, so it
+		// need not send it again (see expand).
+		w.order = w.order[:0]
+		for i := range w.fpath {
+			w.order = append(w.order, int32(i))
+		}
+		slices.SortFunc(w.order, func(a, b int32) int { return bytes.Compare(w.fpath[a], w.fpath[b]) })
 	case opFailAt:
 		vk := d.bytes()
 		if d.err != nil {
@@ -244,6 +258,10 @@ func (w *worker) init(sleep bool) error {
 		w.store.Add(explore.Hash(init), init)
 		w.fpath, w.fz = [][]byte{{}}, []uint64{0}
 	}
+	w.order = w.order[:0]
+	for i := range w.fpath {
+		w.order = append(w.order, int32(i))
+	}
 	w.levelStart = w.store.Len()
 	return nil
 }
@@ -282,6 +300,18 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		streams[r] = st
 	}
 	bufs := make([][]byte, w.n)
+	// What was sent to each worker in this level, with the sleep set
+	// sent: the states are expanded in the order of their paths, so a
+	// successor sent again would come with a greater key, and is sent
+	// again only when it clears bits of the sleep set sent. A successor's
+	// invariants are checked when it is first sent (at this worker's
+	// smallest key for it, so the smallest over the workers is the first
+	// violation in breadth-first order).
+	sent := make([]*explore.ExactStore, w.n)
+	sentZ := make([][]uint64, w.n)
+	for r := range sent {
+		sent[r] = new(explore.ExactStore)
+	}
 	flush := func(r int) error {
 		b := bufs[r]
 		bufs[r] = nil
@@ -318,7 +348,23 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		if w.sleep {
 			z = w.sl.SuccSleep()
 		}
-		r := owner(explore.Hash(succ), w.n)
+		h := explore.Hash(succ)
+		r := owner(h, w.n)
+		id, fresh := sent[r].Add(h, succ)
+		switch {
+		case fresh:
+			sentZ[r] = append(sentZ[r], z)
+			if w.fc != nil {
+				if verr := w.fc.CheckFresh(); verr != nil {
+					best.offer(appendIdx(slices.Clone(path), i), int64(i)-skip, skip, true)
+					return false
+				}
+			}
+		case z&sentZ[r][id] == sentZ[r][id]:
+			return true
+		default:
+			sentZ[r][id] &= z
+		}
 		b := bufs[r]
 		b = appendUvarint(b, uint64(len(succ)))
 		b = append(b, succ...)
@@ -339,12 +385,13 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 		return true
 	}
-	w.ftrans, w.fskip = w.ftrans[:0], w.fskip[:0]
+	w.ftrans, w.fskip = make([]int64, len(w.fpath)), make([]int64, len(w.fpath))
 	if w.ct != nil {
 		w.countsPrev = w.ct.Counts(w.countsPrev[:0])
 	}
-	for i := range w.fpath {
-		if i%256 == 0 && ctx.Err() != nil {
+	for j, i32 := range w.order {
+		i := int(i32)
+		if j%256 == 0 && ctx.Err() != nil {
 			return enc{}, ctx.Err()
 		}
 		w.mu.Lock()
@@ -370,8 +417,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		t := int64(idx) - skip
 		trans += t
 		sk += skip
-		w.ftrans = append(w.ftrans, t)
-		w.fskip = append(w.fskip, skip)
+		w.ftrans[i], w.fskip[i] = t, skip
 	}
 	for r := range w.n {
 		if len(bufs[r]) > 0 {
