@@ -9,7 +9,6 @@ import (
 	"lfccheck/protocols/mcast"
 )
 
-
 // BenchmarkDistributed reports states/s and bytes sent per state of the
 // distributed search with 1 and 2 workers, each with its own checker and
 // gRPC server on loopback, in this process (check --distributed runs them

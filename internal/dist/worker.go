@@ -47,12 +47,12 @@ type worker struct {
 	sleep  bool
 	sl     explore.Sleeper
 	fc     explore.FreshChecker // invariants checked on a successor the first time this worker sends it in a level
-	flo    int      // the level being expanded: ids [flo, levelStart)
-	fpath  [][]byte // its paths
-	fz     []uint64 // its sleep sets
-	order  []int32  // its indexes in the order of their paths
-	ftrans []int64  // per state expanded: transitions counted
-	fskip  []int64  // per state expanded: transitions left out by sleep sets
+	flo    int                  // the level being expanded: ids [flo, levelStart)
+	fpath  [][]byte             // its paths
+	fz     []uint64             // its sleep sets
+	order  []int32              // its indexes in the order of their paths
+	ftrans []int64              // per state expanded: transitions counted
+	fskip  []int64              // per state expanded: transitions left out by sleep sets
 
 	// The model's statistics (explore.Counter) before the level being
 	// expanded, and, once a violation ends the search, those of the states
