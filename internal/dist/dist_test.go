@@ -3,6 +3,7 @@ package dist
 import (
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -70,12 +71,17 @@ func summary(r explore.Result, ck *properties.Checker) string {
 }
 
 // TestSameAsBFS searches every claim and broken variant of every protocol
-// (up to a bound on states) with 1, 2 and 4 workers and compares with one
-// process's breadth-first search; counterexamples must replay.
+// (up to a bound on states: 20,000, 5,000 with -short, and a million with
+// LFCCHECK_DIST_ALL=1, a run of many minutes) with 1, 2 and 4 workers and
+// compares with one process's breadth-first search; counterexamples must
+// replay.
 func TestSameAsBFS(t *testing.T) {
 	limit := int64(20_000)
 	ns := []int{1, 2, 4}
-	if testing.Short() {
+	switch {
+	case os.Getenv("LFCCHECK_DIST_ALL") != "":
+		limit = 1_000_000
+	case testing.Short():
 		limit, ns = 5_000, []int{2}
 	}
 	compared := 0
