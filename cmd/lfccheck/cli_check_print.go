@@ -84,6 +84,9 @@ func printCheck(w io.Writer, c checked) {
 		if j.Workers > 1 {
 			workers = fmt.Sprintf("%d workers", j.Workers)
 		}
+		if j.Distributed != nil {
+			workers = fmt.Sprintf("%d processes of 1 worker", j.Distributed.Workers)
+		}
 		disk := ""
 		if j.DiskBytes > 0 {
 			where := "a temporary file"
