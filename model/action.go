@@ -66,6 +66,13 @@ type ActionKind struct {
 	// toggling a flag), or when it has stayed enabled for a timer's delay
 	// (an NI's hardware timer).
 	Live LiveMode
+	// Quiet makes the kind's actions enabled only while no packet is in
+	// flight on a link from or to the node, besides Enabled: a timer
+	// longer than any round trip, which never expires while a packet or
+	// its answer is under way. It is the one exception to the rule that
+	// a kind's enabledness depends on its node's state alone, so sleep
+	// sets are off for a system with such a kind.
+	Quiet bool
 
 	fault FaultKind // the kernel's fault kinds (fault.go): which fault
 }

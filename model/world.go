@@ -227,7 +227,7 @@ func (w *World) Enabled(buf []Action) []Action {
 				}
 				continue
 			}
-			if k.Enabled(w.Nodes[n]) {
+			if k.Enabled(w.Nodes[n]) && (!k.Quiet || w.Quiet(NodeID(n))) {
 				buf = append(buf, Action{Kind: uint8(ki), Node: NodeID(n)})
 			}
 		}
@@ -264,7 +264,7 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		}
 		w.applyFault(k.fault, a, l, out)
 	} else {
-		if a.Peer != 0 || !k.Enabled(n) {
+		if a.Peer != 0 || !k.Enabled(n) || k.Quiet && !w.Quiet(a.Node) {
 			return fmt.Errorf("%s: %w", k.Format(a), ErrNotEnabled)
 		}
 		k.Apply(n, out)
@@ -598,6 +598,18 @@ func (w *World) Format() string {
 		fmt.Fprintf(&b, "faults left: %s\n", w.budgetString())
 	}
 	return b.String()
+}
+
+// Quiet reports whether no packet is in flight on a link from or to node
+// n (see ActionKind.Quiet).
+func (w *World) Quiet(n NodeID) bool {
+	P := w.Sys.P
+	for i := 0; i < P; i++ {
+		if len(w.Links[i*P+int(n)]) > 0 || len(w.Links[int(n)*P+i]) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // LinksEmpty reports whether no packet is in flight.

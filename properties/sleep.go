@@ -232,6 +232,11 @@ func (c *Checker) SleepOff() string {
 	if c.Stubborn {
 		return "the stubborn-set reduction is on"
 	}
+	for _, k := range c.Sys.Kinds {
+		if k.Quiet {
+			return fmt.Sprintf("action kind %q waits for quiet links (model.ActionKind.Quiet), so it is not independent of the steps that send to or deliver from its node", k.Pattern)
+		}
+	}
 	if len(c.Sys.Faults()) > 0 {
 		return FaultsOff + " (a fault step is not in the independence relation: it changes a link's head, and the budget other links' faults use)"
 	}

@@ -486,6 +486,11 @@ func (c *Checker) StubbornOff() string {
 	if c.stb == nil {
 		return "the protocol declares no dependencies that could reduce anything (model.Dependencies)"
 	}
+	for _, k := range c.Sys.Kinds {
+		if k.Quiet {
+			return "action kind " + k.Pattern + " waits for quiet links (model.ActionKind.Quiet)"
+		}
+	}
 	if len(c.Sys.Faults()) > 0 {
 		return FaultsOff + " (the protocol's dependencies are declared for reliable links; a fault step reads and changes a link and the budget every other fault uses)"
 	}

@@ -10,6 +10,7 @@ import (
 	"lfccheck/protocols/fa"
 	"lfccheck/protocols/gsb"
 	"lfccheck/protocols/intr"
+	"lfccheck/protocols/irx"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/panda"
 	"lfccheck/protocols/recov"
@@ -24,6 +25,7 @@ func init() {
 	model.Register(intr.Def)
 	model.Register(gsb.Def)
 	model.Register(panda.Def)
+	model.Register(irx.Def)
 }
 
 // All lists the registered protocols.

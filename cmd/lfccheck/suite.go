@@ -57,6 +57,9 @@ func shortSettings(c model.Config) string {
 			parts = append(parts, s.String())
 		}
 	}
+	if len(c.Faults) > 0 {
+		parts = append(parts, "faults="+c.Faults.String())
+	}
 	return strings.Join(parts, " ")
 }
 

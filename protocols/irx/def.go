@@ -1,0 +1,146 @@
+package irx
+
+import (
+	"fmt"
+
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols/ucast"
+)
+
+// Def is I_rx's protocol definition.
+var Def = &model.Def{
+	Name:       "irx",
+	Doc:        "I_rx: go-back-N retransmission on the NI over links that may lose, duplicate or corrupt packets (thesis §8.2.2, §8.2.4-§8.2.6)",
+	Params:     ParamSpecs(),
+	NewParams:  func() model.Params { return Defaults() },
+	Properties: props(),
+	Variants:   variants(),
+	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },
+	Claims:     claims(),
+}
+
+// Config is the configuration of P nodes, each sending k packets to
+// every other, with window w and the given faults.
+func Config(nodes, window, packets int, faults string) model.Config {
+	p := Defaults()
+	p.Window, p.Packets = window, packets
+	f, err := model.ParseFaults(faults)
+	if err != nil {
+		panic(err)
+	}
+	return model.Config{Protocol: "irx", Nodes: nodes, Params: p, Faults: f}
+}
+
+// FlowConfig is the configuration of the given flows on P nodes.
+func FlowConfig(nodes, window, buffers int, faults string, flows ...ucast.Flow) model.Config {
+	cfg := Config(nodes, window, 2, faults)
+	p := cfg.Params.(*Params)
+	p.RecvBuffers, p.Flows = buffers, flows
+	return cfg
+}
+
+func machine(w *model.World) *Machine { return w.Sys.M.(*Machine) }
+
+// remaining says what is left undone in w: packets not delivered, not
+// acknowledged, or held in receive buffers.
+func remaining(w *model.World) error {
+	m := machine(w)
+	var undelivered, unacked, held int
+	for i, nn := range w.Nodes {
+		n := nn.(*Node)
+		held += len(n.Buf)
+		for d := 0; d < m.P; d++ {
+			k := m.count[i*m.P+d]
+			unacked += k - int(n.Acked[d])
+			if !w.Nodes[d].(*Node).Log[i].Complete(k) {
+				undelivered++
+			}
+		}
+	}
+	if undelivered+unacked+held == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", properties.Counts(undelivered, "streams not delivered in full", unacked, "packets unacknowledged", held, "packets in receive buffers"))
+}
+
+func props() []model.Property {
+	window := model.Property{Name: "window", Doc: "no sender has more than W packets to one destination unacknowledged (§8.2.2)",
+		Local: func(w *model.World, i int) error {
+			m, n := machine(w), w.Nodes[i].(*Node)
+			for d := 0; d < m.P; d++ {
+				if out := int(n.Sent[d]) - int(n.Acked[d]); out > m.W {
+					return fmt.Errorf("ni %d has %d packets to %d unacknowledged, window %d", i, out, d, m.W)
+				}
+			}
+			return nil
+		}}
+	window.State = allNodes(window.Local)
+	buffers := model.Property{Name: "buffer-bound", Doc: "no NI holds more received packets than its receive buffers (§8.2.6)",
+		Local: func(w *model.World, i int) error {
+			m, n := machine(w), w.Nodes[i].(*Node)
+			if len(n.Buf) > m.B {
+				return fmt.Errorf("ni %d holds %d received packets in %d buffers", i, len(n.Buf), m.B)
+			}
+			return nil
+		}}
+	buffers.State = allNodes(buffers.Local)
+	return []model.Property{
+		properties.Deadlock(remaining, nil),
+		window,
+		buffers,
+		properties.FIFO,
+		properties.ExactlyOnce(func(w *model.World, h int) []model.StreamLog { return w.Nodes[h].(*Node).Log },
+			func(w *model.World, h int) []int {
+				m := machine(w)
+				want := make([]int, m.P)
+				for s := 0; s < m.P; s++ {
+					want[s] = m.count[s*m.P+h]
+				}
+				return want
+			}),
+		{Name: "eventual-delivery", Doc: "on every fair run every packet reaches its host and is acknowledged (with finitely many faults, a link that keeps retransmitting delivers)",
+			Live: model.Eventually, Goal: func(w *model.World, _ int) bool { return remaining(w) == nil }},
+	}
+}
+
+func allNodes(local func(w *model.World, i int) error) func(w *model.World) error {
+	return func(w *model.World) error {
+		for i := range w.Nodes {
+			if err := local(w, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func variants() []model.Variant {
+	return []model.Variant{
+		{Name: "correct", Doc: "I_rx as §8.2.2 describes it"},
+		{Name: "blocked-sends-forgotten", Doc: "an acknowledgement that opens the window does not transmit the packets waiting for it: they wait for ever once the host has nothing more to send",
+			Catches: "deadlock", Example: FlowConfig(2, 2, 1, "", ucast.Flow{Src: 0, Dst: 1, Count: 3})},
+		{Name: "window-off-by-one", Doc: "the sender transmits while at most W packets are outstanding (<= instead of <): W+1 in flight",
+			Catches: "window", Example: Config(2, 2, 3, "")},
+		{Name: "seq-mod-window", Doc: "sequence numbers modulo W instead of at least W+1: after the wrap a retransmitted old packet carries the number the receiver expects and is accepted again",
+			Catches: "exactly-once", Example: Config(2, 2, 3, "")},
+		{Name: "no-retransmit-timer", Doc: "no retransmission timer: only a NACK makes the sender retransmit, so a lost NACK is never made good",
+			Catches: "eventual-delivery", Example: FlowConfig(2, 2, 1, "loss@1->0:1", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
+		{Name: "accept-out-of-order", Doc: "the receiver accepts a packet up to W-1 numbers ahead of the one it expects, skipping a lost one",
+			Catches: "fifo", Example: FlowConfig(2, 2, 2, "loss:1", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
+		{Name: "no-buffer-check", Doc: "the receiver accepts a packet although every receive buffer is full",
+			Catches: "buffer-bound", Example: FlowConfig(2, 2, 1, "", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
+	}
+}
+
+func claims() []model.Claim {
+	const doc = "I_rx delivers every packet exactly once, in order, within its window and buffers, and every fair run ends with all packets delivered and acknowledged"
+	return []model.Claim{
+		{Name: "P=2 W=2 flow=0:1:4 faults=loss:1,dup:1", Config: FlowConfig(2, 2, 1, "loss:1,dup:1", ucast.Flow{Src: 0, Dst: 1, Count: 4}),
+			Expect: "pass", Ref: "§8.2.2, §8.2.5", Doc: doc + " (sequence numbers modulo 3 wrap)"},
+		{Name: "P=2 W=2 K=2 faults=loss:1,dup:1", Config: Config(2, 2, 2, "loss:1,dup:1"), Expect: "pass", Ref: "§8.2.2", Doc: doc + " (both ways: piggybacked acknowledgements)"},
+		{Name: "P=2 W=1 K=2 faults=corrupt:1,dup:1", Config: Config(2, 1, 2, "corrupt:1,dup:1"), Expect: "pass", Ref: "§8.2.2", Doc: doc + " (stop-and-wait; a corrupted packet fails its CRC and is dropped)"},
+		{Name: "P=3 W=2 flows=0:2:2,1:2:1 faults=loss:1,dup:1", Config: FlowConfig(3, 2, 1, "loss:1,dup:1", ucast.Flow{Src: 0, Dst: 2, Count: 2}, ucast.Flow{Src: 1, Dst: 2, Count: 1}),
+			Expect: "pass", Ref: "§8.2.2, §8.2.6", Doc: doc + " (two senders share one receive buffer: NACKs)"},
+	}
+}

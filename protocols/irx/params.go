@@ -1,0 +1,158 @@
+package irx
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"lfccheck/model"
+	"lfccheck/protocols/ucast"
+)
+
+// Params are I_rx's parameters.
+type Params struct {
+	// Window is W, the send window per destination (§8.2.2, §8.2.4).
+	Window int `json:"window"`
+	// SeqMod is the sequence number space: wire numbers are 0..SeqMod-1
+	// (0: Window+1, the smallest that go-back-N allows).
+	SeqMod int `json:"seq_mod,omitempty"`
+	// RecvBuffers is the NI's receive buffers, shared by all senders
+	// (§8.2.4, §8.2.6).
+	RecvBuffers int `json:"recv_buffers"`
+	// Packets is how many packets every host sends to every other host
+	// when no flow is given.
+	Packets int `json:"packets"`
+	// Flows is an explicit workload instead.
+	Flows []ucast.Flow `json:"flows,omitempty"`
+
+	packetsGiven bool
+}
+
+// Defaults returns the default parameters.
+func Defaults() *Params { return &Params{Window: 2, RecvBuffers: 1, Packets: 2} }
+
+// ParamSpecs declares the parameters.
+func ParamSpecs() []model.ParamSpec {
+	return []model.ParamSpec{
+		{Key: "window", Doc: "send window per destination, W: packets sent and not yet acknowledged (§8.2.2)", Default: "2"},
+		{Key: "seq-mod", Doc: "sequence numbers on the wire are 0..seq-mod-1 and wrap (at least window+1)", Default: "window+1"},
+		{Key: "recv-buffers", Doc: "NI receive buffers shared by all senders (§8.2.6)", Default: "1"},
+		{Key: "packets", Doc: "packets each host sends to each other host, K (without flow)", Default: "2"},
+		{Key: "flow", Doc: "an explicit workload SRC:DST:COUNT, repeatable (replaces packets)", Repeat: true},
+	}
+}
+
+// Set applies one setting.
+func (p *Params) Set(key, v string) error {
+	var err error
+	switch key {
+	case "window":
+		p.Window, err = ucast.IntIn(v, 1, 16)
+	case "seq-mod":
+		p.SeqMod, err = ucast.IntIn(v, 2, 64)
+	case "recv-buffers":
+		p.RecvBuffers, err = ucast.IntIn(v, 1, 16)
+	case "packets":
+		p.Packets, err = ucast.IntIn(v, 1, model.MaxStreamSeq)
+		p.packetsGiven = err == nil
+	case "flow":
+		var f ucast.Flow
+		if f, err = ucast.ParseFlow(v); err == nil {
+			p.Flows = append(p.Flows, f)
+		}
+	default:
+		return fmt.Errorf("irx has no parameter %q", key)
+	}
+	return err
+}
+
+// Settings returns the non-default parameters.
+func (p *Params) Settings() []model.Setting {
+	var s []model.Setting
+	d := Defaults()
+	if p.Window != d.Window {
+		s = append(s, model.Setting{Key: "window", Value: strconv.Itoa(p.Window)})
+	}
+	if p.SeqMod != 0 {
+		s = append(s, model.Setting{Key: "seq-mod", Value: strconv.Itoa(p.SeqMod)})
+	}
+	if p.RecvBuffers != d.RecvBuffers {
+		s = append(s, model.Setting{Key: "recv-buffers", Value: strconv.Itoa(p.RecvBuffers)})
+	}
+	if p.Packets != d.Packets {
+		s = append(s, model.Setting{Key: "packets", Value: strconv.Itoa(p.Packets)})
+	}
+	for _, f := range p.Flows {
+		s = append(s, model.Setting{Key: "flow", Value: f.String()})
+	}
+	return s
+}
+
+// Describe renders every parameter.
+func (p *Params) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "window=%d seq-mod=%d recv-buffers=%d", p.Window, p.mod(), p.RecvBuffers)
+	if len(p.Flows) > 0 {
+		b.WriteString(" flows=" + ucast.Join(p.Flows))
+	} else {
+		fmt.Fprintf(&b, " packets=%d", p.Packets)
+	}
+	return b.String()
+}
+
+func (p *Params) mod() int {
+	if p.SeqMod == 0 {
+		return p.Window + 1
+	}
+	return p.SeqMod
+}
+
+// Resolve validates; the default node count is 2.
+func (p *Params) Resolve(nodes int) (int, error) {
+	if nodes == 0 {
+		nodes = 2
+	}
+	if len(p.Flows) > 0 && p.packetsGiven {
+		return 0, fmt.Errorf("give packets or flow, not both")
+	}
+	if p.SeqMod != 0 && p.SeqMod <= p.Window {
+		return 0, fmt.Errorf("seq-mod %d must exceed the window %d: go-back-N cannot tell a retransmission from a new packet otherwise", p.SeqMod, p.Window)
+	}
+	seen := map[[2]int]bool{}
+	for _, f := range p.Flows {
+		if f.Src >= nodes || f.Dst >= nodes || f.Src == f.Dst {
+			return 0, fmt.Errorf("flow %s: want two different nodes in 0..%d", f, nodes-1)
+		}
+		if seen[[2]int{f.Src, f.Dst}] {
+			return 0, fmt.Errorf("flow %s: a second flow from %d to %d", f, f.Src, f.Dst)
+		}
+		seen[[2]int{f.Src, f.Dst}] = true
+	}
+	return nodes, nil
+}
+
+// Clone returns a deep copy.
+func (p *Params) Clone() model.Params {
+	c := *p
+	c.Flows = append([]ucast.Flow(nil), p.Flows...)
+	return &c
+}
+
+// counts returns, per ordered pair s*P+d, how many packets s sends to d.
+func (p *Params) counts(nodes int) []int {
+	k := make([]int, nodes*nodes)
+	if len(p.Flows) > 0 {
+		for _, f := range p.Flows {
+			k[f.Src*nodes+f.Dst] = f.Count
+		}
+		return k
+	}
+	for s := 0; s < nodes; s++ {
+		for d := 0; d < nodes; d++ {
+			if s != d {
+				k[s*nodes+d] = p.Packets
+			}
+		}
+	}
+	return k
+}
