@@ -163,3 +163,26 @@ func TestDistributedWorkerCrash(t *testing.T) {
 		}
 	}
 }
+
+// TestDistributedLimits: the limits end a distributed search as
+// incomplete (exit 3), the depth limit exactly where check stops.
+func TestDistributedLimits(t *testing.T) {
+	base := []string{"--protocol", "mcast", "--nodes", "3", "--packets", "2", "--distributed", "2"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--timeout", "200ms"}, "time limit 200ms reached"},
+		{[]string{"--max-depth", "5"}, "depth limit 5 reached with 80 states unexplored"},
+		{[]string{"--max-states", "1000"}, "state limit 1000 reached"},
+	} {
+		start := time.Now()
+		code, m := distCheckJSON(t, append(base, tc.args...)...)
+		if code != 3 || m["verdict"] != "incomplete" || !strings.Contains(fmt.Sprint(m["reason"]), tc.want) {
+			t.Errorf("%v: exit %d, %v: %v", tc.args, code, m["verdict"], m["reason"])
+		}
+		if el := time.Since(start); el > 20*time.Second {
+			t.Errorf("%v: took %s", tc.args, el)
+		}
+	}
+}

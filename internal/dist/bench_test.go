@@ -10,11 +10,11 @@ import (
 )
 
 // BenchmarkDistributed reports states/s and bytes sent per state of the
-// distributed search with 1 and 2 workers, each with its own checker and
-// gRPC server on loopback, in this process (check --distributed runs them
-// as processes; docs/results.md has both), on a mid-size claim, MCAST on
-// a binary tree, P=3 C=1 K=2 (171,461 states), beside explore.BFS with
-// one worker.
+// distributed search on a mid-size claim, MCAST on a binary tree, P=3 C=1
+// K=2 (171,461 states), with 1 and 2 worker processes (the others are the
+// test binary started again), and with 2 workers in this process (each
+// with its own checker and gRPC server on loopback), beside explore.BFS
+// with one worker.
 func BenchmarkDistributed(b *testing.B) {
 	cfg := mcast.Config("binary", 3, 1, 2)
 	b.Run("mcast-binary-3n-k2/bfs", func(b *testing.B) {
@@ -34,12 +34,25 @@ func BenchmarkDistributed(b *testing.B) {
 		}
 		b.ReportMetric(float64(states)/sec, "states/s")
 	})
-	for _, n := range []int{1, 2} {
-		b.Run(fmt.Sprintf("mcast-binary-3n-k2/workers=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n     int
+		procs bool
+	}{{1, true}, {2, true}, {2, false}} {
+		name := fmt.Sprintf("mcast-binary-3n-k2/processes=%d", c.n)
+		if !c.procs {
+			name = fmt.Sprintf("mcast-binary-3n-k2/in-process=%d", c.n)
+		}
+		b.Run(name, func(b *testing.B) {
 			var states, sent int64
 			var sec float64
 			for b.Loop() {
-				r, info, _ := runLocal(b, cfg, n, explore.Options{})
+				var r explore.Result
+				var info Info
+				if c.procs {
+					r, info = runProcesses(b, c.n)
+				} else {
+					r, info, _ = runLocal(b, cfg, c.n, explore.Options{})
+				}
 				if r.Verdict != explore.Pass {
 					b.Fatalf("%s: %s", r.Verdict, r.Reason)
 				}

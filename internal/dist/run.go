@@ -193,6 +193,7 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (exp
 		}
 	}
 	hcancel()
+	c.start = time.Now() // (the search's time: without waiting for the workers to come up)
 	sctx := ctx
 	if o.Search.Timeout > 0 {
 		var scancel context.CancelFunc
