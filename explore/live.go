@@ -55,8 +55,10 @@ import (
 // weakly fair class is disabled.
 //
 // The graph costs about 6 bytes per transition (live_graph.go) and 16 per
-// state, the analysis about 13 more per state (per pair with a cover); Options.MaxMemory bounds both, and a search cut
-// short by any limit is Incomplete and checks no liveness property.
+// state, the analysis about 5 more per state (per pair with a cover:
+// Pearce's numbering, and a bit for reachability); Options.MaxMemory
+// bounds both, and a search cut short by any limit is Incomplete and
+// checks no liveness property.
 //
 // Reductions: the graph must be the complete one, or a reduced one that
 // keeps every fair cycle (a reduction with a cycle proviso). A model whose
@@ -174,9 +176,9 @@ func (s *search) liveness() (Result, error) {
 	g := s.g
 	n := g.n()
 	if lim := s.opt.MaxMemory; lim > 0 {
-		need := uint64(n) * 13
+		need := uint64(n) * 5
 		if cv := s.opt.Live.Cover; cv != nil && cv.Size > 1 {
-			need = uint64(n) * uint64(cv.Size) * 14
+			need = uint64(n) * uint64(cv.Size) * 5
 		}
 		if heap := s.sampleMemory(true); heap+need >= lim {
 			return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s; the liveness analysis needs about %s more) after exploring all %d states",
@@ -253,8 +255,7 @@ type liveCheck struct {
 
 	// Tarjan scratch for the top-level decomposition and, allocated on
 	// first use, for the refinement under strong fairness.
-	top, sub tarjan
-	comp     []int32 // per state: top-level component, -1 if not a bad state
+	top, sub tarjan // top.comp: per state, its top-level component, -1 if not a bad state
 	reach    []bool  // per component: a fair cycle or terminal state is reachable
 	fairSet  map[int32]fairPart
 	steps    int
@@ -271,9 +272,9 @@ type liveCheck struct {
 
 func (lc *liveCheck) bytes() int64 {
 	b := func(t *tarjan) int64 {
-		return int64(cap(t.index)+cap(t.low))*4 + int64(cap(t.onStack)) + int64(cap(t.stack))*4
+		return int64(cap(t.rindex))*4 + int64(cap(t.stack))*4 + int64(cap(t.calls))*24
 	}
-	return b(&lc.top) + b(&lc.sub) + int64(cap(lc.comp))*4 + int64(cap(lc.reach)) + int64(cap(lc.stamp)+cap(lc.par))*4 + int64(cap(lc.seen))*8
+	return b(&lc.top) + b(&lc.sub) + int64(cap(lc.reach)) + int64(cap(lc.stamp)+cap(lc.par))*4 + int64(cap(lc.seen))*8
 }
 
 // n is the number of states the analysis numbers (with a cover, pairs).
@@ -353,12 +354,10 @@ func (lc *liveCheck) triggered(v uint32) bool {
 func (lc *liveCheck) reachable() error {
 	n := lc.n()
 	lc.seen = make([]uint64, (n+63)/64)
-	// The queue lives in comp, which check initialises afterwards: every
-	// pair enters it once.
-	if lc.comp == nil {
-		lc.comp = make([]int32, n)
-	}
-	queue := lc.comp
+	// The queue lives in the decomposition's numbers, which check
+	// initialises afterwards: every pair enters it once.
+	lc.top.reset(n, nil)
+	queue := lc.top.rindex
 	lc.seen[0] |= 1
 	queue[0] = 0
 	for i, end := 0, 1; i < end; i++ {
@@ -426,18 +425,12 @@ func (lc *liveCheck) check(i int, p LiveProp) (*lasso, error) {
 			lc.trigG, lc.goalG = append(lc.trigG, 1<<(2*j)), append(lc.goalG, 1<<(2*j+1))
 		}
 	}
-	if lc.comp == nil {
-		lc.comp = make([]int32, n)
-	}
-	for v := range lc.comp {
-		lc.comp[v] = -1
-	}
 	lc.reach = lc.reach[:0]
 	lc.fairSet = map[int32]fairPart{}
 	lc.top.reset(n, nil)
 	var err error
 	for r := 0; r < n && err == nil; r++ {
-		if lc.bad(uint32(r)) && lc.top.index[r] < 0 {
+		if lc.bad(uint32(r)) && !lc.top.visited(uint32(r)) {
 			err = lc.top.run(lc, uint32(r), lc.bad, lc.emitTop)
 		}
 	}
@@ -449,7 +442,7 @@ func (lc *liveCheck) check(i int, p LiveProp) (*lasso, error) {
 		if p.FromInitial && v > 0 {
 			break
 		}
-		if (p.FromInitial || lc.triggered(uint32(v))) && lc.bad(uint32(v)) && lc.reach[lc.comp[v]] {
+		if (p.FromInitial || lc.triggered(uint32(v))) && lc.bad(uint32(v)) && lc.reach[lc.top.comp(uint32(v))] {
 			start = v
 			break
 		}

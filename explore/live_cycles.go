@@ -47,10 +47,7 @@ func (lc *liveCheck) acyclic() error {
 // emitTop records a top-level component of bad states.
 func (lc *liveCheck) emitTop(c []uint32) error {
 	id := int32(len(lc.reach))
-	for _, v := range c {
-		lc.comp[v] = id
-	}
-	k, whole, err := lc.fairCycle(c, func(v uint32) bool { return lc.comp[v] == id })
+	k, whole, err := lc.fairCycle(c, func(v uint32) bool { return lc.top.comp(v) == id })
 	if err != nil {
 		return err
 	}
@@ -74,7 +71,7 @@ func (lc *liveCheck) emitTop(c []uint32) error {
 		}
 		lo, hi := lc.edges(v)
 		for e := lo; e < hi; e++ {
-			if w := lc.to(v, e); lc.comp[w] >= 0 && lc.comp[w] != id && lc.reach[lc.comp[w]] {
+			if cw := lc.top.comp(lc.to(v, e)); cw >= 0 && cw != id && lc.reach[cw] {
 				ok = true
 				break
 			}
@@ -148,7 +145,7 @@ func (lc *liveCheck) fairCycle(c []uint32, in func(uint32) bool) (k []uint32, wh
 	isMember := func(v uint32) bool { return member[v] }
 	var parts [][]uint32
 	for _, r := range rest {
-		if lc.sub.index[r] < 0 {
+		if !lc.sub.visited(r) {
 			if err := lc.sub.run(lc, r, isMember, func(p []uint32) error {
 				parts = append(parts, append([]uint32(nil), p...))
 				return nil

@@ -77,10 +77,11 @@ func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 		}
 	}
 	inFair := func(v uint32) bool {
-		if lc.comp[v] < 0 {
+		cv := lc.top.comp(v)
+		if cv < 0 {
 			return false
 		}
-		fp, ok := lc.fairSet[lc.comp[v]]
+		fp, ok := lc.fairSet[cv]
 		return ok && (fp.member == nil || fp.member[v])
 	}
 	path := lc.bfs(start, lc.bad, inFair)
@@ -92,7 +93,7 @@ func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 		trace = append(trace, lc.code(st.from, st.e))
 		entry = lc.to(st.from, st.e)
 	}
-	k := lc.fairSet[lc.comp[entry]].nodes
+	k := lc.fairSet[lc.top.comp(entry)].nodes
 	from := len(trace) - len(path)
 	if lc.endState(entry) {
 		return &lasso{viol: &LiveViolation{p.Name, fmt.Sprintf("a run stays for ever in its state after step %d and the goal never holds from step %d on", len(trace), from)}, trace: trace}, nil
