@@ -256,7 +256,7 @@ type liveCheck struct {
 	// Tarjan scratch for the top-level decomposition and, allocated on
 	// first use, for the refinement under strong fairness.
 	top, sub tarjan // top.comp: per state, its top-level component, -1 if not a bad state
-	reach    []bool  // per component: a fair cycle or terminal state is reachable
+	reach    []bool // per component: a fair cycle or terminal state is reachable
 	fairSet  map[int32]fairPart
 	steps    int
 
