@@ -100,7 +100,7 @@ func printCheck(w io.Writer, c checked) {
 			fmt.Fprintln(w, l)
 		}
 		if d := j.Distributed; d != nil {
-			fmt.Fprintf(w, "distributed: %d worker processes, states owned by hash; %.1f bytes sent per state (%s in all)\n", d.Workers, d.BytesPerState, explore.FormatBytes(uint64(d.BytesSent)))
+			fmt.Fprintln(w, distLine(d))
 		}
 	case "dfs":
 		shard := ""

@@ -73,8 +73,8 @@ func (d *distFlags) validate(fs *pflag.FlagSet, ck *properties.Checker, opt expl
 		return usagef("--frontier is not distributed: not with --distributed or --peers")
 	case opt.Fingerprint:
 		return usagef("the distributed search keeps exact states: drop --fingerprint")
-	case opt.Checkpoint != "" || opt.Resume:
-		return usagef("checkpoints are not distributed: not with --checkpoint or --resume")
+	case opt.Resume:
+		return usagef("a distributed search continues the checkpoint in its --checkpoint directory: give --checkpoint DIR, not --resume")
 	}
 	if ck.LivenessGraph {
 		return usagef("the distributed search keeps no state graph: not with --liveness-graph")
@@ -416,4 +416,22 @@ func huntName(h *explore.Hunt, search string) string {
 		return ""
 	}
 	return search
+}
+
+// distLine is the report's line on a distributed search.
+func distLine(d *dist.Info) string {
+	s := fmt.Sprintf("distributed: %d worker processes, states owned by hash; %.1f bytes sent per state (%s in all)", d.Workers, d.BytesPerState, explore.FormatBytes(uint64(d.BytesSent)))
+	c := d.Checkpoint
+	if c == nil {
+		return s
+	}
+	s += "\ncheckpoint: "
+	if c.Resumed {
+		s += "resumed; "
+	}
+	s += fmt.Sprintf("%d written to %s", c.Written, c.Dir)
+	if c.Kept {
+		return s + fmt.Sprintf(", the newest at depth %d: the same command continues it", c.Depth)
+	}
+	return s + ", removed: the search ended with a verdict"
 }

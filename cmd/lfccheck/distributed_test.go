@@ -102,7 +102,7 @@ func TestDistributedBadInput(t *testing.T) {
 		{[]string{"--distributed", "2", "--fingerprint"}, "drop --fingerprint"},
 		{[]string{"--distributed", "2", "--frontier"}, "--frontier is not distributed"},
 		{[]string{"--distributed", "2", "--search", "dfs"}, "breadth-first: not with --search dfs"},
-		{[]string{"--distributed", "2", "--checkpoint", "ck"}, "checkpoints are not distributed"},
+		{[]string{"--distributed", "2", "--resume", "ck"}, "give --checkpoint DIR, not --resume"},
 		{[]string{"--distributed", "2", "--liveness-graph"}, "keeps no state graph"},
 		{[]string{"--distributed", "2", "--peers", "a:1"}, "not with --peers"},
 		{[]string{"--rank", "1"}, "--rank and --listen need --peers"},
@@ -185,4 +185,56 @@ func TestDistributedLimits(t *testing.T) {
 			t.Errorf("%v: took %s", tc.args, el)
 		}
 	}
+}
+
+// TestDistributedCheckpointAfterCrash: a search with checkpoints at every
+// level loses a worker; the same command run again continues from the
+// newest checkpoint and ends as a search in one go does (states,
+// transitions, levels, verdict), then removes the checkpoint.
+func TestDistributedCheckpointAfterCrash(t *testing.T) {
+	args := []string{"--protocol", "mcast", "--nodes", "3", "--packets", "2"}
+	_, want := distCheckJSON(t, args...)
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	args = append(args, "--distributed", "3", "--checkpoint", dir, "--checkpoint-every", "100ms")
+	killed := false
+	distStarted = func(pid int) {
+		if !killed {
+			killed = true
+			go func() {
+				// Once a checkpoint is there.
+				for start := time.Now(); time.Since(start) < 20*time.Second; time.Sleep(5 * time.Millisecond) {
+					if _, err := os.Stat(filepath.Join(dir, "dist.json")); err == nil {
+						break
+					}
+				}
+				syscall.Kill(pid, syscall.SIGKILL)
+			}()
+		}
+	}
+	code, out, errs := runCLI(append([]string{"check"}, args...)...)
+	distStarted = nil
+	if code != 2 || !strings.Contains(errs, "killed") {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	meta, err := os.ReadFile(filepath.Join(dir, "dist.json"))
+	if err != nil {
+		t.Fatalf("no checkpoint after the crash: %v", err)
+	}
+	code, got := distCheckJSON(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %v", code, got)
+	}
+	for _, k := range []string{"verdict", "states", "transitions", "depth", "levels", "sleep_sets_skipped", "statistics"} {
+		if g, w := fmt.Sprint(got[k]), fmt.Sprint(want[k]); g != w {
+			t.Fatalf("%s %s, want %s (resumed from %s)", k, g, w, meta)
+		}
+	}
+	ck := got["distributed"].(map[string]any)["checkpoint"].(map[string]any)
+	if ck["resumed"] != true || ck["kept"] != false {
+		t.Fatalf("checkpoint %v", ck)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
+		t.Fatalf("left in the checkpoint directory: %v", left)
+	}
+	t.Logf("resumed from %s", bytes.TrimSpace(meta))
 }

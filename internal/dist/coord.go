@@ -25,6 +25,16 @@ type coord struct {
 	opt   explore.Options
 	start time.Time
 	sent  int64 // bytes of batches the workers sent each other
+	ctx   context.Context
+
+	// Checkpoints: the time searched before the checkpoint resumed, when
+	// the last was written, how many were, the depth of the newest, and
+	// whether the search resumed one.
+	before   time.Duration
+	lastCkpt time.Time
+	written  int
+	ckDepth  int
+	resumed  bool
 }
 
 // each sends a command to every worker at once (to itself directly) and
@@ -102,37 +112,67 @@ func (c *coord) sleepChoice() (bool, string) {
 }
 
 func (c *coord) run(ctx context.Context) (explore.Result, error) {
+	c.ctx, c.lastCkpt, c.ckDepth = ctx, c.start, -1
 	sleep, note := c.sleepChoice()
+	var m *meta
+	if c.opt.Checkpoint != "" {
+		var err error
+		if m, err = c.resume(); err != nil {
+			return explore.Result{}, err
+		}
+	}
 	for {
-		r, err := c.search(ctx, sleep)
+		r, err := c.search(ctx, &sleep, &note, m)
 		var rs restart
 		if errors.As(err, &rs) && sleep {
-			sleep, note = false, rs.Error()+": searched again without them"
+			sleep, note, m = false, rs.Error()+": searched again without them", nil
 			continue
 		}
 		if err != nil {
 			return r, err
 		}
 		r.Sleep.On, r.Sleep.Note = sleep, note
+		if c.opt.Checkpoint != "" && r.Verdict != explore.Incomplete {
+			if err := c.removeCheckpoint(); err != nil {
+				return r, fmt.Errorf("removing the checkpoint: %v", err)
+			}
+		}
 		return r, nil
 	}
 }
 
-func (c *coord) search(ctx context.Context, sleep bool) (explore.Result, error) {
-	var e enc
-	e.bool(sleep)
-	if _, err := c.each(ctx, append([]byte{opInit}, e.b...)); err != nil {
-		return explore.Result{}, err
-	}
-	_, verr := c.m.Initial()
-	if verr != nil {
-		return c.finish(ctx, explore.Fail, "", verr, nil, &tally{levels: []int64{1}, n: 1})
-	}
+// search searches from the initial state, or from the checkpoint m.
+func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) (explore.Result, error) {
 	t := &tally{levels: []int64{1}, n: 1}
-	for depth := 0; ; depth++ {
+	start := 0
+	if m != nil {
+		t = &tally{levels: slices.Clone(m.Levels), n: m.States, trans: m.Trans, skipped: m.Skipped}
+		start, *sleep, *note = m.Depth, m.Sleep, m.Note
+		if start >= len(t.levels) {
+			return explore.Result{}, fmt.Errorf("the checkpoint in %s is malformed (depth %d, %d levels)", c.opt.Checkpoint, start, len(t.levels))
+		}
+	} else {
+		var e enc
+		e.bool(*sleep)
+		if _, err := c.each(ctx, append([]byte{opInit}, e.b...)); err != nil {
+			return explore.Result{}, err
+		}
+		_, verr := c.m.Initial()
+		if verr != nil {
+			return c.finish(ctx, explore.Fail, "", verr, nil, t)
+		}
+	}
+	for depth := start; ; depth++ {
 		t.depth = depth
 		width := t.levels[depth]
-		if max := c.opt.MaxDepth; max > 0 && depth >= max {
+		max := c.opt.MaxDepth
+		if c.opt.Checkpoint != "" && c.ckDepth != depth &&
+			(depth > start && time.Since(c.lastCkpt) >= c.opt.CheckpointEvery || max > 0 && depth >= max) {
+			if err := c.writeCheckpoint(t, depth, *sleep, *note); err != nil {
+				return explore.Result{}, fmt.Errorf("writing the checkpoint to %s: %v", c.opt.Checkpoint, err)
+			}
+		}
+		if max > 0 && depth >= max {
 			return c.finish(ctx, explore.Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", max, width), nil, nil, t)
 		}
 		reps, err := c.each(ctx, []byte{opExpand})
@@ -178,7 +218,7 @@ func (c *coord) search(ctx context.Context, sleep bool) (explore.Result, error) 
 				return explore.Result{}, d.err
 			}
 		}
-		if sleep && nl != nil && (best == nil || bytes.Compare(nl, best.key) < 0) {
+		if *sleep && nl != nil && (best == nil || bytes.Compare(nl, best.key) < 0) {
 			return explore.Result{}, restart{depth: int64(depth), states: t.n}
 		}
 		if best != nil {
@@ -409,7 +449,7 @@ func (c *coord) result(g *gathered, v explore.Verdict, reason string, verr error
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	st := explore.Stats{
-		States: t.n, Transitions: t.trans, Depth: t.depth, Elapsed: time.Since(c.start),
+		States: t.n, Transitions: t.trans, Depth: t.depth, Elapsed: c.before + time.Since(c.start),
 		PeakHeapBytes: ms.HeapAlloc, StoreBytes: store, Levels: t.levels, LevelPartial: t.partial,
 	}
 	if v == explore.Fail {

@@ -39,6 +39,21 @@ type Info struct {
 	BytesSent int64 `json:"bytes_sent"`
 	// BytesPerState is BytesSent per state stored.
 	BytesPerState float64 `json:"bytes_per_state"`
+	// Checkpoint describes the checkpoints (explore.Options.Checkpoint).
+	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
+}
+
+// Checkpoint describes the checkpoints of a distributed search.
+type Checkpoint struct {
+	Dir string `json:"dir"`
+	// Written is the number written; Depth is the depth of the newest
+	// (or of the one resumed), -1 if none.
+	Written int  `json:"written"`
+	Depth   int  `json:"depth"`
+	Resumed bool `json:"resumed"`
+	// Kept: the search ended without a verdict and the newest checkpoint
+	// stays (else they were removed).
+	Kept bool `json:"kept"`
 }
 
 // Check says why a search with these explore options cannot be
@@ -51,8 +66,8 @@ func Check(m explore.Model, opt explore.Options) error {
 		return errors.New("the frontier search is not distributed")
 	case opt.Fingerprint:
 		return errors.New("the distributed search keeps exact states: drop --fingerprint")
-	case opt.Checkpoint != "" || opt.Resume:
-		return errors.New("checkpoints are not distributed")
+	case opt.Resume:
+		return errors.New("a distributed search resumes the checkpoint in the directory --checkpoint names: give that instead of --resume")
 	}
 	if lm, ok := m.(explore.LiveModel); ok && lm.Live() != nil {
 		return errors.New("liveness on the state graph needs the whole graph in one process")
@@ -205,6 +220,10 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (exp
 		return explore.Result{}, Info{}, err
 	}
 	info := Info{Workers: n, BytesSent: c.sent}
+	if o.Search.Checkpoint != "" {
+		info.Checkpoint = &Checkpoint{Dir: o.Search.Checkpoint, Written: c.written, Depth: c.ckDepth, Resumed: c.resumed,
+			Kept: r.Verdict == explore.Incomplete && c.ckDepth >= 0}
+	}
 	if r.Stats.States > 0 {
 		info.BytesPerState = float64(c.sent) / float64(r.Stats.States)
 	}

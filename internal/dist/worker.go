@@ -16,15 +16,18 @@ import (
 
 // The coordinator's commands (the first byte of a Control request).
 const (
-	opHello   = 1 + iota // the number of workers and the initial state's hash must agree
-	opInit               // start a search (with or without sleep sets)
-	opExpand             // expand the level, sending successors to their owners
-	opSummary            // the new states of the level, the first transition into an expanded state
-	opAdvance            // the new states become the level to expand
-	opFailAt             // what comes before the violation with this key
-	opStats              // the model's statistics, goals reached, memory, bytes sent
-	opDone               // the search is over
-	opPing               // the coordinator is alive
+	opHello      = 1 + iota // the number of workers and the initial state's hash must agree
+	opInit                  // start a search (with or without sleep sets)
+	opExpand                // expand the level, sending successors to their owners
+	opSummary               // the new states of the level, the first transition into an expanded state
+	opAdvance               // the new states become the level to expand
+	opFailAt                // what comes before the violation with this key
+	opStats                 // the model's statistics, goals reached, memory, bytes sent
+	opDone                  // the search is over
+	opPing                  // the coordinator is alive
+	opCheckpoint            // write this worker's part of a checkpoint
+	opLoad                  // continue from this worker's part of a checkpoint
+	opPrune                 // remove this worker's other checkpoints
 )
 
 // batchBytes bounds a batch of successors sent to one owner.
@@ -224,6 +227,23 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 	case opDone:
 		w.doneOnce.Do(func() { close(w.done) })
 	case opPing:
+	case opCheckpoint, opLoad, opPrune:
+		dir, depth := d.str(), int(d.i())
+		if d.err != nil {
+			return nil, d.err
+		}
+		var err error
+		switch req[0] {
+		case opCheckpoint:
+			err = w.checkpoint(dir, depth)
+		case opLoad:
+			err = w.load(dir, depth)
+		default:
+			err = w.prune(dir, depth)
+		}
+		if err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("dist: unknown command %d", req[0])
 	}
