@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -67,7 +68,11 @@ func TestKubernetesManifest(t *testing.T) {
 	case yamlValue(job, "subdomain") != name:
 		t.Errorf("the pods' subdomain %q is not the Service %q", yamlValue(job, "subdomain"), name)
 	case yamlValue(job, "restartPolicy") != "Never":
-		t.Error("a worker that fails is restarted (no checkpoints to resume from)")
+		t.Error("the pods' restartPolicy is not Never (which podFailurePolicy needs)")
+	case yamlValue(job, "action") != "FailJob" || yamlValue(job, "values") != "[1, 3]":
+		t.Error("a verdict (exit 1) or an incomplete search (exit 3) does not end the Job")
+	case yamlValue(job, "claimName") == "" || yamlValue(job, "mountPath") == "":
+		t.Error("no shared volume for the checkpoints")
 	case yamlValue(job, "containerPort") != port:
 		t.Errorf("the container port %q is not the Service's %q", yamlValue(job, "containerPort"), port)
 	}
@@ -92,6 +97,15 @@ func TestKubernetesManifest(t *testing.T) {
 		if want := jobName + "-" + strconv.Itoa(i) + "." + name + ":" + port; p != want {
 			t.Errorf("peer %d is %q, want %q (the pod of index %d through the Service)", i, p, want, i)
 		}
+	}
+	ckpt := ""
+	for _, a := range args {
+		if p, ok := strings.CutPrefix(a, "--checkpoint="); ok {
+			ckpt = p
+		}
+	}
+	if !strings.HasPrefix(ckpt, yamlValue(job, "mountPath")+"/") {
+		t.Errorf("--checkpoint=%s is not on the shared volume mounted at %s", ckpt, yamlValue(job, "mountPath"))
 	}
 	if len(args) == 0 || args[0] != "check" {
 		t.Fatalf("args %v", args)
@@ -130,9 +144,10 @@ func TestSlurmScript(t *testing.T) {
 	if !ok {
 		t.Fatalf("srun does not run lfccheck: %q", line)
 	}
+	cmd = strings.ReplaceAll(cmd, `"$CKPT"`, filepath.Join(t.TempDir(), "ckpt"))
 	args := strings.Fields(strings.ReplaceAll(cmd, `"$PEERS"`, "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4"))
-	if !strings.Contains(cmd, `--peers "$PEERS"`) {
-		t.Fatalf("srun's lfccheck has no --peers \"$PEERS\": %q", cmd)
+	if !strings.Contains(cmd, `--peers "$PEERS"`) || !strings.Contains(cmd, "--checkpoint ") || !strings.Contains(s, "#SBATCH --requeue\n") {
+		t.Fatalf("srun's lfccheck has no --peers \"$PEERS\", --checkpoint, or the job is not requeued: %q", cmd)
 	}
 	acceptsWorkerArgs(t, args)
 }

@@ -148,7 +148,7 @@ func (w *worker) serve(ctx context.Context, o Options) error {
 	for {
 		select {
 		case <-w.done:
-			return nil
+			return w.abort
 		case <-ctx.Done():
 			return fmt.Errorf("worker %d: interrupted", w.rank)
 		case <-tick.C:
@@ -157,7 +157,7 @@ func (w *worker) serve(ctx context.Context, o Options) error {
 			pcancel()
 			select {
 			case <-w.done:
-				return nil
+				return w.abort
 			default:
 			}
 			if err != nil && ctx.Err() == nil {
@@ -181,15 +181,23 @@ func stopServer(srv *grpc.Server) {
 	}
 }
 
-func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (explore.Result, Info, error) {
+func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res explore.Result, info Info, err error) {
 	n := len(o.Peers)
 	c := &coord{m: m, w: w, conns: w.conns, peers: o.Peers, opt: o.Search, start: time.Now()}
 	defer func() {
-		// Every worker is told that the search is over, whatever its end.
+		// Every worker is told that the search is over, whatever its end:
+		// after an error, as a failure (a worker then ends with an error
+		// too, so that a scheduler that restarts failed tasks restarts
+		// it with the others, to continue from the checkpoint).
+		var e enc
+		e.bool(err != nil)
+		if err != nil {
+			e.str(err.Error())
+		}
 		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer dcancel()
 		for r := 1; r < n; r++ {
-			_, _ = call(dctx, c.conns[r], []byte{opDone}, false)
+			_, _ = call(dctx, c.conns[r], append([]byte{opDone}, e.b...), false)
 		}
 	}()
 	init, _ := m.Initial()
@@ -219,7 +227,7 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (exp
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
-	info := Info{Workers: n, BytesSent: c.sent}
+	info = Info{Workers: n, BytesSent: c.sent}
 	if o.Search.Checkpoint != "" {
 		info.Checkpoint = &Checkpoint{Dir: o.Search.Checkpoint, Written: c.written, Depth: c.ckDepth, Resumed: c.resumed,
 			Kept: r.Verdict == explore.Incomplete && c.ckDepth >= 0}

@@ -67,6 +67,7 @@ type worker struct {
 	sent     atomic.Int64 // bytes of batches sent to other workers
 	done     chan struct{}
 	doneOnce sync.Once
+	abort    error // set before done is closed: the search ended with an error
 }
 
 func newWorker(m explore.Model, rank, n int) *worker {
@@ -225,7 +226,14 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.mu.Unlock()
 		out.i(w.sent.Load())
 	case opDone:
-		w.doneOnce.Do(func() { close(w.done) })
+		failed := d.bool()
+		msg := d.str()
+		w.doneOnce.Do(func() {
+			if failed {
+				w.abort = fmt.Errorf("worker %d: the coordinator ended the search: %s", w.rank, msg)
+			}
+			close(w.done)
+		})
 	case opPing:
 	case opCheckpoint, opLoad, opPrune:
 		dir, depth := d.str(), int(d.i())
