@@ -25,9 +25,10 @@ func liveProperties(d *model.Def) []string {
 
 // TestLivenessVerdictsWithAndWithoutReduction checks every liveness
 // property of every protocol on every claim and broken-variant example,
-// with each reduction the checker would use on and off, on end states and
-// on the recorded graph (which also checks that a graph declared acyclic
-// is), and in both storage modes: the verdicts must agree, and every
+// with each reduction the checker would use on and off (the ample sets,
+// and on the graph the symmetry reduction), on end states and on the
+// recorded graph (which also checks that a graph declared acyclic is),
+// and in both storage modes: the verdicts must agree, and every
 // counterexample must replay. A reduction that hid a fair cycle would show
 // up here as a pass against a fail. Under the race detector: a quarter
 // of the configurations, with a smaller state limit (raceSample).
@@ -55,9 +56,11 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 			cfg.Properties = live
 			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
 				var verdicts []string
-				type mode struct{ reduce, graph, fp bool }
+				// nosym: the symmetry reduction off (on the graph, it runs on
+				// the cover of representatives and renamings).
+				type mode struct{ reduce, graph, fp, nosym bool }
 				tooBig := map[bool]bool{} // per reduce setting: the state limit was hit
-				for _, mode := range []mode{{true, false, false}, {false, false, false}, {true, true, false}, {false, true, false}, {false, true, true}} {
+				for _, mode := range []mode{{true, false, false, false}, {false, false, false, false}, {true, true, false, false}, {false, true, false, false}, {false, true, true, false}, {false, true, false, true}} {
 					ck, err := properties.Build(cfg)
 					if err != nil {
 						t.Fatal(err)
@@ -66,6 +69,7 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 						continue
 					}
 					ck.Reduce, ck.LivenessGraph = mode.reduce, mode.graph
+					ck.Symmetry = !mode.nosym && ck.SymmetryOff() == ""
 					opt := explore.Options{Fingerprint: mode.fp, MaxStates: limit}
 					r, err := explore.BFS(ck, opt)
 					if err != nil {
