@@ -1,26 +1,16 @@
 package traces_test
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/binary"
+	"context"
 	"encoding/json"
 	"fmt"
-	"image/png"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"lfccheck/internal/chromium"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
@@ -28,322 +18,54 @@ import (
 )
 
 // The viewer is tested in a real browser: headless Chromium driven over the
-// Chrome DevTools Protocol, spoken through a minimal WebSocket client below
-// (the standard library has none, and the protocol needs only a few calls).
+// Chrome DevTools Protocol by lfccheck/internal/chromium.
 
-// wsConn is a client WebSocket connection: text frames out (masked, as
-// RFC 6455 requires of clients), text frames in.
-type wsConn struct {
-	c  net.Conn
-	br *bufio.Reader
-}
-
-func wsDial(raw string) (*wsConn, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	c, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
-	if err != nil {
-		return nil, err
-	}
-	key := make([]byte, 16)
-	rand.Read(key)
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
-		u.RequestURI(), u.Host, base64.StdEncoding.EncodeToString(key))
-	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		c.Close()
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		c.Close()
-		return nil, fmt.Errorf("websocket handshake: %s", resp.Status)
-	}
-	return &wsConn{c: c, br: br}, nil
-}
-
-func (w *wsConn) send(msg []byte) error {
-	hdr := []byte{0x81} // FIN, text
-	switch n := len(msg); {
-	case n < 126:
-		hdr = append(hdr, 0x80|byte(n))
-	case n < 1<<16:
-		hdr = append(hdr, 0x80|126, byte(n>>8), byte(n))
-	default:
-		hdr = append(hdr, 0x80|127)
-		hdr = binary.BigEndian.AppendUint64(hdr, uint64(n))
-	}
-	mask := make([]byte, 4)
-	rand.Read(mask)
-	hdr = append(hdr, mask...)
-	body := make([]byte, len(msg))
-	for i := range msg {
-		body[i] = msg[i] ^ mask[i%4]
-	}
-	_, err := w.c.Write(append(hdr, body...))
-	return err
-}
-
-func (w *wsConn) recv() ([]byte, error) {
-	var msg []byte
-	for {
-		var h [2]byte
-		if _, err := io.ReadFull(w.br, h[:]); err != nil {
-			return nil, err
-		}
-		n := uint64(h[1] & 0x7f)
-		switch n {
-		case 126:
-			var b [2]byte
-			if _, err := io.ReadFull(w.br, b[:]); err != nil {
-				return nil, err
-			}
-			n = uint64(binary.BigEndian.Uint16(b[:]))
-		case 127:
-			var b [8]byte
-			if _, err := io.ReadFull(w.br, b[:]); err != nil {
-				return nil, err
-			}
-			n = binary.BigEndian.Uint64(b[:])
-		}
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(w.br, payload); err != nil {
-			return nil, err
-		}
-		if op := h[0] & 0x0f; op == 0x8 {
-			return nil, io.EOF
-		} else if op == 0x9 || op == 0xA {
-			continue // ping, pong
-		}
-		msg = append(msg, payload...)
-		if h[0]&0x80 != 0 {
-			return msg, nil
-		}
-	}
-}
-
-// cdp is a DevTools session with one page.
+// cdp is a DevTools session with a browser's page; its methods fail the
+// test on an error.
 type cdp struct {
-	t    *testing.T
-	ws   *wsConn
-	next int
-}
-
-// call sends a command and returns its result, skipping events.
-func (c *cdp) call(method string, params any) json.RawMessage {
-	c.t.Helper()
-	c.next++
-	id := c.next
-	req, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
-	if err := c.ws.send(req); err != nil {
-		c.t.Fatalf("%s: %v", method, err)
-	}
-	for {
-		raw, err := c.ws.recv()
-		if err != nil {
-			c.t.Fatalf("%s: %v", method, err)
-		}
-		var resp struct {
-			ID     int             `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(raw, &resp); err != nil {
-			c.t.Fatalf("%s: %v", method, err)
-		}
-		if resp.ID != id {
-			continue
-		}
-		if resp.Error != nil {
-			c.t.Fatalf("%s: %s", method, resp.Error.Message)
-		}
-		return resp.Result
-	}
-}
-
-// eval evaluates a JavaScript expression in the page and returns its value
-// as a string (JSON for non-strings).
-func (c *cdp) eval(expr string) string {
-	c.t.Helper()
-	raw := c.call("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
-	var r struct {
-		Result struct {
-			Value any `json:"value"`
-		} `json:"result"`
-		Exception *struct {
-			Text string `json:"text"`
-		} `json:"exceptionDetails"`
-	}
-	json.Unmarshal(raw, &r)
-	if r.Exception != nil {
-		c.t.Fatalf("%s: %s", expr, r.Exception.Text)
-	}
-	if s, ok := r.Result.Value.(string); ok {
-		return s
-	}
-	b, _ := json.Marshal(r.Result.Value)
-	return string(b)
-}
-
-// key presses and releases a key, as the keyboard does.
-func (c *cdp) key(name string, code int) {
-	for _, typ := range []string{"keyDown", "keyUp"} {
-		c.call("Input.dispatchKeyEvent", map[string]any{"type": typ, "key": name, "code": name,
-			"windowsVirtualKeyCode": code, "nativeVirtualKeyCode": code})
-	}
+	*chromium.Tester
+	t *testing.T
 }
 
 // click clicks the middle of the element with the given id, as the mouse
-// does.
-func (c *cdp) click(id string) {
+// does (without scrolling it into view).
+func (c cdp) click(id string) {
 	c.t.Helper()
 	var box struct{ X, Y float64 }
-	json.Unmarshal([]byte(c.eval(fmt.Sprintf(`(() => { const r = document.getElementById(%q).getBoundingClientRect(); return {X: r.x + r.width/2, Y: r.y + r.height/2}; })()`, id))), &box)
-	for _, typ := range []string{"mousePressed", "mouseReleased"} {
-		c.call("Input.dispatchMouseEvent", map[string]any{"type": typ, "x": box.X, "y": box.Y, "button": "left", "clickCount": 1})
-	}
-}
-
-func findChromium() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
+	json.Unmarshal([]byte(c.Eval(fmt.Sprintf(`(() => { const r = document.getElementById(%q).getBoundingClientRect(); return {X: r.x + r.width/2, Y: r.y + r.height/2}; })()`, id))), &box)
+	c.MouseClick(box.X, box.Y)
 }
 
 // browser starts headless Chromium with a window of width x height and
 // returns a DevTools session with its page. It skips the test where no
 // Chromium is installed, unless LFCCHECK_REQUIRE_BROWSER is set: then it
 // fails.
-func browser(t *testing.T, width, height int) *cdp {
+func browser(t *testing.T, width, height int) cdp {
 	t.Helper()
-	bin := findChromium()
-	if bin == "" {
-		if os.Getenv("LFCCHECK_REQUIRE_BROWSER") != "" {
-			t.Fatal("no Chromium, and LFCCHECK_REQUIRE_BROWSER is set: install the Debian package chromium")
-		}
-		t.Skip("no Chromium: install the Debian package chromium to run the browser test")
-	}
-	// The profile lives outside t.TempDir: Chromium's helper processes may
-	// still write to it for a moment after the browser is killed.
-	profile, err := os.MkdirTemp("", "lfccheck-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-		"--remote-debugging-port=0", "--user-data-dir="+profile, fmt.Sprintf("--window-size=%d,%d", width, height), "about:blank")
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	listening := regexp.MustCompile(`DevTools listening on (ws://\S+)`)
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	var browserWS string
-	select {
-	case browserWS = <-found:
-	case <-time.After(60 * time.Second):
-		t.Fatal("Chromium did not start its DevTools endpoint")
-	}
-	host := strings.TrimPrefix(browserWS, "ws://")
-	host = host[:strings.IndexByte(host, '/')]
-	resp, err := http.Get("http://" + host + "/json/list")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var targets []struct {
-		Type string `json:"type"`
-		WS   string `json:"webSocketDebuggerUrl"`
-	}
-	json.NewDecoder(resp.Body).Decode(&targets)
-	resp.Body.Close()
-	pageWS := ""
-	for _, tg := range targets {
-		if tg.Type == "page" {
-			pageWS = tg.WS
-		}
-	}
-	if pageWS == "" {
-		t.Fatalf("no page target among %+v", targets)
-	}
-	ws, err := wsDial(pageWS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.c.Close() })
-	c := &cdp{t: t, ws: ws}
-	c.call("Page.enable", map[string]any{})
+	c := cdp{chromium.StartTest(t, chromium.Options{Width: width, Height: height, HideScrollbars: true}), t}
+	c.Call("Page.enable", nil)
 	return c
 }
 
 // open writes page to a file and loads it from file://, waiting at most
 // limit until the viewer shows its first step; it returns how long that
 // took.
-func (c *cdp) open(page []byte, limit time.Duration) time.Duration {
+func (c cdp) open(page []byte, limit time.Duration) time.Duration {
 	c.t.Helper()
 	file := filepath.Join(c.t.TempDir(), "viewer.html")
 	if err := os.WriteFile(file, page, 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 	start := time.Now()
-	c.call("Page.navigate", map[string]any{"url": "file://" + file})
-	for c.eval(`document.readyState`) != "complete" || c.eval(`document.getElementById("stepno") ? document.getElementById("stepno").textContent : ""`) == "" {
-		if time.Since(start) > limit {
-			c.t.Fatalf("the viewer did not load within %v", limit)
-		}
-		time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithDeadline(c.t.Context(), start.Add(limit))
+	defer cancel()
+	if err := c.Page.Navigate(ctx, "file://"+file); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := c.Page.WaitFor(ctx, `document.readyState === "complete" && document.getElementById("stepno").textContent !== ""`); err != nil {
+		c.t.Fatalf("the viewer did not load within %v: %v", limit, err)
 	}
 	return time.Since(start)
-}
-
-// screenshot captures the page as a PNG and checks that it is not blank.
-func (c *cdp) screenshot() []byte {
-	c.t.Helper()
-	var shot struct {
-		Data string `json:"data"`
-	}
-	json.Unmarshal(c.call("Page.captureScreenshot", map[string]any{"format": "png"}), &shot)
-	raw, err := base64.StdEncoding.DecodeString(shot.Data)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	img, err := png.Decode(bytes.NewReader(raw))
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	b := img.Bounds()
-	dark := 0
-	for y := b.Min.Y; y < b.Max.Y; y += 2 {
-		for x := b.Min.X; x < b.Max.X; x += 2 {
-			if r, g, bl, _ := img.At(x, y).RGBA(); r+g+bl < 3*0x8000 {
-				dark++
-			}
-		}
-	}
-	if total := b.Dx() * b.Dy() / 4; dark < total/200 {
-		c.t.Fatalf("the screenshot is (nearly) blank: %d dark pixels of %d sampled", dark, total)
-	}
-	return raw
 }
 
 // TestViewerInBrowser opens the viewer of the chain deadlock (Fig. 4.8) in
@@ -360,23 +82,23 @@ func TestViewerInBrowser(t *testing.T) {
 	}
 	c.open(page, 30*time.Second)
 	n := len(acts)
-	stepno := func() string { return c.eval(`document.getElementById("stepno").textContent`) }
-	current := func() string { return c.eval(`document.querySelector("svg .row.current").id`) }
+	stepno := func() string { return c.Eval(`document.getElementById("stepno").textContent`) }
+	current := func() string { return c.Eval(`document.querySelector("svg .row.current").id`) }
 	if got := stepno(); got != fmt.Sprintf("step 0 of %d", n) {
 		t.Fatalf("initially %q", got)
 	}
 	for i := 0; i < 3; i++ {
-		c.key("ArrowRight", 39)
+		c.Key("ArrowRight", 39)
 	}
 	if got := stepno(); got != fmt.Sprintf("step 3 of %d", n) || current() != "row-3" {
 		t.Fatalf("after three right arrows: %q, highlighted %s", got, current())
 	}
 	// Step 3 delivers m0#1 to NI 1: the change is listed and the state line
 	// that changed is highlighted.
-	if got := c.eval(`document.querySelector("#changes li").textContent`); got != o.Steps[2].Changes[0] {
+	if got := c.Eval(`document.querySelector("#changes li").textContent`); got != o.Steps[2].Changes[0] {
 		t.Fatalf("first change of step 3: %q, want %q", got, o.Steps[2].Changes[0])
 	}
-	if got := c.eval(`document.querySelectorAll("#state .changed").length`); got == "0" {
+	if got := c.Eval(`document.querySelectorAll("#state .changed").length`); got == "0" {
 		t.Fatal("no state line is highlighted after step 3")
 	}
 	c.click("next")
@@ -384,18 +106,18 @@ func TestViewerInBrowser(t *testing.T) {
 		t.Fatalf("after the next button: %q", got)
 	}
 	c.click("prev")
-	c.key("ArrowLeft", 37)
+	c.Key("ArrowLeft", 37)
 	if got := stepno(); got != fmt.Sprintf("step 2 of %d", n) || current() != "row-2" {
 		t.Fatalf("after the previous button and a left arrow: %q, highlighted %s", got, current())
 	}
-	if got := c.eval(`document.getElementById("violation").hidden`); got != "true" {
+	if got := c.Eval(`document.getElementById("violation").hidden`); got != "true" {
 		t.Fatalf("the violation shows before the last step: %s", got)
 	}
-	c.key("End", 35)
+	c.Key("End", 35)
 	if got := stepno(); got != fmt.Sprintf("step %d of %d", n, n) {
 		t.Fatalf("after End: %q", got)
 	}
-	v := c.eval(`document.getElementById("violation").hidden ? "" : document.getElementById("violation").textContent`)
+	v := c.Eval(`document.getElementById("violation").hidden ? "" : document.getElementById("violation").textContent`)
 	if !strings.Contains(v, "violated: deadlock") || !strings.Contains(v, "wait-for cycle") {
 		t.Fatalf("the last step shows %q", v)
 	}
@@ -403,31 +125,15 @@ func TestViewerInBrowser(t *testing.T) {
 	if got := stepno(); got != fmt.Sprintf("step 0 of %d", n) {
 		t.Fatalf("after the first button: %q", got)
 	}
-	c.screenshot()
+	c.Screenshot()
 	viewerClicks(t, c, ck.Sys, acts, o)
 }
 
-// clickAt clicks the element that sel selects, as the mouse does: at dx
-// pixels from its left edge (the middle when dx < 0), after scrolling it
-// into view.
-func (c *cdp) clickAt(sel string, dx float64) {
-	c.t.Helper()
-	var box struct{ X, Y float64 }
-	raw := c.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) { return null; } e.scrollIntoView({block: "center", inline: "nearest"}); const r = e.getBoundingClientRect(); return {X: %v < 0 ? r.x + r.width/2 : Math.max(r.x, 0) + %v, Y: r.y + r.height/2}; })()`, sel, dx, dx))
-	if raw == "null" {
-		c.t.Fatalf("nothing matches %s", sel)
-	}
-	json.Unmarshal([]byte(raw), &box)
-	for _, typ := range []string{"mousePressed", "mouseReleased"} {
-		c.call("Input.dispatchMouseEvent", map[string]any{"type": typ, "x": box.X, "y": box.Y, "button": "left", "clickCount": 1})
-	}
-}
-
 // typeInto focuses the input with the given id and types text into it.
-func (c *cdp) typeInto(id, text string) {
+func (c cdp) typeInto(id, text string) {
 	c.t.Helper()
-	c.eval(fmt.Sprintf(`document.getElementById(%q).focus()`, id))
-	c.call("Input.insertText", map[string]any{"text": text})
+	c.Eval(fmt.Sprintf(`document.getElementById(%q).focus()`, id))
+	c.InsertText(text)
 }
 
 // stateAfter is the state after the first k actions of acts, as the
@@ -454,82 +160,82 @@ const (
 // search box: a click on a step's row, lifelines hidden, merged and shown
 // again, a packet followed from its send to its delivery, a search, and
 // the steps the violation is about.
-func viewerClicks(t *testing.T, c *cdp, sys *model.System, acts []model.Action, o traces.Outcome) {
+func viewerClicks(t *testing.T, c cdp, sys *model.System, acts []model.Action, o traces.Outcome) {
 	n := len(acts)
 	// A click on a row (on its step label) shows that step.
-	c.clickAt("#row-5", 20)
-	if got := c.eval(jsStepno); got != fmt.Sprintf("step 5 of %d", n) {
+	c.ClickAt("#row-5", 20)
+	if got := c.Eval(jsStepno); got != fmt.Sprintf("step 5 of %d", n) {
 		t.Fatalf("after a click on row 5: %q", got)
 	}
-	if got, want := c.eval(jsState), stateAfter(t, sys, acts, 5); got != want {
+	if got, want := c.Eval(jsState), stateAfter(t, sys, acts, 5); got != want {
 		t.Fatalf("the state after step 5 shows\n%s\nwant\n%s", got, want)
 	}
 	// Lifelines: hide the hosts, merge each node's pair, hide one by its
 	// name, show them all again.
 	all := "host 0,ni 0,host 1,ni 1,host 2,ni 2,host 3,ni 3"
-	if got := c.eval(jsVisible); got != all {
+	if got := c.Eval(jsVisible); got != all {
 		t.Fatalf("lifelines shown at first: %s", got)
 	}
-	c.clickAt("#show-hosts", -1)
-	if got := c.eval(jsVisible); got != "ni 0,ni 1,ni 2,ni 3" {
+	c.ClickAt("#show-hosts", -1)
+	if got := c.Eval(jsVisible); got != "ni 0,ni 1,ni 2,ni 3" {
 		t.Fatalf("lifelines shown without the hosts: %s", got)
 	}
-	if got := c.eval(`document.querySelector('svg line.launch').style.display`); got != "none" {
+	if got := c.Eval(`document.querySelector('svg line.launch').style.display`); got != "none" {
 		t.Fatalf("a launch arrow from a hidden host shows (display %q)", got)
 	}
-	c.clickAt("#show-hosts", -1)
-	c.clickAt("#merge", -1)
-	if got := c.eval(`(() => { const e = (l) => document.querySelector('svg .lname[data-l="' + l + '"]').getAttribute("x"); return e(0) === e(1) && e(2) === e(3) && e(1) !== e(2); })()`); got != "true" {
+	c.ClickAt("#show-hosts", -1)
+	c.ClickAt("#merge", -1)
+	if got := c.Eval(`(() => { const e = (l) => document.querySelector('svg .lname[data-l="' + l + '"]').getAttribute("x"); return e(0) === e(1) && e(2) === e(3) && e(1) !== e(2); })()`); got != "true" {
 		t.Fatal("merged lifelines: a node's host and NI do not share an x, or two nodes do")
 	}
-	if got := c.eval(jsVisible); got != "node 0,node 1,node 2,node 3" {
+	if got := c.Eval(jsVisible); got != "node 0,node 1,node 2,node 3" {
 		t.Fatalf("merged lifelines are named %s", got)
 	}
-	c.clickAt(`svg .lname[data-l="3"]`, -1)
-	if got := c.eval(jsVisible); got != "node 0,node 2,node 3" {
+	c.ClickAt(`svg .lname[data-l="3"]`, -1)
+	if got := c.Eval(jsVisible); got != "node 0,node 2,node 3" {
 		t.Fatalf("a click on node 1's name leaves %s", got)
 	}
-	c.clickAt("#merge", -1)
-	c.clickAt(`svg .lname[data-l="4"]`, -1)
-	if got := c.eval(jsVisible); got != "host 0,ni 0,ni 2,host 3,ni 3" {
+	c.ClickAt("#merge", -1)
+	c.ClickAt(`svg .lname[data-l="4"]`, -1)
+	if got := c.Eval(jsVisible); got != "host 0,ni 0,ni 2,host 3,ni 3" {
 		t.Fatalf("after a click on host 2's name: %s", got)
 	}
-	c.clickAt("#show-all", -1)
-	if got := c.eval(jsVisible); got != all {
+	c.ClickAt("#show-all", -1)
+	if got := c.Eval(jsVisible); got != all {
 		t.Fatalf("after show all: %s", got)
 	}
 	// Follow m0#1, sent at step 1 by ni 0 and delivered at step 3 to ni 1.
-	c.clickAt(`svg text.pkt[data-p="0"]`, -1)
-	if got := c.eval(`document.getElementById("packet").textContent`); !strings.Contains(got, "packet m0#1 from ni 0 to ni 1: sent at step 1, delivered at step 3") {
+	c.ClickAt(`svg text.pkt[data-p="0"]`, -1)
+	if got := c.Eval(`document.getElementById("packet").textContent`); !strings.Contains(got, "packet m0#1 from ni 0 to ni 1: sent at step 1, delivered at step 3") {
 		t.Fatalf("following m0#1: %q", got)
 	}
-	if got := c.eval(`document.querySelector('svg line.pkt[data-p="0"]').classList.contains("followed")`); got != "true" {
+	if got := c.Eval(`document.querySelector('svg line.pkt[data-p="0"]').classList.contains("followed")`); got != "true" {
 		t.Fatal("the followed packet's arrow is not highlighted")
 	}
-	c.clickAt("#go-delivery", -1)
-	if got := c.eval(jsStepno); got != fmt.Sprintf("step 3 of %d", n) {
+	c.ClickAt("#go-delivery", -1)
+	if got := c.Eval(jsStepno); got != fmt.Sprintf("step 3 of %d", n) {
 		t.Fatalf("after going to m0#1's delivery: %q", got)
 	}
-	if got := c.eval(`document.querySelector('svg line.pkt[data-p="0"]').classList.contains("active")`); got != "true" {
+	if got := c.Eval(`document.querySelector('svg line.pkt[data-p="0"]').classList.contains("active")`); got != "true" {
 		t.Fatal("at step 3 the arrow of the packet it delivers is not marked")
 	}
 	// Search: NI 2's state line first reads "blocked [m1#1]" after step
 	// 7; Enter goes to the next step with a match.
 	c.click("first")
 	c.typeInto("search", "blocked [m1#1]")
-	if got := c.eval(`document.getElementById("results").children.length`); got == "0" {
+	if got := c.Eval(`document.getElementById("results").children.length`); got == "0" {
 		t.Fatal("the search for 'blocked [m1#1]' finds nothing")
 	}
-	c.key("Enter", 13)
-	if got := c.eval(jsStepno); got != fmt.Sprintf("step 7 of %d", n) {
+	c.Key("Enter", 13)
+	if got := c.Eval(jsStepno); got != fmt.Sprintf("step 7 of %d", n) {
 		t.Fatalf("Enter in the search box goes to %q, want step 7 (ni 2 blocks m1#1)", got)
 	}
-	if got := c.eval(`document.querySelectorAll("#state .match").length`); got == "0" {
+	if got := c.Eval(`document.querySelectorAll("#state .match").length`); got == "0" {
 		t.Fatal("no state line matching the search is marked")
 	}
-	c.eval(`document.getElementById("search").blur()`)
+	c.Eval(`document.getElementById("search").blur()`)
 	// The steps the violation is about.
-	if got := c.eval(`document.getElementById("related").textContent`); !strings.Contains(got, fmt.Sprintf("step %d: the violating step", o.ViolationStep)) {
+	if got := c.Eval(`document.getElementById("related").textContent`); !strings.Contains(got, fmt.Sprintf("step %d: the violating step", o.ViolationStep)) {
 		t.Fatalf("the violation's steps: %q", got)
 	}
 }
@@ -568,40 +274,40 @@ func longTraceInBrowser(t *testing.T, cfg model.Config, steps int) {
 	}
 	took := c.open(page, 20*time.Second)
 	t.Logf("%d steps: a page of %d bytes, opened in %v", n, len(page), took)
-	if got := c.eval(`document.getElementById("leftout").hidden ? "" : document.getElementById("leftout").textContent`); !strings.Contains(got, "left out") || !strings.Contains(got, "lfccheck show --steps FROM:TO") {
+	if got := c.Eval(`document.getElementById("leftout").hidden ? "" : document.getElementById("leftout").textContent`); !strings.Contains(got, "left out") || !strings.Contains(got, "lfccheck show --steps FROM:TO") {
 		t.Fatalf("the page does not say what it leaves out: %q", got)
 	}
 	first := n - traces.DefaultWindowSteps + 1
 	suffix := fmt.Sprintf(" of %d (this page: steps %d-%d)", n, first, n)
 	inView := `(() => { const r = document.querySelector("svg .row.current").getBoundingClientRect(), v = document.getElementById("chart").getBoundingClientRect(); return r.top >= v.top && r.bottom <= v.bottom; })()`
 	start := time.Now()
-	c.key("End", 35)
+	c.Key("End", 35)
 	for i := 0; i < 30; i++ {
-		c.key("ArrowLeft", 37)
+		c.Key("ArrowLeft", 37)
 	}
-	if got := c.eval(jsStepno); got != fmt.Sprintf("step %d", n-30)+suffix {
+	if got := c.Eval(jsStepno); got != fmt.Sprintf("step %d", n-30)+suffix {
 		t.Fatalf("after End and 30 left arrows: %q", got)
 	}
-	if got, want := c.eval(jsState), stateAfter(t, ck.Sys, acts, n-30); got != want {
+	if got, want := c.Eval(jsState), stateAfter(t, ck.Sys, acts, n-30); got != want {
 		t.Fatalf("the state after step %d shows\n%s\nwant\n%s", n-30, got, want)
 	}
-	if c.eval(inView) != "true" {
+	if c.Eval(inView) != "true" {
 		t.Fatal("the chart does not show the current step near the end")
 	}
-	c.key("Home", 36)
-	if got := c.eval(jsStepno); got != fmt.Sprintf("step %d", first-1)+suffix {
+	c.Key("Home", 36)
+	if got := c.Eval(jsStepno); got != fmt.Sprintf("step %d", first-1)+suffix {
 		t.Fatalf("after Home: %q", got)
 	}
 	for i := 0; i < 300; i++ {
-		c.key("ArrowRight", 39)
+		c.Key("ArrowRight", 39)
 	}
-	if got := c.eval(jsStepno); got != fmt.Sprintf("step %d", first+299)+suffix {
+	if got := c.Eval(jsStepno); got != fmt.Sprintf("step %d", first+299)+suffix {
 		t.Fatalf("after 300 right arrows: %q", got)
 	}
-	if got, want := c.eval(jsState), stateAfter(t, ck.Sys, acts, first+299); got != want {
+	if got, want := c.Eval(jsState), stateAfter(t, ck.Sys, acts, first+299); got != want {
 		t.Fatalf("the state after step %d shows\n%s\nwant\n%s", first+299, got, want)
 	}
-	if c.eval(inView) != "true" {
+	if c.Eval(inView) != "true" {
 		t.Fatal("the chart does not follow the current step")
 	}
 	if d := time.Since(start); d > 60*time.Second {
@@ -609,7 +315,7 @@ func longTraceInBrowser(t *testing.T, cfg model.Config, steps int) {
 	} else {
 		t.Logf("331 steps (with two states compared) in %v", d)
 	}
-	c.screenshot()
+	c.Screenshot()
 }
 
 // TestChartScreenshot draws the viewer of the chain deadlock at P=8 (every
@@ -654,12 +360,12 @@ func TestChartScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.open(page, 30*time.Second)
-	c.eval(`(() => { const z = document.getElementById("zoom"); z.value = "fit"; z.dispatchEvent(new Event("change")); })()`)
-	c.key("End", 35)
-	if got := c.eval(`document.getElementById("chart").scrollWidth <= document.getElementById("chart").clientWidth`); got != "true" {
+	c.Eval(`(() => { const z = document.getElementById("zoom"); z.value = "fit"; z.dispatchEvent(new Event("change")); })()`)
+	c.Key("End", 35)
+	if got := c.Eval(`document.getElementById("chart").scrollWidth <= document.getElementById("chart").clientWidth`); got != "true" {
 		t.Fatal("at zoom 'fit width' the chart is wider than its pane")
 	}
-	shot := c.screenshot()
+	shot := c.Screenshot()
 	if *rewritePictures {
 		if err := os.WriteFile(filepath.Join("..", "docs", "chart-p8.png"), shot, 0o644); err != nil {
 			t.Fatal(err)
