@@ -283,6 +283,27 @@ func NewFile(sys *model.System, acts []model.Action, o Outcome) File {
 	return f
 }
 
+// ViolationText is the line that says which property the outcome
+// violates, where and how: "violated: PROPERTY WHERE: MESSAGE", WHERE being
+// "after step N", "on a fair run" (a liveness violation), "in the initial
+// state" or "in the final state after step N (no action enabled)"; "" when
+// no property is violated.
+func (o Outcome) ViolationText() string {
+	if o.Violation == nil {
+		return ""
+	}
+	where := fmt.Sprintf("after step %d", o.ViolationStep)
+	switch {
+	case o.Live:
+		where = "on a fair run"
+	case o.ViolationStep == 0:
+		where = "in the initial state"
+	case o.Terminal && o.ViolationStep == len(o.Steps):
+		where = fmt.Sprintf("in the final state after step %d (no action enabled)", o.ViolationStep)
+	}
+	return fmt.Sprintf("violated: %s %s: %s", o.Violation.Property, where, o.Violation.Message)
+}
+
 // WriteText renders an outcome as numbered steps with their changes,
 // followed by the violation and the final state.
 func WriteText(w io.Writer, o Outcome) {
@@ -296,16 +317,7 @@ func WriteText(w io.Writer, o Outcome) {
 		}
 	}
 	if o.Violation != nil {
-		where := fmt.Sprintf("after step %d", o.ViolationStep)
-		switch {
-		case o.Live:
-			where = "on a fair run"
-		case o.ViolationStep == 0:
-			where = "in the initial state"
-		case o.Terminal && o.ViolationStep == len(o.Steps):
-			where = fmt.Sprintf("in the final state after step %d (no action enabled)", o.ViolationStep)
-		}
-		fmt.Fprintf(w, "violated: %s %s: %s\n", o.Violation.Property, where, o.Violation.Message)
+		fmt.Fprintln(w, o.ViolationText())
 		if o.Explanation != nil {
 			for _, l := range o.Explanation.Text() {
 				fmt.Fprintln(w, l)

@@ -168,18 +168,8 @@ func (e *entry) view(acts []model.Action, o traces.Outcome, loopStart int) state
 	enabled := final.Enabled(nil)
 	v.Terminal = len(enabled) == 0
 	if o.Violation != nil {
-		where := fmt.Sprintf("after step %d", o.ViolationStep)
-		switch {
-		case o.Live:
-			where = "on a fair run"
-		case o.ViolationStep == 0:
-			where = "in the initial state"
-		case o.Terminal && o.ViolationStep == len(o.Steps):
-			where = fmt.Sprintf("in the final state after step %d (no action enabled)", o.ViolationStep)
-		}
-		text := fmt.Sprintf("violated: %s %s: %s", o.Violation.Property, where, o.Violation.Message)
 		v.Violation = &violationView{Property: o.Violation.Property, Message: o.Violation.Message,
-			Step: o.ViolationStep, Text: text, Live: o.Live}
+			Step: o.ViolationStep, Text: o.ViolationText(), Live: o.Live}
 		if o.Explanation != nil {
 			v.Violation.Explanation = o.Explanation.Text()
 		}
