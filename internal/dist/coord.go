@@ -35,6 +35,7 @@ type coord struct {
 	written  int
 	ckDepth  int
 	resumed  bool
+	lastProg time.Time
 }
 
 // each sends a command to every worker at once (to itself directly) and
@@ -239,7 +240,30 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		}
 		t.levels = append(t.levels, fresh)
 		t.n += fresh
+		c.progress(t)
 	}
+}
+
+// progress prints a progress line at a level's end, every
+// Options.ProgressEvery (default 3s).
+func (c *coord) progress(t *tally) {
+	if c.opt.Progress == nil {
+		return
+	}
+	every := c.opt.ProgressEvery
+	if every <= 0 {
+		every = 3 * time.Second
+	}
+	if c.lastProg.IsZero() {
+		c.lastProg = c.start
+	}
+	if time.Since(c.lastProg) < every {
+		return
+	}
+	c.lastProg = time.Now()
+	el := c.before + time.Since(c.start)
+	fmt.Fprintf(c.opt.Progress, "progress: %d states, %d transitions, depth %d done (%d states at depth %d), %.0f states/s, %d workers, %s\n",
+		t.n, t.trans, t.depth, t.levels[len(t.levels)-1], t.depth+1, float64(t.n)/el.Seconds(), len(c.peers), el.Round(time.Second))
 }
 
 // stopped turns a level cut short by the time limit or an interrupt into
