@@ -19,7 +19,13 @@ type blocks[T uint16 | uint32] struct {
 
 func (a *blocks[T]) add(v T) {
 	if a.n&(1<<blockBits-1) == 0 && a.n>>blockBits == int64(len(a.b)) {
-		a.b = append(a.b, make([]T, 0, 1<<blockBits))
+		// The first block grows by appending, so that a small graph
+		// stays small; the others are allocated whole.
+		size := 1 << blockBits
+		if len(a.b) == 0 {
+			size = 64
+		}
+		a.b = append(a.b, make([]T, 0, size))
 	}
 	blk := &a.b[a.n>>blockBits]
 	*blk = append(*blk, v)
@@ -34,7 +40,11 @@ func (a *blocks[T]) bytes() int64 {
 	if any(x) == any(uint32(0)) {
 		size = 4
 	}
-	return int64(len(a.b)) * (1 << blockBits) * size
+	var n int64
+	for _, b := range a.b {
+		n += int64(cap(b))
+	}
+	return n * size
 }
 
 // codeTab stores the action codes of the graph's edges.
