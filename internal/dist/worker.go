@@ -107,8 +107,11 @@ func (w *worker) receive(batch []byte) error {
 
 // insert stores successor e, reached by the transition with key k (its
 // path), whose sleep set is z; under mu.
-func (w *worker) insert(e, k []byte, z uint64) {
-	id, fresh := w.store.Add(explore.Hash(e), e)
+func (w *worker) insert(e, k []byte, z uint64) { w.insertH(explore.Hash(e), e, k, z) }
+
+// insertH is insert of e with hash h; it reports whether e is a new state.
+func (w *worker) insertH(h uint64, e, k []byte, z uint64) bool {
+	id, fresh := w.store.Add(h, e)
 	switch {
 	case fresh:
 		w.npath = append(w.npath, slices.Clone(k))
@@ -122,6 +125,7 @@ func (w *worker) insert(e, k []byte, z uint64) {
 	case w.sleep && (w.nl == nil || bytes.Compare(k, w.nl) < 0):
 		w.nl = slices.Clone(k)
 	}
+	return fresh
 }
 
 // control serves the coordinator's commands.
@@ -328,18 +332,22 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		streams[r] = st
 	}
 	bufs := make([][]byte, w.n)
-	// What was sent to each worker in this level, with the sleep set
-	// sent: the states are expanded in the order of their paths, so a
+	// What was sent to each other worker in this level, with the sleep
+	// set sent: the states are expanded in the order of their paths, so a
 	// successor sent again would come with a greater key, and is sent
 	// again only when it clears bits of the sleep set sent. A successor's
 	// invariants are checked when it is first sent (at this worker's
 	// smallest key for it, so the smallest over the workers is the first
-	// violation in breadth-first order).
+	// violation in breadth-first order), or, for one this worker owns,
+	// when it is new in the store.
 	sent := make([]*explore.ExactStore, w.n)
 	sentZ := make([][]uint64, w.n)
 	for r := range sent {
-		sent[r] = new(explore.ExactStore)
+		if r != w.rank {
+			sent[r] = new(explore.ExactStore)
+		}
 	}
+	var key []byte
 	flush := func(r int) error {
 		b := bufs[r]
 		bufs[r] = nil
@@ -378,6 +386,21 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 		h := explore.Hash(succ)
 		r := owner(h, w.n)
+		if r == w.rank {
+			// Stored at once: the store says whether it is new (its
+			// invariants are then checked).
+			key = appendIdx(append(key[:0], path...), i)
+			w.mu.Lock()
+			fresh := w.insertH(h, succ, key, z)
+			w.mu.Unlock()
+			if fresh && w.fc != nil {
+				if verr := w.fc.CheckFresh(); verr != nil {
+					best.offer(slices.Clone(key), int64(i)-skip, skip, true)
+					return false
+				}
+			}
+			return true
+		}
 		id, fresh := sent[r].Add(h, succ)
 		switch {
 		case fresh:
