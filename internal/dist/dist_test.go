@@ -5,13 +5,16 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
 	"lfccheck/traces"
 )
 
@@ -152,5 +155,44 @@ func TestPaths(t *testing.T) {
 		if err != nil || last != p[len(p)-1] || len(parent) == 0 {
 			t.Fatalf("split %v: %v %d %v", p, parent, last, err)
 		}
+	}
+}
+
+// TestCheckpointResume stops a search with checkpoints at every level at a
+// depth limit, continues it from the checkpoint, and compares with one
+// process's search; a checkpoint of another search is refused.
+func TestCheckpointResume(t *testing.T) {
+	cfg := mcast.Config("binary", 3, 1, 1)
+	ck, err := properties.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := explore.BFS(ck, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := summary(r, ck)
+	dir := t.TempDir()
+	opt := explore.Options{Checkpoint: dir, CheckpointEvery: time.Nanosecond, CheckpointID: "test", MaxDepth: 8}
+	got, info, _ := runLocal(t, cfg, 2, opt)
+	if got.Verdict != explore.Incomplete || info.Checkpoint == nil || !info.Checkpoint.Kept || info.Checkpoint.Depth != 8 {
+		t.Fatalf("%s %s %+v", got.Verdict, got.Reason, info.Checkpoint)
+	}
+	opt.MaxDepth = 0
+	opt.CheckpointID = "other"
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	if _, _, err := Run(ck, Options{Peers: []string{lis.Addr().String()}, Listener: lis, Search: opt}); err == nil || !strings.Contains(err.Error(), "of another search") {
+		t.Fatalf("another search's checkpoint: %v", err)
+	}
+	opt.CheckpointID = "test"
+	got, info, dck := runLocal(t, cfg, 2, opt)
+	if s := summary(got, dck); s != want {
+		t.Fatalf("resumed:\n%s\nbreadth-first search:\n%s", s, want)
+	}
+	if !info.Checkpoint.Resumed || info.Checkpoint.Kept {
+		t.Fatalf("%+v", info.Checkpoint)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("left in the checkpoint directory: %v", left)
 	}
 }
