@@ -44,7 +44,7 @@ type distFlags struct {
 
 func (d *distFlags) register(fs *pflag.FlagSet) {
 	intVar(fs, &d.local, "distributed", 0, "search with this many worker processes on this machine (states divided among them by hash, over gRPC on loopback); the report adds the bytes sent per state")
-	intVar(fs, &d.rank, "rank", -1, "with --peers: this process's rank in a distributed search (0 coordinates and prints the report; default: $SLURM_PROCID or $JOB_COMPLETION_INDEX)")
+	intVar(fs, &d.rank, "rank", 0, "with --peers: this process's rank in a distributed search (0 coordinates and prints the report; default: $SLURM_PROCID or $JOB_COMPLETION_INDEX)")
 	fs.StringVar(&d.peers, "peers", "", "every worker's HOST:PORT by rank, comma-separated: this process is one worker of a distributed search over machines (docs/distributed.md)")
 	fs.StringVar(&d.listen, "listen", "", "with --peers: the address to serve on (default: all interfaces, at the port of this rank's peer)")
 	fs.DurationVar(&d.timeout, "connect-timeout", 30*time.Second, "with --peers or --distributed: how long to wait for the other workers (and, on a worker, for the coordinator) before giving up")
