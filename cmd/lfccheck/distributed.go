@@ -71,8 +71,6 @@ func (d *distFlags) validate(fs *pflag.FlagSet, ck *properties.Checker, opt expl
 		return usagef("each worker of a distributed search expands states on one goroutine: not with --workers %d", opt.Workers)
 	case opt.Frontier:
 		return usagef("--frontier is not distributed: not with --distributed or --peers")
-	case opt.Fingerprint:
-		return usagef("the distributed search keeps exact states: drop --fingerprint")
 	case opt.Resume:
 		return usagef("a distributed search continues the checkpoint in its --checkpoint directory: give --checkpoint DIR, not --resume")
 	}

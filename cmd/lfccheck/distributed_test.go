@@ -99,7 +99,7 @@ func TestDistributedBadInput(t *testing.T) {
 		{[]string{"--distributed", "0"}, "--distributed must be between 1 and 256, got 0"},
 		{[]string{"--distributed", "100000"}, "--distributed must be between 1 and 256"},
 		{[]string{"--distributed", "-3"}, "--distributed"},
-		{[]string{"--distributed", "2", "--fingerprint"}, "drop --fingerprint"},
+		{[]string{"--distributed", "2", "--fingerprint", "--checkpoint", "ck"}, "checkpoints need the exact store: drop --fingerprint"},
 		{[]string{"--distributed", "2", "--frontier"}, "--frontier is not distributed"},
 		{[]string{"--distributed", "2", "--search", "dfs"}, "breadth-first: not with --search dfs"},
 		{[]string{"--distributed", "2", "--resume", "ck"}, "give --checkpoint DIR, not --resume"},

@@ -141,7 +141,7 @@ func (w *worker) load(dir string, depth int) error {
 	if d.err != nil || flo > n {
 		return fmt.Errorf("worker %d: %s is malformed", w.rank, path)
 	}
-	w.store = new(explore.ExactStore)
+	w.store = w.newStore()
 	for range n {
 		s := d.bytes()
 		if d.err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -481,6 +482,11 @@ func (c *coord) result(g *gathered, v explore.Verdict, reason string, verr error
 	}
 	if sec := st.Elapsed.Seconds(); sec > 0 {
 		st.StatesPerSec = float64(st.States) / sec
+	}
+	if c.opt.Fingerprint {
+		// TLC's optimistic estimate, as explore.BFS gives it.
+		n, g := float64(st.States), float64(st.Transitions+1)
+		st.CollisionProb = n * math.Max(g-n, 0) / math.Pow(2, 64)
 	}
 	r.Stats = st
 	r.Sleep.Skipped = t.skipped

@@ -108,6 +108,16 @@ func TestSameAsBFS(t *testing.T) {
 					t.Skip(r.Reason)
 				}
 				want := summary(r, ck)
+				// The fingerprint store, with 2 workers.
+				fck, _ := properties.Build(cfg)
+				fr, err := explore.BFS(fck, explore.Options{MaxStates: limit, Fingerprint: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fgot, _, fdck := runLocal(t, cfg, 2, explore.Options{Fingerprint: true})
+				if s, w := summary(fgot, fdck), summary(fr, fck); s != w || fgot.Stats.CollisionProb != fr.Stats.CollisionProb {
+					t.Fatalf("fingerprints, 2 workers:\n%s\nbreadth-first search:\n%s", s, w)
+				}
 				for _, n := range ns {
 					got, info, dck := runLocal(t, cfg, n, explore.Options{})
 					if s := summary(got, dck); s != want {

@@ -64,8 +64,8 @@ func Check(m explore.Model, opt explore.Options) error {
 		return errors.New("liveness on the state graph needs the whole graph in one process")
 	case opt.Frontier:
 		return errors.New("the frontier search is not distributed")
-	case opt.Fingerprint:
-		return errors.New("the distributed search keeps exact states: drop --fingerprint")
+	case opt.Fingerprint && opt.Checkpoint != "":
+		return errors.New("checkpoints need the exact store: drop --fingerprint")
 	case opt.Resume:
 		return errors.New("a distributed search resumes the checkpoint in the directory --checkpoint names: give that instead of --resume")
 	}
@@ -99,6 +99,8 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 		}
 	}
 	w := newWorker(m, o.Rank, n)
+	w.fp = o.Search.Fingerprint
+	w.store = w.newStore()
 	w.conns = make([]*grpc.ClientConn, n)
 	for r, addr := range o.Peers {
 		if r == o.Rank {

@@ -40,8 +40,9 @@ type worker struct {
 	n     int
 	conns []*grpc.ClientConn // by rank, nil for this one
 
-	mu         sync.Mutex // the store and the level being built (receive runs on gRPC's goroutines)
-	store      *explore.ExactStore
+	mu         sync.Mutex    // the store and the level being built (receive runs on gRPC's goroutines)
+	store      explore.Store // exact, or fingerprints (fp)
+	fp         bool
 	levelStart int      // ids from here are the level being built
 	npath      [][]byte // per state of the level being built: the smallest path that reaches it
 	nz         []uint64 // its sleep set (the intersection over its incoming transitions)
@@ -167,6 +168,9 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.mu.Lock()
 		w.flo, w.levelStart = w.levelStart, w.store.Len()
 		w.fpath, w.fz, w.npath, w.nz = w.npath, w.nz, nil, nil
+		if w.fp && w.flo < w.levelStart {
+			w.store.Release(w.flo) // (the encodings of the states expanded)
+		}
 		w.mu.Unlock()
 		// Expanded in the order of their paths, a worker sends every
 		// successor first with the smallest key it has for it, so it
@@ -278,7 +282,7 @@ func (w *worker) init(sleep bool) error {
 		}
 		w.sleep, w.sl = true, sl
 	}
-	w.store = new(explore.ExactStore)
+	w.store = w.newStore()
 	w.countsFail = nil
 	if w.ct != nil {
 		w.ct.ResetCounts()
@@ -551,4 +555,13 @@ func (w *worker) countBefore(vk []byte) error {
 		}
 	}
 	return nil
+}
+
+// newStore returns an empty visited set: exact, or 64-bit fingerprints
+// (with the encodings of the states not yet expanded) and their ids.
+func (w *worker) newStore() explore.Store {
+	if w.fp {
+		return &explore.FingerprintStore{IDs: true}
+	}
+	return new(explore.ExactStore)
 }
