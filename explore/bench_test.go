@@ -42,29 +42,34 @@ func BenchmarkExplore(b *testing.B) {
 		nosym    bool
 		workers  int
 		frontier bool
+		scc      bool // the on-the-fly liveness search (LiveDFS)
 	}{
-		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false, false, false, 0, false},
-		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true, false, false, 0, false},
-		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false, false, false, 0, false},
-		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false, false, false, 0, false},
-		{"mcast-binary-3n-c1-k2/no-symmetry", mcast.Config("binary", 3, 1, 2), false, false, true, 0, false},
-		{"mcast-binary-3n-c1-k2/liveness-graph", mcast.Config("binary", 3, 1, 2), false, true, false, 0, false},
+		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false, false, false, 0, false, false},
+		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true, false, false, 0, false, false},
+		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false, false, false, 0, false, false},
+		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false, false, false, 0, false, false},
+		{"mcast-binary-3n-c1-k2/no-symmetry", mcast.Config("binary", 3, 1, 2), false, false, true, 0, false, false},
+		{"mcast-binary-3n-c1-k2/liveness-graph", mcast.Config("binary", 3, 1, 2), false, true, false, 0, false, false},
 		// INTR's liveness properties on the graph, analysed on the pairs
 		// of representatives and renamings, and on the real graph.
-		{"intr-3n-ring/liveness-graph", intrRing(), false, true, false, 0, false},
-		{"intr-3n-ring/liveness-graph/no-symmetry", intrRing(), false, true, true, 0, false},
+		{"intr-3n-ring/liveness-graph", intrRing(), false, true, false, 0, false, false},
+		{"intr-3n-ring/liveness-graph/no-symmetry", intrRing(), false, true, true, 0, false, false},
+		// The same without the graph: the on-the-fly search (its
+		// graph-bytes are its per-state numbers, bits and stacks, and the
+		// largest component it expanded again).
+		{"intr-3n-ring/liveness-scc", intrRing(), false, true, true, 0, false, true},
 		// Binary P=4 (the README's throughput figures), one worker and two.
-		{"mcast-binary-4n-c1-k1/exact/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, false},
-		{"mcast-binary-4n-c1-k1/exact/workers=2", mcast.Config("binary", 4, 1, 1), false, false, false, 2, false},
+		{"mcast-binary-4n-c1-k1/exact/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, false, false},
+		{"mcast-binary-4n-c1-k1/exact/workers=2", mcast.Config("binary", 4, 1, 1), false, false, false, 2, false, false},
 		// A run of about a minute (6.8M orbits), for the speedup of two
 		// workers over one: compare their states/s.
-		{"mcast-binary-4n-c2-k1/exact/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, false},
-		{"mcast-binary-4n-c2-k1/exact/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, false},
+		{"mcast-binary-4n-c2-k1/exact/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, false, false},
+		{"mcast-binary-4n-c2-k1/exact/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, false, false},
 		// The frontier search keeps one level in the visited set: its
 		// bytes/state are those of the tree store's shared segments.
-		{"mcast-binary-4n-c1-k1/frontier/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, true},
-		{"mcast-binary-4n-c2-k1/frontier/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, true},
-		{"mcast-binary-4n-c2-k1/frontier/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, true},
+		{"mcast-binary-4n-c1-k1/frontier/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, true, false},
+		{"mcast-binary-4n-c2-k1/frontier/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, true, false},
+		{"mcast-binary-4n-c2-k1/frontier/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, true, false},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -82,13 +87,18 @@ func BenchmarkExplore(b *testing.B) {
 				}
 				ck.LivenessGraph = c.graph
 				ck.Symmetry = ck.Symmetry && !c.nosym
-				r, err := explore.BFS(ck, explore.Options{Fingerprint: c.fp, Workers: c.workers, Frontier: c.frontier})
+				ck.OnTheFly = c.scc
+				search := explore.BFS
+				if c.scc {
+					search = explore.LiveDFS
+				}
+				r, err := search(ck, explore.Options{Fingerprint: c.fp, Workers: c.workers, Frontier: c.frontier})
 				if err != nil || r.Verdict != explore.Pass {
 					b.Fatalf("verdict %v err %v", r.Verdict, err)
 				}
 				states += r.Stats.States
 				store += r.Stats.StoreBytes
-				graph += r.Stats.GraphBytes
+				graph += r.Stats.GraphBytes + r.Stats.ComponentBytes
 				secs += r.Stats.Elapsed.Seconds()
 			}
 			b.ReportMetric(float64(states)/secs, "states/s")

@@ -183,6 +183,10 @@ type Stats struct {
 	// GraphBytes is the memory of the recorded state graph and of the
 	// liveness analysis (liveness checks only).
 	GraphBytes int64 `json:"graph_bytes,omitempty"`
+	// ComponentBytes is, for the on-the-fly liveness search (LiveDFS),
+	// the memory of the largest strongly connected component it expanded
+	// again into a graph of its own, with its analysis.
+	ComponentBytes int64 `json:"component_bytes,omitempty"`
 	// Levels is the number of states stored at each depth of a
 	// breadth-first search, from the initial state's (depth 0) to the
 	// deepest (LevelPartial says whether the last was complete). A

@@ -25,6 +25,11 @@ type Checker struct {
 	// recorded state graph, even where end states would do (see
 	// OnEndStates).
 	LivenessGraph bool
+	// OnTheFly says the liveness properties on the state graph are
+	// checked by the on-the-fly search (explore.LiveDFS), which keeps no
+	// graph: Live then builds no cover (the caller turns Symmetry off)
+	// and LivenessNote says so.
+	OnTheFly bool
 	// Symmetry enables the symmetry reduction described at Canonical
 	// (Build turns it on when SymmetryOff returns ""; a caller that
 	// changes LivenessGraph must ask SymmetryOff again).
@@ -186,7 +191,7 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		Symmetry: c.Symmetry, Stubborn: c.Stubborn, stb: c.stb.fork(), noStubborn: c.noStubborn, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls, coverCodes: c.coverCodes}
+		OnTheFly: c.OnTheFly, Symmetry: c.Symmetry, Stubborn: c.Stubborn, stb: c.stb.fork(), noStubborn: c.noStubborn, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls, coverCodes: c.coverCodes}
 }
 
 // NewWorker implements explore.Forker: a fork for another goroutine, with

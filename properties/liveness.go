@@ -194,7 +194,7 @@ func (c *Checker) Live() *explore.Live {
 	// The graph analysis runs on the cover of representatives and
 	// renamings (liveness_symmetry.go), or on the real graph.
 	c.coverCodes = false
-	if c.Symmetry {
+	if c.Symmetry && !c.OnTheFly {
 		cv, why := c.liveCover(c.graphObls)
 		if why != "" {
 			c.Symmetry = false
@@ -245,8 +245,12 @@ func (c *Checker) LivenessNote() string {
 		if c.DeclaredAcyclic() {
 			acyc = "; the graph must be acyclic, as the protocol declares, or the check ends with an internal error"
 		}
-		parts = append(parts, fmt.Sprintf("%s on the recorded state graph, for fair cycles and end states (fairness: %s%s)",
-			strings.Join(graph, ", "), strings.Join(fair, "; "), acyc))
+		where := "on the recorded state graph"
+		if c.OnTheFly {
+			where = "by the on-the-fly search (--liveness-search scc: strongly connected components found as a depth-first search goes, no state graph kept)"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s, for fair cycles and end states (fairness: %s%s)",
+			strings.Join(graph, ", "), where, strings.Join(fair, "; "), acyc))
 	}
 	return strings.Join(parts, "; ")
 }

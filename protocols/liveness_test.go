@@ -41,7 +41,7 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 	if s.every > 1 {
 		limit = 20_000
 	}
-	checked, failed, n := 0, 0, 0
+	checked, failed, n, onTheFly := 0, 0, 0, 0
 	for _, d := range protocols.All() {
 		live := liveProperties(d)
 		if len(live) == 0 {
@@ -58,9 +58,12 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 				var verdicts []string
 				// nosym: the symmetry reduction off (on the graph, it runs on
 				// the cover of representatives and renamings).
-				type mode struct{ reduce, graph, fp, nosym bool }
+				// scc: the on-the-fly search (explore.LiveDFS), which keeps
+				// no graph and runs without symmetry.
+				type mode struct{ reduce, graph, fp, nosym, scc bool }
 				tooBig := map[bool]bool{} // per reduce setting: the state limit was hit
-				for _, mode := range []mode{{true, false, false, false}, {false, false, false, false}, {true, true, false, false}, {false, true, false, false}, {false, true, true, false}, {false, true, false, true}} {
+				for _, mode := range []mode{{true, false, false, false, false}, {false, false, false, false, false}, {true, true, false, false, false}, {false, true, false, false, false}, {false, true, true, false, false}, {false, true, false, true, false},
+					{true, true, false, true, true}, {false, true, false, true, true}} {
 					ck, err := properties.Build(cfg)
 					if err != nil {
 						t.Fatal(err)
@@ -70,8 +73,13 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 					}
 					ck.Reduce, ck.LivenessGraph = mode.reduce, mode.graph
 					ck.Symmetry = !mode.nosym && ck.SymmetryOff() == ""
+					ck.OnTheFly = mode.scc
 					opt := explore.Options{Fingerprint: mode.fp, MaxStates: limit}
-					r, err := explore.BFS(ck, opt)
+					search := explore.BFS
+					if mode.scc {
+						search = explore.LiveDFS
+					}
+					r, err := search(ck, opt)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -92,6 +100,9 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 						}
 					}
 					verdicts = append(verdicts, v)
+					if mode.scc {
+						onTheFly++
+					}
 				}
 				for _, v := range verdicts {
 					if v != verdicts[0] {
@@ -110,8 +121,9 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 		}
 	}
 	s.log(t, n, "configurations with liveness properties")
-	if checked < s.atLeast(10) || failed < s.atLeast(2) {
-		t.Fatalf("compared %d configurations (%d failing): too few to mean anything", checked, failed)
+	t.Logf("%d searches on the fly compared", onTheFly)
+	if checked < s.atLeast(10) || failed < s.atLeast(2) || onTheFly < s.atLeast(10) {
+		t.Fatalf("compared %d configurations (%d failing, %d searches on the fly): too few to mean anything", checked, failed, onTheFly)
 	}
 }
 

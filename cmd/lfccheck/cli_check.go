@@ -32,6 +32,8 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	var hf huntFlags
 	hf.register(fs)
 	sf.register(fs, 0, false)
+	var lsf liveSearchFlags
+	lsf.register(fs)
 	var cpf checkpointFlags
 	cpf.register(fs)
 	var df distFlags
@@ -81,6 +83,10 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		}
 		opt.Frontier = true
 	}
+	scc, err := lsf.scc(fs, &sf, hunt, *frontier, df.on(fs), &cpf)
+	if err != nil {
+		return 0, err
+	}
 	if *traceOut != "" {
 		if err := fileio.CheckOutput(*traceOut); err != nil {
 			return 0, usagef("--trace-out: %v", err)
@@ -120,6 +126,11 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if hf.search == "random" {
 		ck.NoStubborn(walksNoStubborn)
 	}
+	if scc {
+		if err := setUpOnTheFly(ck); err != nil {
+			return 0, err
+		}
+	}
 	if *frontier {
 		if err := frontierFits(ck); err != nil {
 			return 0, err
@@ -139,7 +150,11 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 			return code, err
 		}
 	} else if hunt == nil {
-		res, err = checkOne(ck, opt)
+		if scc {
+			res, err = checkOnTheFly(ck, opt)
+		} else {
+			res, err = checkOne(ck, opt)
+		}
 		if err != nil {
 			return 0, checkpointError(err, opt.Checkpoint)
 		}

@@ -102,6 +102,8 @@ func printCheck(w io.Writer, c checked) {
 		if d := j.Distributed; d != nil {
 			fmt.Fprintln(w, distLine(d))
 		}
+	case "scc":
+		fmt.Fprintln(w, onTheFlyLine(j))
 	case "dfs":
 		shard := ""
 		if j.Shard != "" {

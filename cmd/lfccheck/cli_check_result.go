@@ -78,6 +78,14 @@ type checkResult struct {
 	// is what recording the state graph for them cost.
 	Liveness     []string `json:"liveness,omitempty"`
 	LivenessNote string   `json:"liveness_note,omitempty"`
+	// LivenessSearch says how the liveness properties on the state graph
+	// were checked: graph (recorded, then analysed) or scc (on the fly,
+	// --liveness-search scc); OnTheFlyBytes is what the latter's
+	// per-state numbers, bits and stacks cost, ComponentBytes its
+	// largest component expanded again.
+	LivenessSearch string `json:"liveness_search,omitempty"`
+	OnTheFlyBytes  int64  `json:"on_the_fly_bytes,omitempty"`
+	ComponentBytes int64  `json:"component_bytes,omitempty"`
 	// Statistics are the protocol's statistics of the search (RECOV:
 	// recoveries started, packets on recovery channels, ...).
 	Statistics []properties.StatValue `json:"statistics,omitempty"`
@@ -151,6 +159,10 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		Checkpoint: r.Checkpoint, Frontier: r.Frontier,
 	}}
 	c.json.StubbornStates, c.json.StubbornLeft = ck.StubbornCounts()
+	c.json.LivenessSearch = liveSearchOf(ck)
+	if ck.OnTheFly {
+		c.json.OnTheFlyBytes, c.json.GraphBytes, c.json.ComponentBytes = r.Stats.GraphBytes, 0, r.Stats.ComponentBytes
+	}
 	if hs != nil {
 		c.json.Walks, c.json.WalksPerS, c.json.Coverage = hs.Walks, hs.WalksPer, hs.Coverage
 	}
@@ -251,6 +263,8 @@ func stubbornNote(ck *properties.Checker) string {
 func symmetryNote(ck *properties.Checker) string {
 	sym := ck.Symmetries()
 	switch {
+	case ck.OnTheFly && len(sym) > 0:
+		return fmt.Sprintf("off: the on-the-fly liveness search (--liveness-search scc) stores every state (it does not track renamings around cycles; %d renamings of node ids map the configuration onto itself)", len(sym)+1)
 	case ck.Symmetry:
 		var ps []string
 		for i := range sym {

@@ -100,6 +100,11 @@ const livenessHelp = `lfccheck liveness properties
   graph). The "reduction:" and "liveness:" lines of every check say which
   reduction ran, why it is sound, and how liveness was checked. The graph
   counts against --max-memory; running out is incomplete, never pass.
+  --liveness-search scc checks the properties on the state graph without
+  keeping it: one depth-first search finds its strongly connected
+  components as it goes and analyses each completed one (the same
+  verdicts; lassos that replay but are not shortest; exact store, one
+  worker, no symmetry).
 `
 
 func runHelp(args []string, e env) (int, error) {
