@@ -240,6 +240,20 @@ func walk(sys *model.System, acts []model.Action, o Outcome, opt Options) (*pict
 				inflight[link] = q[1:]
 			}
 		}
+		// A fault step acts on the head of its link: a lost or corrupted
+		// packet is never delivered (a corruption a protocol handles is
+		// received, but arrives as no packet), a duplicated one is
+		// delivered twice.
+		if f := kind.Fault(); f != 0 {
+			link := int(a.Peer)*P + int(a.Node)
+			if q := inflight[link]; len(q) > 0 {
+				if f == model.FaultDup {
+					inflight[link] = append([]sent{q[0]}, q...)
+				} else {
+					inflight[link] = q[1:]
+				}
+			}
+		}
 		for _, s := range out.Sends {
 			link := int(a.Node)*P + int(s.To)
 			inflight[link] = append(inflight[link], sent{k, s.Pkt})
@@ -302,11 +316,11 @@ var entity = regexp.MustCompile(`\b(host|ni|NI|node) (\d+)\b`)
 
 // relate finds the steps the violation is about: the violating step; for
 // each host or NI that its message names (a node: both), the last step
-// before it that changed that part (for GSB's total order, the
-// deliveries out of order; for INTR's lost interrupt, the timeout that
+// before it that changed that part (for an ordered broadcast, the
+// deliveries out of order; for a lost interrupt, the timeout that
 // stopped the watchdog), among the steps whose changes the outcome
-// holds; and the sends and deliveries of the packets it names (RECOV's
-// packets on recovery channels). Steps outside the window are named too.
+// holds; and the sends and deliveries of the packets it names (packets
+// on recovery channels). Steps outside the window are named too.
 func (p *picture) relate() {
 	v := p.o.Violation
 	if v == nil {

@@ -18,6 +18,7 @@ import (
 	"lfccheck/properties"
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
 	"lfccheck/traces"
 )
 
@@ -228,5 +229,48 @@ func TestViolationSteps(t *testing.T) {
 		if !bytes.Contains(svg, []byte(`fill="#ffe8c8"`)) {
 			t.Errorf("%s %s: the chart marks no step in orange", tc.protocol, tc.variant)
 		}
+	}
+}
+
+// A fault step acts on the head of its link in the pictures too: after a
+// lost packet the next delivery on the link is the next packet sent, and
+// a duplicated packet arrives twice.
+func TestPicturesAfterFaults(t *testing.T) {
+	cfg := ucast.Config(2, 2, 2)
+	f, err := model.ParseFaults("loss:1,dup:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Faults = f
+	cfg.Properties = []string{"pool-bound"} // a loss breaks credit conservation at once
+	ck, err := properties.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acts []model.Action
+	for _, name := range []string{"host 0 launch", "host 0 launch", "lose 0->1", "duplicate 0->1", "deliver 0->1", "deliver 0->1"} {
+		a, err := ck.Sys.ParseAction(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts = append(acts, a)
+	}
+	o, err := traces.RunLasso(ck, acts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := traces.HTML(ck.Sys, acts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second packet, sent at step 2, arrives at steps 5 and 6; the
+	// first, lost at step 3, never does.
+	for _, want := range []string{`"sent":2,"recv":5`, `"sent":2,"recv":6`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page has no arrow %s", want)
+		}
+	}
+	if strings.Contains(string(page), `"sent":1,"recv":`) && !strings.Contains(string(page), `"sent":1,"recv":0`) {
+		t.Errorf("the lost packet arrives in the page")
 	}
 }
