@@ -35,7 +35,7 @@ func Defaults() *Params { return &Params{Window: 2, RecvBuffers: 1, Packets: 2} 
 func ParamSpecs() []model.ParamSpec {
 	return []model.ParamSpec{
 		{Key: "window", Doc: "send window per destination, W: packets sent and not yet acknowledged (§8.2.2)", Default: "2"},
-		{Key: "seq-mod", Doc: "sequence numbers on the wire are 0..seq-mod-1 and wrap (at least window+1)", Default: "window+1"},
+		{Key: "seq-mod", Doc: "sequence numbers on the wire are 0..seq-mod-1 and wrap (at least window+1)", Default: "window + 1"},
 		{Key: "recv-buffers", Doc: "NI receive buffers shared by all senders (§8.2.6)", Default: "1"},
 		{Key: "packets", Doc: "packets each host sends to each other host, K (without flow)", Default: "2"},
 		{Key: "flow", Doc: "an explicit workload SRC:DST:COUNT, repeatable (replaces packets)", Repeat: true},
