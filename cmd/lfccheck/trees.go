@@ -332,6 +332,9 @@ func proveConfig(cfg model.Config, familyTrees []topology.TreeEdges) (topology.P
 	if cfg.Variant != "" && cfg.Variant != mcast.Correct {
 		w.Uncovered = append(w.Uncovered, "the broken variant "+cfg.Variant)
 	}
+	if len(cfg.Faults) > 0 {
+		w.Uncovered = append(w.Uncovered, "links that lose, duplicate or corrupt packets ("+cfg.Faults.String()+")")
+	}
 	seen := map[string]bool{}
 	for _, s := range prm.Settings() {
 		if ok, why := topology.ProofCovers(s.Key); !ok && !seen[s.Key] {
