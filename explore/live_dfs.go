@@ -14,15 +14,18 @@ import (
 // states be read back), per state id its parent, its action, one number
 // (Pearce's space-efficient form of Tarjan's algorithm, run over the whole
 // graph as the search goes) and one bit per liveness property, and the
-// search's stacks, whose frames hold their states' successor ids while
-// they are open.
+// search's stacks: the frames hold their states' successor ids and action
+// codes while they are open, and so do the states done whose component is
+// not complete yet (Pearce's stack), until it completes. States are kept
+// as trees of shared segments (treeIDs) for a Segmenter, else whole in an
+// ExactStore.
 //
 // Tarjan's algorithm completes the strongly connected components of the
 // whole graph in reverse topological order, every component after those
-// it reaches. When one completes, its states are expanded again through
-// the model and their edges kept in a small graph (a single state with no
-// edge to itself is judged from its frame without one); edges leaving it
-// lead to complete components, whose bits are known. For each property,
+// it reaches. When one completes, the edges kept of its states make a
+// small graph (a single state with no edge to itself is judged from its
+// frame without one); edges leaving it lead to complete components, whose
+// bits are known. For each property,
 // the analysis of the recorded graph then runs on that small graph (the
 // states where the goal fails decomposed again, fair components judged,
 // Emerson-Lei refinement for strong fairness), with every exit standing
@@ -40,7 +43,8 @@ import (
 // the search tree's path to the violating state, then component by
 // component a shortest path through states with the bit set to a fair
 // component, and a loop in it that meets every fairness obligation, both
-// built on small graphs of the components expanded again.
+// built on small graphs of the components, whose states are expanded
+// again through the model (the search kept nothing of them).
 //
 // It needs the exact store (not Fingerprint), no cover (symmetry), no
 // frontier or checkpoint, and at most 32 liveness properties; Workers is
@@ -69,10 +73,9 @@ func LiveDFS(m Model, opt Options) (Result, error) {
 	if !ok {
 		return Result{}, errors.New("explore: liveness checking needs a model that labels its states")
 	}
-	store := &ExactStore{}
 	d := &liveDFS{
-		s:  &search{m: m, opt: opt, start: time.Now(), runStart: time.Now(), store: store},
-		st: store, lv: lv, lb: lb,
+		s:  &search{m: m, opt: opt, start: time.Now(), runStart: time.Now()},
+		lv: lv, lb: lb,
 		c: 1<<31 - 1,
 	}
 	d.wit = make([]int64, len(lv.Props))
@@ -84,13 +87,15 @@ func LiveDFS(m Model, opt Options) (Result, error) {
 
 type liveDFS struct {
 	s  *search
-	st *ExactStore
+	st Store // an ExactStore, or treeIDs for a Segmenter
 	lv *Live
 	lb Labeler
 
 	rindex []int32  // Pearce's number per state id (see tarjan)
 	bits   []uint32 // per state id: bit j, property j's goal fails and a fair end is reachable
-	kids   []uint32 // the successor ids of the open frames, one after another
+	kids   []uint32 // the successor ids of the open frames and of the states on stack, one after another
+	codes  []uint32 // their action codes
+	info   []dinfo  // per state on stack: its successors and labels
 	calls  []dframe
 	stack  []uint32 // Pearce's stack: states done whose component is not complete
 	index  int32
@@ -105,6 +110,16 @@ type liveDFS struct {
 	limit string // a limit hit while storing successors
 	viol  error  // a safety violation met while expanding
 	vcode uint32
+}
+
+// dinfo is what the search keeps of a state done whose component is not
+// complete: its successors (kids[start:end]), labels and whether an edge
+// with a fairness class leaves it; the component is built from these
+// when it completes, without expanding its states again.
+type dinfo struct {
+	id         uint32
+	start, end int
+	lab        uint64
 }
 
 type dframe struct {
@@ -128,6 +143,9 @@ func (d *liveDFS) lookup(b []byte, parent, code uint32) (uint32, string) {
 	}
 	n := d.st.Len()
 	id := s.add(b, parent, code)
+	if t, ok := d.st.(*treeIDs); ok && t.full {
+		return 0, "the tables of shared segments are full"
+	}
 	if int(id) == n {
 		d.rindex = append(d.rindex, 0)
 		d.bits = append(d.bits, 0)
@@ -157,6 +175,7 @@ func (d *liveDFS) visit(id uint32, state []byte) error {
 			return false
 		}
 		d.kids = append(d.kids, w)
+		d.codes = append(d.codes, code)
 		if d.lv.ClassOf(code) >= 0 {
 			f.fair = true
 		}
@@ -174,6 +193,15 @@ func (d *liveDFS) visit(id uint32, state []byte) error {
 func (d *liveDFS) run() (Result, error) {
 	s := d.s
 	init, verr := s.m.Initial()
+	d.st = &ExactStore{}
+	if sg, ok := s.m.(Segmenter); ok {
+		t, err := newTreeIDs(sg, init)
+		if err != nil {
+			return Result{}, err
+		}
+		d.st = t
+	}
+	s.store = d.st
 	d.lookup(init, noParent, 0)
 	if verr != nil {
 		return s.fail(verr, nil)
@@ -224,7 +252,7 @@ func (d *liveDFS) run() (Result, error) {
 		}
 		if !fr.root {
 			d.stack = append(d.stack, v)
-			d.kids = d.kids[:fr.start]
+			d.info = append(d.info, dinfo{v, fr.start, fr.end, fr.lab})
 			continue
 		}
 		d.index--
@@ -239,6 +267,7 @@ func (d *liveDFS) run() (Result, error) {
 			d.single(fr)
 		} else {
 			d.stack = append(d.stack, v)
+			d.info = append(d.info, dinfo{v, fr.start, fr.end, fr.lab})
 			comp := d.stack[i:]
 			for _, w := range comp {
 				d.rindex[w] = d.c
@@ -246,7 +275,7 @@ func (d *liveDFS) run() (Result, error) {
 			if d.lv.Acyclic {
 				return Result{}, fmt.Errorf("explore: the model declares its state graph acyclic, but it has a cycle through %d states", len(comp))
 			}
-			if err := d.component(comp); err != nil {
+			if err := d.component(d.info[i:]); err != nil {
 				var stop *errStop
 				if errors.As(err, &stop) {
 					return d.result(s.finish(Incomplete, stop.reason)), nil
@@ -255,8 +284,8 @@ func (d *liveDFS) run() (Result, error) {
 			}
 		}
 		d.c--
-		d.stack = d.stack[:i]
-		d.kids = d.kids[:fr.start]
+		d.stack, d.info = d.stack[:i], d.info[:i]
+		d.kids, d.codes = d.kids[:fr.start], d.codes[:fr.start]
 	}
 	for j, w := range d.wit {
 		if w < 0 {
@@ -304,7 +333,7 @@ func (d *liveDFS) result2(r Result, err error) (Result, error) {
 
 // result adds the search's own memory to r's statistics.
 func (d *liveDFS) result(r Result) Result {
-	r.Stats.GraphBytes = int64(cap(d.rindex)+cap(d.bits)+cap(d.kids)+cap(d.stack))*4 + int64(cap(d.calls))*48
+	r.Stats.GraphBytes = int64(cap(d.rindex)+cap(d.bits)+cap(d.kids)+cap(d.codes)+cap(d.stack))*4 + int64(cap(d.info))*24 + int64(cap(d.calls))*48
 	r.Stats.ComponentBytes = d.big
 	return r
 }
@@ -340,7 +369,7 @@ func (d *liveDFS) single(f dframe) {
 	}
 }
 
-// compGraph is a complete component expanded again: states 0 to len(ids)-1
+// compGraph is the graph of a complete component: states 0 to len(ids)-1
 // are its states (ids, sorted), the others stand for the exits' targets,
 // one per pattern of bits (pattern), with no edge. gto holds every edge's
 // target id in the search.
@@ -357,12 +386,9 @@ func (cg *compGraph) bytes() int64 {
 
 // build expands the component's states (number d.rindex of comp[0]) again.
 func (d *liveDFS) build(comp []uint32) (*compGraph, error) {
-	cg := &compGraph{g: &graph{off: []int64{0}}, ids: slices.Sorted(slices.Values(comp))}
-	num := d.rindex[comp[0]]
-	pat := map[uint32]uint32{}
-	m := uint32(len(cg.ids))
-	for _, v := range cg.ids {
-		d.buf = append(d.buf[:0], d.st.State(int(v))...)
+	ids := slices.Sorted(slices.Values(comp))
+	return d.buildWith(ids, func(k int, add func(w, code uint32)) (uint64, error) {
+		d.buf = append(d.buf[:0], d.st.State(int(ids[k]))...)
 		var werr error
 		err := d.s.m.Successors(d.buf, func(code uint32, b []byte, err error) bool {
 			w, fresh := d.st.Add(Hash(b), b)
@@ -370,6 +396,56 @@ func (d *liveDFS) build(comp []uint32) (*compGraph, error) {
 				werr = errors.New("explore: the model generated a different successor when a state was expanded again")
 				return false
 			}
+			add(w, code)
+			return true
+		})
+		if werr != nil {
+			return 0, werr
+		}
+		if err != nil {
+			return 0, fmt.Errorf("explore: expanding a state again: %w", err)
+		}
+		return d.lb.Labels(), nil
+	})
+}
+
+// buildKept builds a component that just completed from what the search
+// kept of its states.
+func (d *liveDFS) buildKept(comp []dinfo) *compGraph {
+	slices.SortFunc(comp, func(a, b dinfo) int { return cmpU32(a.id, b.id) })
+	ids := make([]uint32, len(comp))
+	for k, x := range comp {
+		ids[k] = x.id
+	}
+	cg, _ := d.buildWith(ids, func(k int, add func(w, code uint32)) (uint64, error) {
+		x := comp[k]
+		for e := x.start; e < x.end; e++ {
+			add(d.kids[e], d.codes[e])
+		}
+		return x.lab, nil
+	})
+	return cg
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// buildWith builds the graph of the component of states ids (sorted),
+// whose edges and labels expand gives.
+func (d *liveDFS) buildWith(ids []uint32, expand func(k int, add func(w, code uint32)) (uint64, error)) (*compGraph, error) {
+	cg := &compGraph{g: &graph{off: []int64{0}}, ids: ids}
+	num := d.rindex[ids[0]]
+	pat := map[uint32]uint32{}
+	m := uint32(len(cg.ids))
+	for k := range cg.ids {
+		lab, err := expand(k, func(w, code uint32) {
 			var local uint32
 			if d.rindex[w] == num {
 				k, _ := slices.BinarySearch(cg.ids, w)
@@ -386,15 +462,11 @@ func (d *liveDFS) build(comp []uint32) (*compGraph, error) {
 			}
 			cg.g.addEdge(local, code)
 			cg.gto.add(w)
-			return true
 		})
-		if werr != nil {
-			return nil, werr
-		}
 		if err != nil {
-			return nil, fmt.Errorf("explore: expanding a state again: %w", err)
+			return nil, err
 		}
-		cg.g.lab = append(cg.g.lab, d.lb.Labels())
+		cg.g.lab = append(cg.g.lab, lab)
 		cg.g.off = append(cg.g.off, cg.g.to.n)
 	}
 	for _, p := range cg.pattern {
@@ -433,12 +505,9 @@ func (d *liveDFS) analyse(cg *compGraph, j int) (*liveCheck, error) {
 
 // component sets the bits of a complete component of two or more states,
 // or of one with an edge to itself.
-func (d *liveDFS) component(comp []uint32) error {
+func (d *liveDFS) component(comp []dinfo) error {
 	d.comps++
-	cg, err := d.build(comp)
-	if err != nil {
-		return err
-	}
+	cg := d.buildKept(comp)
 	size := cg.bytes()
 	for j := range d.lv.Props {
 		lc, err := d.analyse(cg, j)

@@ -82,7 +82,7 @@ type checkResult struct {
 	// were checked: graph (recorded, then analysed) or scc (on the fly,
 	// --liveness-search scc); OnTheFlyBytes is what the latter's
 	// per-state numbers, bits and stacks cost, ComponentBytes its
-	// largest component expanded again.
+	// largest component graph.
 	LivenessSearch string `json:"liveness_search,omitempty"`
 	OnTheFlyBytes  int64  `json:"on_the_fly_bytes,omitempty"`
 	ComponentBytes int64  `json:"component_bytes,omitempty"`

@@ -86,6 +86,6 @@ func onTheFlyLine(j checkResult) string {
 	if j.States > 0 {
 		per = float64(j.StoreBytes+j.OnTheFlyBytes) / float64(j.States)
 	}
-	return fmt.Sprintf("search: depth-first, 1 worker, strongly connected components found on the fly (--liveness-search scc; a counterexample is not necessarily shortest); visited set %s, numbers, bits and stacks %s (%.1f bytes/state in all), largest component expanded again %s",
+	return fmt.Sprintf("search: depth-first, 1 worker, strongly connected components found on the fly (--liveness-search scc; a counterexample is not necessarily shortest); visited set %s, numbers, bits and stacks %s (%.1f bytes/state in all), largest component graph %s",
 		explore.FormatBytes(uint64(j.StoreBytes)), explore.FormatBytes(uint64(j.OnTheFlyBytes)), per, explore.FormatBytes(uint64(j.ComponentBytes)))
 }
