@@ -51,7 +51,9 @@ package live
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"lfccheck/model"
@@ -100,6 +102,124 @@ type Options struct {
 	// the run down instead of buffering without bound. It must not call
 	// into the run.
 	Monitor func(a model.Action, arrived model.Packet)
+	// Faults, when set, injects link faults at random (see Faults): off
+	// (nil) by default, at no cost.
+	Faults *Faults
+	// Deliver, when set, is called in node id's goroutine with every
+	// packet a step hands to the node's host, in order (it works with
+	// Forget, unlike Result.Delivered): receivers check exactly-once and
+	// FIFO with it. It must not block for long.
+	Deliver func(host model.NodeID, pkt model.Packet)
+}
+
+// LinkFaults are the probabilities, each in [0, 1] and together at most
+// 1, that a packet taken off a link is lost, duplicated or corrupted.
+type LinkFaults struct {
+	Loss, Dup, Corrupt float64
+}
+
+// Faults configures the live runtime's fault injector: the links that the
+// model's fault kinds (model.Faults) make unreliable, with rates instead of
+// budgets. A fault strikes the packet at the head of its link when the
+// receiver takes it, as the model's lose, duplicate and corrupt actions
+// do: a lost packet is consumed without a step of the receiver; a
+// duplicated one is received twice in a row; a corrupted one fails the
+// NI's CRC check and is dropped, unless the machine is a
+// model.CorruptionHandler, which is told. When the system has the fault
+// action kinds (its configuration has fault budgets), every fault is
+// recorded as that action, so a run within the budgets replays through
+// the model; otherwise faults are counted (Result.Faults) but not
+// recorded.
+type Faults struct {
+	// Seed seeds the random choices: each receiving node draws from a
+	// generator of its own, seeded with Seed and its id, so a node's
+	// faults depend only on the seed and the order of its arrivals.
+	Seed uint64
+	// All are the rates of every link without rates of its own.
+	All LinkFaults
+	// Links are rates per link, by [from, to].
+	Links map[[2]model.NodeID]LinkFaults
+}
+
+// FaultCounts counts the faults a run's injector made.
+type FaultCounts struct {
+	Lost, Duplicated, Corrupted int64
+}
+
+func (f LinkFaults) check() error {
+	for _, p := range []float64{f.Loss, f.Dup, f.Corrupt} {
+		if !(p >= 0 && p <= 1) {
+			return fmt.Errorf("live: fault rate %v out of [0, 1]", p)
+		}
+	}
+	if f.Loss+f.Dup+f.Corrupt > 1 {
+		return fmt.Errorf("live: fault rates %v+%v+%v add up to more than 1", f.Loss, f.Dup, f.Corrupt)
+	}
+	return nil
+}
+
+// injector is a run's fault injector: the rates per link and a generator
+// per receiver (used only in the receiver's goroutine).
+type injector struct {
+	rates   []LinkFaults                // per link from*P+to
+	rng     []*rand.Rand                // per receiver
+	kinds   [model.FaultCorrupt + 1]int // the system's kind index of each fault kind, or -1
+	lost    atomic.Int64
+	dup     atomic.Int64
+	corrupt atomic.Int64
+}
+
+func newInjector(sys *model.System, f *Faults) (*injector, error) {
+	P := sys.P
+	inj := &injector{rates: make([]LinkFaults, P*P), rng: make([]*rand.Rand, P)}
+	if err := f.All.check(); err != nil {
+		return nil, err
+	}
+	for l := range inj.rates {
+		inj.rates[l] = f.All
+	}
+	for k, lf := range f.Links {
+		if int(k[0]) >= P || int(k[1]) >= P || k[0] == k[1] {
+			return nil, fmt.Errorf("live: fault rates for link %d->%d: no such link among %d nodes", k[0], k[1], P)
+		}
+		if err := lf.check(); err != nil {
+			return nil, err
+		}
+		inj.rates[int(k[0])*P+int(k[1])] = lf
+	}
+	for i := range inj.rng {
+		inj.rng[i] = rand.New(rand.NewPCG(f.Seed, uint64(i)))
+	}
+	for i := range inj.kinds {
+		inj.kinds[i] = -1
+	}
+	for ki, k := range sys.Kinds {
+		if fk := k.Fault(); fk != 0 {
+			inj.kinds[fk] = ki
+		}
+	}
+	return inj, nil
+}
+
+// draw decides the fault, if any, that strikes a packet on link from->to.
+func (inj *injector) draw(from, to model.NodeID, P int) model.FaultKind {
+	lf := inj.rates[int(from)*P+int(to)]
+	if lf.Loss+lf.Dup+lf.Corrupt == 0 {
+		return 0
+	}
+	x := inj.rng[to].Float64()
+	switch {
+	case x < lf.Loss:
+		inj.lost.Add(1)
+		return model.FaultLoss
+	case x < lf.Loss+lf.Dup:
+		inj.dup.Add(1)
+		return model.FaultDup
+	case x < lf.Loss+lf.Dup+lf.Corrupt:
+		inj.corrupt.Add(1)
+		return model.FaultCorrupt
+	}
+	return 0
 }
 
 // Client is a node's program: it asks the node's goroutine to perform the
@@ -216,25 +336,45 @@ type Result struct {
 	// packets still on their links (none, and no action enabled, unless
 	// the run was stopped).
 	Final *model.World
+	// Faults counts the faults injected (Options.Faults).
+	Faults FaultCounts
 }
 
 type run struct {
-	sys     *model.System
-	opt     Options
-	inboxes []*inbox
-	clients []*Client
-	mu      sync.Mutex // guards acts, arrived, active
-	acts    []model.Action
-	arrived []model.Packet
-	steps   int
-	active  int // nodes not idle + packets in flight + running clients
-	done    chan struct{}
-	once    sync.Once
-	stopped chan struct{} // closed when the node goroutines stop
+	sys      *model.System
+	opt      Options
+	inboxes  []*inbox
+	clients  []*Client
+	inj      *injector  // nil: reliable links
+	quiet    bool       // some kind is model.ActionKind.Quiet: inflight is kept
+	mu       sync.Mutex // guards acts, arrived, active, inflight
+	inflight []int      // per node: packets recorded as sent and not yet taken off a link from or to it
+	acts     []model.Action
+	arrived  []model.Packet
+	steps    int
+	active   int // nodes not idle + packets in flight + running clients
+	done     chan struct{}
+	once     sync.Once
+	stopped  chan struct{} // closed when the node goroutines stop
 }
 
 func (r *run) record(a model.Action, arrived model.Packet) {
 	r.mu.Lock()
+	r.recordLocked(a, arrived)
+	r.mu.Unlock()
+}
+
+// linkChange notes, with r.mu held, that d packets were put on (d > 0) or
+// taken off (d < 0) link from->to, for the Quiet kinds.
+func (r *run) linkChange(from, to model.NodeID, d int) {
+	if r.quiet {
+		r.inflight[from] += d
+		r.inflight[to] += d
+	}
+}
+
+// recordLocked records a step with r.mu held.
+func (r *run) recordLocked(a model.Action, arrived model.Packet) {
 	r.steps++
 	if r.opt.Monitor != nil {
 		r.opt.Monitor(a, arrived)
@@ -243,7 +383,6 @@ func (r *run) record(a model.Action, arrived model.Packet) {
 		r.acts = append(r.acts, a)
 		r.arrived = append(r.arrived, arrived)
 	}
-	r.mu.Unlock()
 }
 
 // adjust changes the activity count. Reaching zero means every node is
@@ -281,6 +420,19 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 		active += P
 	}
 	r := &run{sys: sys, opt: opt, inboxes: make([]*inbox, P), active: active, done: make(chan struct{}), stopped: make(chan struct{})}
+	if opt.Faults != nil {
+		inj, err := newInjector(sys, opt.Faults)
+		if err != nil {
+			return nil, err
+		}
+		r.inj = inj
+	}
+	for _, k := range sys.Kinds {
+		if k.Quiet {
+			r.quiet = true
+			r.inflight = make([]int, P)
+		}
+	}
 	for i := range r.inboxes {
 		r.inboxes[i] = &inbox{signal: make(chan struct{}, 1)}
 	}
@@ -326,6 +478,9 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 	res.Arrived = append([]model.Packet(nil), r.arrived...)
 	res.Steps = r.steps
 	r.mu.Unlock()
+	if r.inj != nil {
+		res.Faults = FaultCounts{Lost: r.inj.lost.Load(), Duplicated: r.inj.dup.Load(), Corrupted: r.inj.corrupt.Load()}
+	}
 	for to, b := range r.inboxes {
 		for _, m := range b.q {
 			l := int(m.from)*P + to
@@ -345,14 +500,32 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 	rn := newRawNode(r.sys, id, n)
 	var delivered []model.Packet
 	box := r.inboxes[id]
-	emit := func(rd Ready, arrived model.Packet) {
-		r.record(rd.Action, arrived)
+	// emit records a step (unless recorded: the caller did, with r.mu
+	// held) and then puts its transmissions on the links; consumed says
+	// the step took a packet off link from->id.
+	emit := func(rd Ready, arrived model.Packet, from model.NodeID, consumed, recorded bool) {
+		if !recorded {
+			r.mu.Lock()
+			r.recordLocked(rd.Action, arrived)
+			if consumed {
+				r.linkChange(from, id, -1)
+			}
+			for _, t := range rd.Sends {
+				r.linkChange(id, t.To, 1)
+			}
+			r.mu.Unlock()
+		}
 		if r.opt.Observe != nil {
 			r.opt.Observe(id, n)
 		}
 		if !r.opt.Forget {
 			for _, d := range rd.Deliveries {
 				delivered = append(delivered, d.Pkt)
+			}
+		}
+		if r.opt.Deliver != nil {
+			for _, d := range rd.Deliveries {
+				r.opt.Deliver(id, d.Pkt)
 			}
 		}
 		var due time.Time
@@ -363,6 +536,11 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 			pkts := []model.Packet{t.Pkt}
 			if r.opt.Tamper != nil {
 				pkts = r.opt.Tamper(id, t.To, t.Pkt)
+				if r.quiet && len(pkts) != 1 {
+					r.mu.Lock()
+					r.linkChange(id, t.To, len(pkts)-1)
+					r.mu.Unlock()
+				}
 			}
 			if len(pkts) > 0 {
 				r.adjust(len(pkts))
@@ -373,12 +551,45 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 		}
 	}
 	perform := func(ki int) bool {
+		if r.quiet && r.sys.Kinds[ki].Quiet {
+			// Enabled only while no packet is on a link from or to
+			// the node, in the recording's order: checked, performed
+			// and recorded under the lock that orders the steps.
+			r.mu.Lock()
+			if r.inflight[id] != 0 {
+				r.mu.Unlock()
+				return false
+			}
+			rd, ok := rn.Perform(ki)
+			if ok {
+				r.recordLocked(rd.Action, model.Packet{})
+				for _, t := range rd.Sends {
+					r.linkChange(id, t.To, 1)
+				}
+			}
+			r.mu.Unlock()
+			if ok {
+				emit(rd, model.Packet{}, 0, false, true)
+			}
+			return ok
+		}
 		rd, ok := rn.Perform(ki)
 		if ok {
-			emit(rd, model.Packet{})
+			emit(rd, model.Packet{}, 0, false, false)
 		}
 		return ok
 	}
+	// fault records fault kind fk striking the packet at the head of
+	// link from->id, if the system has the kind.
+	fault := func(fk model.FaultKind, from model.NodeID, pkt model.Packet, d int) {
+		r.mu.Lock()
+		if ki := r.inj.kinds[fk]; ki >= 0 {
+			r.recordLocked(model.Action{Kind: uint8(ki), Node: id, Peer: from}, model.Packet{})
+		}
+		r.linkChange(from, id, d)
+		r.mu.Unlock()
+	}
+	corruption, _ := r.sys.M.(model.CorruptionHandler)
 	tm := newTimers(r.sys, r.opt.Timers)
 	reqs := r.clients[id].reqs
 	serve := func(req request) {
@@ -402,12 +613,44 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 		}
 		m, ok, wait := box.pop()
 		if ok {
-			emit(rn.Receive(m.from, m.pkt), m.pkt)
+			if r.inj != nil {
+				switch r.inj.draw(m.from, id, r.sys.P) {
+				case model.FaultLoss:
+					fault(model.FaultLoss, m.from, m.pkt, -1)
+					r.adjust(-1)
+					continue
+				case model.FaultCorrupt:
+					if corruption != nil {
+						// One step, as the model's corrupt action:
+						// the handler runs on the packet as sent.
+						ki := r.inj.kinds[model.FaultCorrupt]
+						rd := rn.corrupted(corruption, m.from, m.pkt, ki)
+						r.mu.Lock()
+						if ki >= 0 {
+							r.recordLocked(rd.Action, m.pkt)
+						}
+						r.linkChange(m.from, id, -1)
+						for _, t := range rd.Sends {
+							r.linkChange(id, t.To, 1)
+						}
+						r.mu.Unlock()
+						emit(rd, m.pkt, m.from, true, true)
+					} else {
+						fault(model.FaultCorrupt, m.from, m.pkt, -1)
+					}
+					r.adjust(-1)
+					continue
+				case model.FaultDup:
+					fault(model.FaultDup, m.from, m.pkt, 1)
+					emit(rn.Receive(m.from, m.pkt), m.pkt, m.from, true, false)
+				}
+			}
+			emit(rn.Receive(m.from, m.pkt), m.pkt, m.from, true, false)
 			r.adjust(-1) // the packet is consumed
 			continue
 		}
 		if rd, ok := rn.Eager(); ok {
-			emit(rd, model.Packet{})
+			emit(rd, model.Packet{}, 0, false, false)
 			continue
 		}
 		tm.arm(n)

@@ -56,6 +56,15 @@ func (r *RawNode) Receive(from model.NodeID, pkt model.Packet) Ready {
 	return r.ready(model.Action{Kind: r.deliver, Node: r.id, Peer: from})
 }
 
+// corrupted runs the machine's handler for a packet from node from that
+// failed its CRC check (the model's corrupt action, kind index ki, or -1
+// when the system has no such kind).
+func (r *RawNode) corrupted(h model.CorruptionHandler, from model.NodeID, pkt model.Packet, ki int) Ready {
+	r.out.Reset()
+	h.Corrupted(r.n, from, pkt, &r.out)
+	return r.ready(model.Action{Kind: uint8(max(ki, 0)), Node: r.id, Peer: from})
+}
+
 // Enabled reports whether action kind ki (an index into the system's
 // Kinds, not Deliver) is enabled.
 func (r *RawNode) Enabled(ki int) bool {

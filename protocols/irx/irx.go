@@ -106,13 +106,13 @@ type Node struct {
 	// Sender side, per destination: packets the host handed to the NI,
 	// packets transmitted at least once, packets acknowledged (all counts
 	// from the start of the stream).
-	Launched, Sent, Acked []uint8
+	Launched, Sent, Acked []uint16
 	// Next is the host's position in its sending order.
-	Next uint8
+	Next uint16
 	// Receiver side, per source: packets accepted in order, whether an
 	// acknowledgement is owed (the acknowledgement timer runs), whether a
 	// packet was dropped for lack of a buffer (a NACK is owed).
-	Expect          []uint8
+	Expect          []uint16
 	AckDue, NackDue []bool
 	// Buf holds the accepted packets the NI has not yet copied to the
 	// host, oldest first.
@@ -121,6 +121,11 @@ type Node struct {
 	// exactly-once).
 	Log []model.StreamLog
 }
+
+// maxPackets bounds the packets one node sends in all: its counts are
+// 16 bits wide, and a stream's numbers (1..65535) never wrap. A checked
+// workload is far smaller; live runs (live_test.go) use the room.
+const maxPackets = 65534
 
 // New builds I_rx for a resolved configuration.
 func New(cfg model.Config) (*Machine, error) {
@@ -146,8 +151,8 @@ func New(cfg model.Config) (*Machine, error) {
 				}
 			}
 		}
-		if len(order) > 255 {
-			return nil, fmt.Errorf("irx: node %d sends %d packets: at most 255", s, len(order))
+		if len(order) > maxPackets {
+			return nil, fmt.Errorf("irx: node %d sends %d packets: at most %d", s, len(order), maxPackets)
 		}
 		m.order = append(m.order, order)
 	}
@@ -182,13 +187,13 @@ func (m *Machine) Kinds() []*model.ActionKind {
 // NewNode builds node id in its initial state.
 func (m *Machine) NewNode(id model.NodeID) model.Node {
 	P := m.P
-	return &Node{m: m, ID: id, Launched: make([]uint8, P), Sent: make([]uint8, P), Acked: make([]uint8, P),
-		Expect: make([]uint8, P), AckDue: make([]bool, P), NackDue: make([]bool, P), Log: make([]model.StreamLog, P)}
+	return &Node{m: m, ID: id, Launched: make([]uint16, P), Sent: make([]uint16, P), Acked: make([]uint16, P),
+		Expect: make([]uint16, P), AckDue: make([]bool, P), NackDue: make([]bool, P), Log: make([]model.StreamLog, P)}
 }
 
 // wire is the sequence number of the packet numbered k (from 0) in a
 // stream.
-func (m *Machine) wire(k uint8) uint16 { return uint16(int(k) % m.M) }
+func (m *Machine) wire(k uint16) uint16 { return uint16(int(k) % m.M) }
 
 // windowOpen reports whether n may transmit a new packet to d.
 func (m *Machine) windowOpen(n *Node, d int) bool {
@@ -201,7 +206,7 @@ func (m *Machine) windowOpen(n *Node, d int) bool {
 
 // transmit puts the packet numbered k of n's stream to d on the link,
 // with the cumulative acknowledgement of d's stream to n piggybacked.
-func (m *Machine) transmit(n *Node, d int, k uint8, out *model.Outbox) {
+func (m *Machine) transmit(n *Node, d int, k uint16, out *model.Outbox) {
 	out.Transmit(model.NodeID(d), model.Packet{Tag: tagData, Src: n.ID, Origin: n.ID, Seq: uint16(k) + 1,
 		Tree: m.wire(k), Val: uint32(m.wire(n.Expect[d])) + 1})
 	n.AckDue[d] = false
@@ -239,7 +244,7 @@ func (m *Machine) ack(n *Node, d int, a uint16) bool {
 	if adv == 0 || adv > int(n.Sent[d])-int(n.Acked[d]) {
 		return false
 	}
-	n.Acked[d] += uint8(adv)
+	n.Acked[d] += uint16(adv)
 	return true
 }
 
@@ -274,7 +279,7 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 				return
 			}
 			n.Buf = append(n.Buf, pkt)
-			n.Expect[s] += uint8((int(pkt.Tree)-int(m.wire(n.Expect[s]))+m.M)%m.M) + 1
+			n.Expect[s] += uint16((int(pkt.Tree)-int(m.wire(n.Expect[s]))+m.M)%m.M) + 1
 			n.AckDue[s] = true
 		default:
 			// A duplicate or a packet after a gap: dropped; the
@@ -341,14 +346,15 @@ func (m *Machine) timeout(n *Node, out *model.Outbox) {
 
 // Encode appends the node's canonical encoding.
 func (n *Node) Encode(buf []byte) []byte {
-	buf = append(buf, n.Launched...)
-	buf = append(buf, n.Sent...)
-	buf = append(buf, n.Acked...)
-	buf = append(buf, n.Expect...)
+	for _, xs := range [][]uint16{n.Launched, n.Sent, n.Acked, n.Expect} {
+		for _, x := range xs {
+			buf = binary.AppendUvarint(buf, uint64(x))
+		}
+	}
 	for s := range n.AckDue {
 		buf = append(buf, boolBits(n.AckDue[s], n.NackDue[s]))
 	}
-	buf = append(buf, n.Next)
+	buf = binary.AppendUvarint(buf, uint64(n.Next))
 	buf = model.AppendPackets(buf, n.Buf)
 	for _, l := range n.Log {
 		buf = binary.AppendUvarint(buf, uint64(l.Last))
@@ -371,16 +377,16 @@ func boolBits(a, b bool) byte {
 
 // Decode reads the encoding written by Encode.
 func (n *Node) Decode(d *model.Decoder) {
-	for _, xs := range [][]uint8{n.Launched, n.Sent, n.Acked, n.Expect} {
+	for _, xs := range [][]uint16{n.Launched, n.Sent, n.Acked, n.Expect} {
 		for i := range xs {
-			xs[i] = d.Byte()
+			xs[i] = uint16(d.Uvarint())
 		}
 	}
 	for s := range n.AckDue {
 		x := d.Byte()
 		n.AckDue[s], n.NackDue[s] = x&1 != 0, x&2 != 0
 	}
-	n.Next = d.Byte()
+	n.Next = uint16(d.Uvarint())
 	n.Buf = d.Packets(n.Buf[:0])
 	for i := range n.Log {
 		n.Log[i] = model.StreamLog{Last: uint16(d.Uvarint()), Base: uint16(d.Uvarint()), Mask: d.Uvarint()}
