@@ -41,6 +41,8 @@ func (l *liveSearchFlags) scc(fs *pflag.FlagSet, sf *searchFlags, hunt *explore.
 		return false, usagef("--liveness-search scc runs in one process: not with --distributed or --peers")
 	case cpf.dir != "" || cpf.resume != "":
 		return false, usagef("--liveness-search scc writes no checkpoint: not with --checkpoint or --resume")
+	case fs.Changed("workers") && sf.workers > 1:
+		return false, usagef("--liveness-search scc runs on one worker: not with --workers %d", sf.workers)
 	}
 	return true, nil
 }

@@ -35,6 +35,7 @@ func TestLivenessSearchOnTheFly(t *testing.T) {
 		{"--liveness-search", "scc", "--frontier"},
 		{"--liveness-search", "scc", "--search", "dfs"},
 		{"--liveness-search", "scc", "--checkpoint", t.TempDir()},
+		{"--liveness-search", "scc", "--workers", "2"},
 	} {
 		code, _, errs := runCLI(append(base, bad...)...)
 		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 || !strings.Contains(errs, "--liveness-search") {
