@@ -589,17 +589,6 @@ func (d *liveDFS) lasso(j int, start uint32) (*lasso, error) {
 			cur = cg.gto.at(last) // an exit: continue in the component it leads to
 			continue
 		}
-		if lc.endState(entry) {
-			return &lasso{viol: &LiveViolation{p.Name, fmt.Sprintf("a run stays for ever in its state after step %d and the goal never holds from step %d on", len(trace), from)}, trace: trace}, nil
-		}
-		loop, err := lc.loop(lc.fairSet[lc.top.comp(entry)].nodes, entry)
-		if err != nil {
-			return nil, err
-		}
-		for _, st := range loop {
-			trace = append(trace, lc.code(st.from, st.e))
-		}
-		return &lasso{viol: &LiveViolation{p.Name, fmt.Sprintf("a fair loop of %d steps repeats for ever and the goal never holds from step %d on", len(loop), from)},
-			trace: trace, loop: len(loop)}, nil
+		return lc.closeLasso(p, trace, entry, from)
 	}
 }

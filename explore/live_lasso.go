@@ -93,12 +93,18 @@ func (lc *liveCheck) lasso(p LiveProp, start uint32) (*lasso, error) {
 		trace = append(trace, lc.code(st.from, st.e))
 		entry = lc.to(st.from, st.e)
 	}
-	k := lc.fairSet[lc.top.comp(entry)].nodes
-	from := len(trace) - len(path)
+	return lc.closeLasso(p, trace, entry, len(trace)-len(path))
+}
+
+// closeLasso ends the counterexample of property p whose trace reaches
+// entry, a state of a fair component, the goal failing from step from on:
+// the run stays in entry if it is an end state, else it repeats a loop
+// through entry that meets every fairness obligation.
+func (lc *liveCheck) closeLasso(p LiveProp, trace []uint32, entry uint32, from int) (*lasso, error) {
 	if lc.endState(entry) {
 		return &lasso{viol: &LiveViolation{p.Name, fmt.Sprintf("a run stays for ever in its state after step %d and the goal never holds from step %d on", len(trace), from)}, trace: trace}, nil
 	}
-	loop, err := lc.loop(k, entry)
+	loop, err := lc.loop(lc.fairSet[lc.top.comp(entry)].nodes, entry)
 	if err != nil {
 		return nil, err
 	}
