@@ -18,6 +18,7 @@ func randomLTS(rng *rand.Rand, n, props int) *lts {
 		}
 		used := map[uint32]bool{}
 		for d := 0; d < deg; d++ {
+			// Actions are deterministic: one edge per code and state.
 			if c := uint32(rng.Intn(4)); !used[c] {
 				used[c] = true
 				m.edges[byte(v)] = append(m.edges[byte(v)], ledge{c, byte(rng.Intn(n))})

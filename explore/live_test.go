@@ -231,27 +231,7 @@ func TestLivenessAgainstBruteForce(t *testing.T) {
 	}
 	for iter := 0; iter < iters; iter++ {
 		n := 2 + rng.Intn(6)
-		m := &lts{edges: map[byte][]ledge{}, labels: map[byte]uint64{}}
-		for v := 0; v < n; v++ {
-			deg := rng.Intn(3)
-			if v == 0 {
-				deg++
-			}
-			used := map[uint32]bool{}
-			for d := 0; d < deg; d++ {
-				// Actions are deterministic: one edge per code and state.
-				if c := uint32(rng.Intn(4)); !used[c] {
-					used[c] = true
-					m.edges[byte(v)] = append(m.edges[byte(v)], ledge{c, byte(rng.Intn(n))})
-				}
-			}
-			if rng.Intn(3) == 0 {
-				m.labels[byte(v)] |= goal
-			}
-			if rng.Intn(2) == 0 {
-				m.labels[byte(v)] |= trigger
-			}
-		}
+		m := randomLTS(rng, n, 1)
 		classes := []FairClass{{Name: "a"}, {Name: "b", Strong: true}}
 		fair := map[uint32]int{}
 		for c := uint32(0); c < 4; c++ {
