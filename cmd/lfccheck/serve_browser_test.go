@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"lfccheck/internal/chromium"
+	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols/ucast"
@@ -217,6 +218,12 @@ func TestServeInBrowser(t *testing.T) {
 // end, the path bar shows a bounded window of it, and steps back and
 // forth are quick.
 func TestServeLongTraceInBrowser(t *testing.T) {
+	if racebuild.Enabled {
+		// Replaying 10,000 steps with every property checked takes over
+		// a minute under the race detector; the run without it opens
+		// the page in well under a second.
+		t.Skip("race detector: the 10,000-step page is opened by the run without -race")
+	}
 	d := startChromium(t, 1400, 1000)
 	ck, err := properties.Build(ucast.Config(7, 1, 64))
 	if err != nil {
