@@ -125,7 +125,7 @@ func variants() []model.Variant {
 		{Name: "seq-mod-window", Doc: "sequence numbers modulo W instead of at least W+1: after the wrap a retransmitted old packet carries the number the receiver expects and is accepted again",
 			Catches: "exactly-once", Example: Config(2, 2, 3, "")},
 		{Name: "no-retransmit-timer", Doc: "no retransmission timer: only a NACK makes the sender retransmit, so a lost NACK is never made good",
-			Catches: "eventual-delivery", Example: FlowConfig(2, 2, 1, "loss@1->0:1", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
+			Catches: "eventual-delivery", Example: FlowConfig(2, 2, 1, "loss:1", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
 		{Name: "accept-out-of-order", Doc: "the receiver accepts a packet up to W-1 numbers ahead of the one it expects, skipping a lost one",
 			Catches: "fifo", Example: FlowConfig(2, 2, 2, "loss:1", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
 		{Name: "no-buffer-check", Doc: "the receiver accepts a packet although every receive buffer is full",
