@@ -36,6 +36,23 @@ func randomLTS(rng *rand.Rand, n, props int) *lts {
 	return m
 }
 
+// randomLiveCase draws a random graph of n = 2 to maxN+1 states with one
+// liveness property, a weakly and a strongly fair class over its four
+// action codes, and whether the goal is due from the initial state and
+// runs may stutter.
+func randomLiveCase(rng *rand.Rand, maxN int) (n int, m *lts, classes []FairClass, fair map[uint32]int, fromInit, stutter bool) {
+	n = 2 + rng.Intn(maxN)
+	m = randomLTS(rng, n, 1)
+	classes = []FairClass{{Name: "a"}, {Name: "b", Strong: true}}
+	fair = map[uint32]int{}
+	for c := uint32(0); c < 4; c++ {
+		if k := rng.Intn(3) - 1; k >= 0 {
+			fair[c] = k
+		}
+	}
+	return n, m, classes, fair, rng.Intn(2) == 0, rng.Intn(3) == 0
+}
+
 // TestLiveDFSAgainstGraphAnalysis runs the on-the-fly search and the
 // analysis of the recorded graph on random small graphs (weak and strong
 // fairness, end states, stuttering, FromInitial): same verdicts, and
@@ -48,16 +65,7 @@ func TestLiveDFSAgainstGraphAnalysis(t *testing.T) {
 		iters = 600
 	}
 	for iter := 0; iter < iters; iter++ {
-		n := 2 + rng.Intn(10)
-		m := randomLTS(rng, n, 1)
-		classes := []FairClass{{Name: "a"}, {Name: "b", Strong: true}}
-		fair := map[uint32]int{}
-		for c := uint32(0); c < 4; c++ {
-			if k := rng.Intn(3) - 1; k >= 0 {
-				fair[c] = k
-			}
-		}
-		fromInit, stutter := rng.Intn(2) == 0, rng.Intn(3) == 0
+		n, m, classes, fair, fromInit, stutter := randomLiveCase(rng, 10)
 		want, err := BFS(m, liveOptsStutter(fair, classes, fromInit, stutter))
 		if err != nil {
 			t.Fatal(err)

@@ -230,16 +230,7 @@ func TestLivenessAgainstBruteForce(t *testing.T) {
 		iters = 600
 	}
 	for iter := 0; iter < iters; iter++ {
-		n := 2 + rng.Intn(6)
-		m := randomLTS(rng, n, 1)
-		classes := []FairClass{{Name: "a"}, {Name: "b", Strong: true}}
-		fair := map[uint32]int{}
-		for c := uint32(0); c < 4; c++ {
-			if k := rng.Intn(3) - 1; k >= 0 {
-				fair[c] = k
-			}
-		}
-		fromInit, stutter := rng.Intn(2) == 0, rng.Intn(3) == 0
+		_, m, classes, fair, fromInit, stutter := randomLiveCase(rng, 6)
 		r, err := BFS(m, liveOptsStutter(fair, classes, fromInit, stutter))
 		if err != nil {
 			t.Fatal(err)
