@@ -88,9 +88,18 @@ func (c *wsConn) bounded(ctx context.Context, timeout time.Duration, op func() e
 		deadline = time.Time{}
 	}
 	c.conn.SetDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	// When ctx ends, its function moves the deadline into the past; if
+	// it has started by the time op returns, wait for it to finish, or it
+	// could move the deadline of the next call instead.
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(interrupted)
+		c.conn.SetDeadline(time.Unix(1, 0))
+	})
 	err := op()
-	stop()
+	if !stop() {
+		<-interrupted
+	}
 	if err == nil {
 		return nil
 	}
