@@ -92,18 +92,7 @@ func (w *worker) checkpoint(dir string, depth int) error {
 	if w.ct != nil {
 		counts = w.ct.Counts(nil)
 	}
-	e.u(uint64(len(counts)))
-	for _, c := range counts {
-		e.i(c)
-	}
-	var reached []string
-	if gk, ok := w.m.(explore.GoalKeeper); ok {
-		reached = gk.Reached()
-	}
-	e.u(uint64(len(reached)))
-	for _, s := range reached {
-		e.str(s)
-	}
+	e.countsAndReached(counts, w.m)
 	e.i(w.sent.Load())
 	e.b = binary.BigEndian.AppendUint32(e.b, crc32.ChecksumIEEE(e.b))
 	if err := os.MkdirAll(dir, 0o755); err != nil {

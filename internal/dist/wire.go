@@ -31,6 +31,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"lfccheck/explore"
 )
 
 // appendIdx appends successor index i to a path: one byte below 255, else
@@ -83,6 +85,24 @@ func (e *enc) u(v uint64)     { e.b = binary.AppendUvarint(e.b, v) }
 func (e *enc) i(v int64)      { e.b = binary.AppendVarint(e.b, v) }
 func (e *enc) bytes(p []byte) { e.u(uint64(len(p))); e.b = append(e.b, p...) }
 func (e *enc) str(s string)   { e.bytes([]byte(s)) }
+
+// countsAndReached writes a worker's statistics counts and the names of
+// the reachability goals its model has reached, as checkpoints and the
+// statistics answer both carry them.
+func (e *enc) countsAndReached(counts []int64, m explore.Model) {
+	e.u(uint64(len(counts)))
+	for _, c := range counts {
+		e.i(c)
+	}
+	var reached []string
+	if gk, ok := m.(explore.GoalKeeper); ok {
+		reached = gk.Reached()
+	}
+	e.u(uint64(len(reached)))
+	for _, s := range reached {
+		e.str(s)
+	}
+}
 func (e *enc) bool(v bool) {
 	if v {
 		e.u(1)

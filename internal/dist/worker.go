@@ -217,18 +217,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		case w.ct != nil:
 			counts = w.ct.Counts(nil)
 		}
-		out.u(uint64(len(counts)))
-		for _, c := range counts {
-			out.i(c)
-		}
-		var reached []string
-		if gk, ok := w.m.(explore.GoalKeeper); ok {
-			reached = gk.Reached()
-		}
-		out.u(uint64(len(reached)))
-		for _, s := range reached {
-			out.str(s)
-		}
+		out.countsAndReached(counts, w.m)
 		w.mu.Lock()
 		out.i(w.store.MemBytes())
 		w.mu.Unlock()
