@@ -157,6 +157,14 @@ type Options struct {
 	// needs the exact store, no state graph, and a model that declares
 	// every run finite (Acyclic).
 	Frontier bool
+	// DiskDir, when not empty, runs the disk search (see disk.go): the
+	// visited set in sorted files in this directory (made if need be),
+	// duplicates found level by level, memory that does not grow with
+	// the states stored; the directory is its checkpoint (CheckpointID
+	// names the search). DiskRunBytes bounds each of its two buffers of
+	// sorted runs (0: 64 MiB, or an eighth of MaxMemory).
+	DiskDir      string
+	DiskRunBytes int
 	// restartNote, on the search that BFS runs again without sleep sets,
 	// says why.
 	restartNote string
@@ -222,6 +230,8 @@ type Result struct {
 	Checkpoint *CheckpointInfo
 	// Frontier describes a frontier search (Options.Frontier), or is nil.
 	Frontier *FrontierInfo
+	// Disk describes a disk search (Options.DiskDir), or is nil.
+	Disk *DiskInfo
 }
 
 // BFS explores m breadth first until it finds a violation, exhausts the
@@ -238,6 +248,9 @@ func BFS(m Model, opt Options) (Result, error) {
 		if lb, ok = m.(Labeler); !ok {
 			return Result{}, errors.New("explore: liveness checking needs a model that labels its states")
 		}
+	}
+	if opt.DiskDir != "" {
+		return diskBFS(m, opt)
 	}
 	b := newBFS(m, opt)
 	if opt.Live != nil {

@@ -1,0 +1,897 @@
+package explore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The disk search (Options.DiskDir): a breadth-first search whose memory
+// does not grow with the states it has stored. The visited set lives in
+// the directory as sorted files of the states' exact encodings (so a
+// pass is as exact as the full search's); RAM holds the level being
+// expanded only as it is read from its file, and two buffers of at most
+// Options.DiskRunBytes each.
+//
+// Duplicates are detected with a delay (delayed duplicate detection):
+// the successors generated from level d go, with the transition that
+// reached each (the parent's index in its level and the successor's
+// index: the sequence key, which orders transitions as a sequential
+// breadth-first search meets them), into a buffer that is sorted by
+// encoding and written out as a run whenever it is full, each run
+// without repeats. At the end of the level the runs are merged, keeping
+// for each state its smallest sequence key, and the merged stream is
+// joined with the sorted files of the visited set: the states in none of
+// them are new. They form a new sorted file of the visited set (files are
+// merged two by two when the older is at most twice the newer, so they
+// stay few) and, sorted again by sequence key through runs of the same
+// kind, the file of level d+1 in the order the full search numbers its
+// states, with their parent records (parent index, action code). So the
+// search expands the states in the full search's order and stops at the
+// same violation, with the same counts of states and transitions.
+// Counterexamples are read back from the parent records and replayed from
+// the initial state.
+//
+// Invariants and step rules are checked as successors are generated (the
+// model does not defer them); end-state conditions where a state has no
+// successor. Sleep sets are not used (a transition into a state already
+// expanded is seen only at the level's end): transitions count as in the
+// full search without them.
+//
+// The directory is the checkpoint: after each level a manifest
+// (lfccheck-disk.json, written atomically after the files it names are
+// synced) names the files of the visited set, of the next level and of
+// the parents, with their sizes and CRCs. A search started on a directory
+// that holds the manifest of the same search (Options.CheckpointID)
+// resumes at that level; the files are removed when the search ends with
+// a verdict and kept when it is cut short.
+//
+// Disk per state: its encoding and length in the visited set, 8 bytes of
+// parent record, and during a level the runs of successors and of new
+// states. Reading the visited set once per level costs I/O that grows
+// with the states stored times the levels (the files are read, not held).
+
+// DiskInfo describes a disk search.
+type DiskInfo struct {
+	Dir string `json:"dir"`
+	// RunBytes bounds the memory of each of the two buffers of sorted
+	// runs.
+	RunBytes int `json:"run_bytes"`
+	// Runs is the number of sorted runs written (successors and new
+	// states), VisitedFiles the files of the visited set at the end.
+	Runs         int64 `json:"runs"`
+	VisitedFiles int   `json:"visited_files"`
+	// WrittenBytes is what the search wrote in all; PeakBytes the most
+	// its files took at once.
+	WrittenBytes int64 `json:"written_bytes"`
+	PeakBytes    int64 `json:"peak_bytes"`
+	// ResumedAt is the depth of the level the search resumed at, with
+	// Resumed set.
+	Resumed   bool `json:"resumed"`
+	ResumedAt int  `json:"resumed_at_depth,omitempty"`
+	// Kept is set when the files stay in Dir for the same search to resume.
+	Kept bool `json:"kept"`
+}
+
+// DiskManifest is the name of the disk search's manifest in its directory.
+const DiskManifest = "lfccheck-disk.json"
+
+// defaultDiskRun is the default bound of a run buffer (64 MiB).
+const defaultDiskRun = 64 << 20
+
+type diskManifest struct {
+	Format      int           `json:"format"`
+	ID          string        `json:"id"`
+	Note        string        `json:"note,omitempty"`
+	Init        uint64        `json:"initial_hash"`
+	Depth       int           `json:"depth"`
+	Levels      []int64       `json:"levels"`
+	States      int64         `json:"states"`
+	Transitions int64         `json:"transitions"`
+	Counts      []int64       `json:"counts,omitempty"`
+	Goals       []string      `json:"goals,omitempty"`
+	Elapsed     time.Duration `json:"elapsed"`
+	Level       fileMeta      `json:"level"`
+	Parents     []fileMeta    `json:"parents"`
+	Visited     []fileMeta    `json:"visited"`
+	Serial      int           `json:"serial"`
+}
+
+type diskSearch struct {
+	*search
+	w, replay Model
+	ct        Counter
+	ctMain    Counter
+	countMax  []bool
+	counts    []int64
+	dir       string
+	man       diskManifest
+	info      DiskInfo
+	lock      *os.File
+	total     int64
+	pending   int64
+	partial   bool
+	bufs      []*runBuf
+	diskNow   int64
+	levelAt   int64 // states of the level expanded so far (progress)
+}
+
+// diskBFS runs the disk search (BFS with Options.DiskDir).
+func diskBFS(m Model, opt Options) (Result, error) {
+	switch {
+	case opt.Live != nil:
+		return Result{}, &OptionError{"the disk search does not record the state graph (liveness properties checked on it)"}
+	case opt.Fingerprint:
+		return Result{}, &OptionError{"the disk search stores exact encodings: not with fingerprints"}
+	case opt.Frontier:
+		return Result{}, &OptionError{"the disk search is a search of its own: not with the frontier search"}
+	case opt.Checkpoint != "":
+		return Result{}, &OptionError{"the disk search's directory is its checkpoint: no other checkpoint"}
+	}
+	s := &search{m: m, opt: opt, start: time.Now()}
+	s.lastProg, s.runStart = s.start, s.start
+	d := &diskSearch{search: s, dir: opt.DiskDir}
+	s.sized = d
+	d.w = m
+	if f, ok := m.(Forker); ok {
+		d.w = f.NewWorker()
+		if ct, ok := d.w.(Counter); ok && len(ct.CountMax()) > 0 {
+			if cm, ok := m.(Counter); ok {
+				d.ct, d.ctMain, d.countMax = ct, cm, ct.CountMax()
+				d.counts = make([]int64, len(d.countMax))
+			}
+		}
+	}
+	d.replay = d.w
+	if r, ok := m.(Replayer); ok {
+		d.replay = r.NewReplayer()
+	}
+	d.info = DiskInfo{Dir: d.dir, RunBytes: opt.DiskRunBytes}
+	if d.info.RunBytes <= 0 {
+		d.info.RunBytes = defaultDiskRun
+		if opt.MaxMemory > 0 {
+			d.info.RunBytes = int(min(uint64(defaultDiskRun), max(opt.MaxMemory/8, 1<<16)))
+		}
+	}
+	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+		return Result{}, &CheckpointError{Msg: fmt.Sprintf("disk search: %v", err)}
+	}
+	lock, err := lockDir(d.dir)
+	if err != nil {
+		return Result{}, err
+	}
+	d.lock = lock
+	r, err := d.run()
+	d.removeTemp()
+	if err == nil && r.Verdict != Incomplete {
+		d.removeAll()
+	} else if err == nil {
+		d.info.Kept = d.man.Format != 0
+	}
+	if d.lock != nil {
+		d.lock.Close()
+		if err == nil && r.Verdict != Incomplete {
+			os.Remove(filepath.Join(d.dir, ckptLock))
+		}
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	d.info.VisitedFiles = len(d.man.Visited)
+	info := d.info
+	r.Disk = &info
+	r.Sleep = SleepInfo{Note: "the disk search does not use them"}
+	return r, nil
+}
+
+// Len is the number of states stored.
+func (d *diskSearch) Len() int { return int(d.total + d.pending) }
+
+// MemBytes is the memory of the run buffers.
+func (d *diskSearch) MemBytes() int64 {
+	n := int64(0)
+	for _, b := range d.bufs {
+		n += b.memBytes()
+	}
+	return n
+}
+
+// DiskBytes is the most the search's files took at once.
+func (d *diskSearch) DiskBytes() int64 { return d.info.PeakBytes }
+
+// Levels is the number of states stored per depth (see Stats.Levels).
+func (d *diskSearch) Levels() ([]int64, bool) {
+	l := append([]int64(nil), d.man.Levels...)
+	if d.partial {
+		return append(l, d.pending), true
+	}
+	return l, false
+}
+
+func (d *diskSearch) path(name string) string { return filepath.Join(d.dir, name) }
+
+// grew notes n bytes written to the directory (and later removed with
+// shrank).
+func (d *diskSearch) grew(n int64) {
+	d.info.WrittenBytes += n
+	d.diskNow += n
+	d.info.PeakBytes = max(d.info.PeakBytes, d.diskNow)
+}
+
+func (d *diskSearch) remove(m fileMeta) {
+	if os.Remove(d.path(m.Name)) == nil {
+		d.diskNow -= m.Bytes
+	}
+}
+
+// removeTemp removes the runs of a level (files ending in .tmp).
+func (d *diskSearch) removeTemp() {
+	for _, b := range d.bufs {
+		d.diskNow -= b.removeRuns()
+	}
+}
+
+// removeAll removes the files of the search.
+func (d *diskSearch) removeAll() {
+	man := d.man
+	for _, m := range append(append([]fileMeta{man.Level}, man.Parents...), man.Visited...) {
+		if m.Name != "" {
+			d.remove(m)
+		}
+	}
+	os.Remove(d.path(DiskManifest))
+	os.Remove(d.path(DiskManifest + ".tmp"))
+}
+
+func (d *diskSearch) newBuf(byEnc bool, prefix string) *runBuf {
+	b := &runBuf{byEnc: byEnc, limit: d.info.RunBytes, dir: d.dir, prefix: prefix, serial: &d.man.Serial, written: new(int64)}
+	d.bufs = append(d.bufs, b)
+	return b
+}
+
+// noteRuns counts the runs a buffer wrote.
+func (d *diskSearch) noteRuns(b *runBuf) {
+	d.info.Runs += int64(len(b.runs))
+	d.grew(*b.written)
+	*b.written = 0
+}
+
+func (d *diskSearch) run() (Result, error) {
+	s := d.search
+	init, verr := s.m.Initial()
+	resumed, err := d.load(init, verr)
+	if err != nil {
+		return Result{}, err
+	}
+	if !resumed {
+		if verr != nil {
+			d.total = 1
+			d.man.Levels = []int64{1}
+			return s.fail(verr, nil)
+		}
+		if err := d.start0(init); err != nil {
+			return Result{}, err
+		}
+	}
+	for {
+		dep := d.man.Depth
+		s.depth = dep
+		n := d.man.Level.N
+		if n == 0 {
+			break
+		}
+		if s.opt.MaxDepth > 0 && dep >= s.opt.MaxDepth {
+			r, _, err := d.incomplete(fmt.Sprintf("depth limit %d reached with %d states unexplored", s.opt.MaxDepth, n))
+			return r, err
+		}
+		r, done, err := d.level()
+		if err != nil || done {
+			return r, err
+		}
+	}
+	d.setCounts()
+	return s.finish(Pass, ""), nil
+}
+
+// start0 writes the initial state as level 0 and the first file of the
+// visited set.
+func (d *diskSearch) start0(init []byte) error {
+	d.man = diskManifest{Format: 1, ID: d.opt.CheckpointID, Note: d.opt.CheckpointNote, Init: Hash(init), Levels: []int64{1}, States: 1}
+	d.total = 1
+	d.man.Serial++
+	lw, err := createRecs(d.path(fmt.Sprintf("level-%d.states", d.man.Serial)), false)
+	if err != nil {
+		return d.ioErr(err)
+	}
+	lw.add(drec{enc: init})
+	if d.man.Level, err = lw.close(true); err != nil {
+		return d.ioErr(err)
+	}
+	d.man.Serial++
+	vw, err := createRecs(d.path(fmt.Sprintf("visited-%d.states", d.man.Serial)), false)
+	if err != nil {
+		return d.ioErr(err)
+	}
+	vw.add(drec{enc: init})
+	vm, err := vw.close(true)
+	if err != nil {
+		return d.ioErr(err)
+	}
+	d.man.Visited = []fileMeta{vm}
+	d.grew(d.man.Level.Bytes + vm.Bytes)
+	if d.ctMain != nil {
+		d.counts = d.ctMain.Counts(nil)
+	}
+	return d.writeManifest()
+}
+
+func (d *diskSearch) ioErr(err error) error {
+	return fmt.Errorf("disk search in %s: %w", d.dir, err)
+}
+
+// writeManifest saves the manifest atomically.
+func (d *diskSearch) writeManifest() error {
+	d.man.Elapsed = time.Since(d.start)
+	d.man.Counts = append([]int64(nil), d.counts...)
+	if gk, ok := d.m.(GoalKeeper); ok {
+		d.man.Goals = gk.Reached()
+	}
+	b, err := json.MarshalIndent(d.man, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := d.path(DiskManifest + ".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return d.ioErr(err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil && diskSync {
+		err = f.Sync()
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err == nil {
+		err = os.Rename(tmp, d.path(DiskManifest))
+	}
+	if err != nil {
+		return d.ioErr(err)
+	}
+	if dir, err := os.Open(d.dir); err == nil && diskSync {
+		dir.Sync()
+		dir.Close()
+	}
+	return nil
+}
+
+// load resumes from the manifest in the directory, if there is one.
+func (d *diskSearch) load(init []byte, verr error) (bool, error) {
+	b, err := os.ReadFile(d.path(DiskManifest))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, d.ioErr(err)
+	}
+	var man diskManifest
+	if err := json.Unmarshal(b, &man); err != nil || man.Format != 1 {
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is not a manifest this program can read", d.path(DiskManifest))}
+	}
+	switch {
+	case man.ID != d.opt.CheckpointID:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s holds the files of another search", d.dir), Have: man.ID, Want: d.opt.CheckpointID}
+	case verr != nil || man.Init != Hash(init):
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s holds the files of a search from another initial state", d.dir)}
+	case len(man.Parents) != man.Depth || len(man.Levels) < man.Depth || man.Level.N < 0:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s: the manifest is inconsistent", d.path(DiskManifest))}
+	case d.opt.MaxDepth > 0 && man.Depth > d.opt.MaxDepth:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: the files in %s are at depth %d, past the depth limit %d", d.dir, man.Depth, d.opt.MaxDepth)}
+	case d.opt.MaxStates > 0 && man.States > d.opt.MaxStates:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: the files in %s hold %d states, more than the state limit %d", d.dir, man.States, d.opt.MaxStates)}
+	}
+	// Every file is read once and checked before any state is used.
+	for _, m := range append([]fileMeta{man.Level}, man.Visited...) {
+		if err := verifyFile(d.path(m.Name), m, false, false); err != nil {
+			return false, err
+		}
+	}
+	for _, m := range man.Parents {
+		if err := verifyFile(d.path(m.Name), m, false, true); err != nil {
+			return false, err
+		}
+	}
+	d.man = man
+	d.total, d.s().transitions = man.States, man.Transitions
+	d.start = time.Now().Add(-man.Elapsed)
+	d.lastProg = time.Now()
+	if d.ctMain != nil {
+		if len(man.Counts) != len(d.countMax) {
+			return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s: the manifest has %d statistics, the model %d", d.path(DiskManifest), len(man.Counts), len(d.countMax))}
+		}
+		d.counts = append([]int64(nil), man.Counts...)
+	}
+	if gk, ok := d.m.(GoalKeeper); ok {
+		if err := gk.SetReached(man.Goals); err != nil {
+			return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %v", err)}
+		}
+	}
+	for _, m := range append(append([]fileMeta{man.Level}, man.Parents...), man.Visited...) {
+		d.diskNow += m.Bytes
+	}
+	d.info.PeakBytes = d.diskNow
+	d.info.Resumed, d.info.ResumedAt = true, man.Depth
+	// Files of a level that was cut short are not named: remove them.
+	named := map[string]bool{}
+	for _, m := range append(append([]fileMeta{man.Level}, man.Parents...), man.Visited...) {
+		named[m.Name] = true
+	}
+	if ents, err := os.ReadDir(d.dir); err == nil {
+		for _, e := range ents {
+			n := e.Name()
+			if !named[n] && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".states") || strings.HasSuffix(n, ".parents")) {
+				os.Remove(d.path(n))
+			}
+		}
+	}
+	return true, nil
+}
+
+func (d *diskSearch) s() *search { return d.search }
+
+// limits says which limit, if any, stops the search, with left states of
+// the level unexplored.
+func (d *diskSearch) limits(left int64) string {
+	s := d.search
+	if s.opt.Stop != nil {
+		select {
+		case <-s.opt.Stop:
+			return fmt.Sprintf("interrupted with about %d states unexplored", left)
+		default:
+		}
+	}
+	if s.opt.Timeout > 0 && time.Since(s.runStart) >= s.opt.Timeout {
+		return fmt.Sprintf("time limit %s reached with about %d states unexplored", s.opt.Timeout, left)
+	}
+	if inuse := s.sampleMemory(false); s.opt.MaxMemory > 0 && inuse >= s.opt.MaxMemory {
+		return fmt.Sprintf("memory limit %s reached (heap %s) with about %d states unexplored",
+			FormatBytes(s.opt.MaxMemory), FormatBytes(inuse), left)
+	}
+	return ""
+}
+
+func (d *diskSearch) progress() {
+	s := d.search
+	if s.opt.Progress == nil || time.Since(s.lastProg) < s.opt.progressEvery() {
+		return
+	}
+	s.lastProg = time.Now()
+	el := time.Since(s.start)
+	fmt.Fprintf(s.opt.Progress, "progress: %d states, %d transitions, depth %d%s, %d queued, %.0f states/s, heap %s, disk %s, %s\n",
+		d.total, s.transitions, s.depth, levelNote(d.man.Levels, s.depth), d.man.Level.N-d.levelAt,
+		float64(d.total)/el.Seconds(), FormatBytes(s.peak), FormatBytes(uint64(d.diskNow)), el.Round(time.Second))
+}
+
+// incomplete ends the search cut short at a level's start or in it.
+func (d *diskSearch) incomplete(reason string) (Result, bool, error) {
+	d.setCounts()
+	return d.finish(Incomplete, reason), true, nil
+}
+
+func (d *diskSearch) setCounts() {
+	if d.ctMain != nil {
+		d.ctMain.SetCounts(d.counts)
+	}
+}
+
+// fold adds the worker's counts of a level to the totals.
+func (d *diskSearch) fold() {
+	if d.ct == nil {
+		return
+	}
+	for i, v := range d.ct.Counts(nil) {
+		if i >= len(d.counts) {
+			break
+		}
+		if d.countMax[i] {
+			d.counts[i] = max(d.counts[i], v)
+		} else {
+			d.counts[i] += v
+		}
+	}
+}
+
+// level expands the level at d.man.Depth; done reports that the search
+// ended (with the result).
+func (d *diskSearch) level() (Result, bool, error) {
+	s := d.search
+	dep, n := d.man.Depth, d.man.Level.N
+	d.bufs = d.bufs[:0]
+	succ := d.newBuf(true, fmt.Sprintf("succ-%d-", dep+1))
+	rd, err := openRecs(d.path(d.man.Level.Name), d.man.Level, false)
+	if err != nil {
+		return Result{}, true, err
+	}
+	defer rd.close()
+	if d.ct != nil {
+		d.ct.ResetCounts()
+	}
+	var (
+		verr    error
+		vcode   uint32
+		hasCode bool
+		vi      int64 = -1
+		ierr    error
+	)
+	d.levelAt = 0
+	for i := int64(0); i < n; i++ {
+		d.levelAt = i
+		if i%256 == 0 {
+			if reason := d.limits(n - i); reason != "" {
+				d.fold()
+				d.removeTemp()
+				d.partial = i > 0
+				return d.incomplete(reason)
+			}
+			d.progress()
+		}
+		ok, err := rd.next()
+		if err != nil {
+			return Result{}, true, err
+		}
+		if !ok {
+			return Result{}, true, diskFileErr(rd.path, "fewer states than written")
+		}
+		j := uint32(0)
+		err = d.w.Successors(rd.cur.enc, func(code uint32, b []byte, e error) bool {
+			seq := uint64(i)<<32 | uint64(j)
+			j++
+			if e != nil {
+				verr, vcode, hasCode = e, code, true
+				return false
+			}
+			if e := succ.add(b, seq, code); e != nil {
+				ierr = e
+				return false
+			}
+			return true
+		})
+		s.transitions += int64(j)
+		if ierr != nil {
+			return Result{}, true, d.ioErr(ierr)
+		}
+		if err != nil && verr == nil {
+			var pe PropertyError
+			if !errors.As(err, &pe) {
+				return Result{}, true, fmt.Errorf("explore: model failed: %w", err)
+			}
+			verr = err
+		}
+		if verr != nil {
+			vi = i
+			break
+		}
+	}
+	d.levelAt = n
+	if vi < 0 {
+		// The file must end (and its CRC match) where expected.
+		if ok, err := rd.next(); err != nil || ok {
+			if err == nil {
+				err = diskFileErr(rd.path, "more states than written")
+			}
+			return Result{}, true, err
+		}
+	}
+	d.fold()
+	// Merge the successors, keep those in no file of the visited set.
+	news := d.newBuf(false, fmt.Sprintf("new-%d-", dep+1))
+	d.man.Serial++
+	vname := fmt.Sprintf("visited-%d.states", d.man.Serial)
+	vw, fresh, err := d.join(succ, news, vname)
+	d.noteRuns(succ)
+	if err != nil {
+		return Result{}, true, err
+	}
+	if vi >= 0 {
+		vw.abort()
+		d.pending, d.partial = fresh, true
+		tr, err := d.trace(dep, uint32(vi))
+		if err != nil {
+			return Result{}, true, err
+		}
+		if hasCode {
+			tr = append(tr, vcode)
+		}
+		if err := d.replayTrace(tr, hasCode); err != nil {
+			return Result{}, true, err
+		}
+		d.setCounts()
+		r, err := s.fail(verr, tr)
+		return r, true, err
+	}
+	if max := s.opt.MaxStates; max > 0 && d.total+fresh > max {
+		vw.abort()
+		d.pending, d.partial = max-d.total, true
+		return d.incomplete(fmt.Sprintf("state limit %d reached with more states to store", max))
+	}
+	if fresh == 0 {
+		vw.abort()
+		return Result{}, false, d.advance(fileMeta{}, fileMeta{}, fileMeta{}, 0)
+	}
+	vm, err := vw.close(true)
+	if err != nil {
+		return Result{}, true, d.ioErr(err)
+	}
+	d.grew(vm.Bytes)
+	// The new states in sequence order: the next level and its parents.
+	mn, err := news.merge()
+	d.noteRuns(news)
+	if err != nil {
+		return Result{}, true, err
+	}
+	defer mn.close()
+	news.release()
+	d.man.Serial++
+	lw, err := createRecs(d.path(fmt.Sprintf("level-%d.states", d.man.Serial)), false)
+	if err != nil {
+		return Result{}, true, d.ioErr(err)
+	}
+	pw, err := createRecs(d.path(fmt.Sprintf("parents-%d.parents", dep+1)), false)
+	if err != nil {
+		lw.abort()
+		return Result{}, true, d.ioErr(err)
+	}
+	for {
+		ok, err := mn.next()
+		if err != nil {
+			lw.abort()
+			pw.abort()
+			return Result{}, true, err
+		}
+		if !ok {
+			break
+		}
+		lw.add(drec{enc: mn.cur.enc})
+		pw.addFixed(uint32(mn.cur.seq>>32), mn.cur.code)
+	}
+	lm, err := lw.close(true)
+	if err != nil {
+		return Result{}, true, d.ioErr(err)
+	}
+	pm, err := pw.close(true)
+	if err != nil {
+		return Result{}, true, d.ioErr(err)
+	}
+	d.grew(lm.Bytes + pm.Bytes)
+	d.removeTemp()
+	return Result{}, false, d.advance(lm, pm, vm, fresh)
+}
+
+// join merges the runs of successors, and streams those in no file of the
+// visited set to the visited file vname and to news; fresh counts them.
+func (d *diskSearch) join(succ, news *runBuf, vname string) (*recWriter, int64, error) {
+	ms, err := succ.merge()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ms.close()
+	succ.release()
+	type cursor struct {
+		r  *recReader
+		ok bool
+	}
+	var cs []*cursor
+	defer func() {
+		for _, c := range cs {
+			c.r.close()
+		}
+	}()
+	for _, m := range d.man.Visited {
+		r, err := openRecs(d.path(m.Name), m, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		c := &cursor{r: r}
+		cs = append(cs, c)
+		if c.ok, err = r.next(); err != nil {
+			return nil, 0, err
+		}
+	}
+	vw, err := createRecs(d.path(vname), false)
+	if err != nil {
+		return nil, 0, d.ioErr(err)
+	}
+	var fresh int64
+	for {
+		ok, err := ms.next()
+		if err != nil {
+			vw.abort()
+			return nil, 0, err
+		}
+		if !ok {
+			break
+		}
+		seen := false
+		for _, c := range cs {
+			for c.ok {
+				k := bytes.Compare(c.r.cur.enc, ms.cur.enc)
+				if k > 0 {
+					break
+				}
+				if k == 0 {
+					seen = true
+					break
+				}
+				if c.ok, err = c.r.next(); err != nil {
+					vw.abort()
+					return nil, 0, err
+				}
+			}
+			if seen {
+				break
+			}
+		}
+		if seen {
+			continue
+		}
+		fresh++
+		vw.add(drec{enc: ms.cur.enc})
+		if err := news.add(ms.cur.enc, ms.cur.seq, ms.cur.code); err != nil {
+			vw.abort()
+			return nil, 0, d.ioErr(err)
+		}
+	}
+	if d.s().opt.Progress != nil {
+		d.progress()
+	}
+	return vw, fresh, nil
+}
+
+// advance commits the level after the one expanded: its states file lm,
+// parents pm and new visited file vm (none when fresh is 0), compacts the
+// visited set and writes the manifest.
+func (d *diskSearch) advance(lm, pm, vm fileMeta, fresh int64) error {
+	old := d.man.Level
+	var drop []fileMeta
+	d.man.Transitions = d.transitions
+	if fresh == 0 {
+		// The search ends: nothing more to save.
+		d.remove(old)
+		d.man.Level = fileMeta{}
+		return nil
+	}
+	d.man.Depth++
+	d.man.Level = lm
+	d.total += fresh
+	d.man.States = d.total
+	d.man.Levels = append(d.man.Levels, fresh)
+	d.man.Parents = append(d.man.Parents, pm)
+	d.man.Visited = append(d.man.Visited, vm)
+	for v := d.man.Visited; len(v) >= 2 && v[len(v)-2].N <= 2*v[len(v)-1].N; v = d.man.Visited {
+		a, b := v[len(v)-2], v[len(v)-1]
+		m, err := d.mergeVisited(a, b)
+		if err != nil {
+			return err
+		}
+		drop = append(drop, a, b)
+		d.man.Visited = append(v[:len(v)-2], m)
+	}
+	if err := d.writeManifest(); err != nil {
+		return err
+	}
+	d.remove(old)
+	for _, m := range drop {
+		d.remove(m)
+	}
+	return nil
+}
+
+// mergeVisited merges two files of the visited set (disjoint) into one.
+func (d *diskSearch) mergeVisited(a, b fileMeta) (fileMeta, error) {
+	ra, err := openRecs(d.path(a.Name), a, false)
+	if err != nil {
+		return fileMeta{}, err
+	}
+	defer ra.close()
+	rb, err := openRecs(d.path(b.Name), b, false)
+	if err != nil {
+		return fileMeta{}, err
+	}
+	defer rb.close()
+	d.man.Serial++
+	w, err := createRecs(d.path(fmt.Sprintf("visited-%d.states", d.man.Serial)), false)
+	if err != nil {
+		return fileMeta{}, d.ioErr(err)
+	}
+	okA, err := ra.next()
+	if err != nil {
+		w.abort()
+		return fileMeta{}, err
+	}
+	okB, err := rb.next()
+	if err != nil {
+		w.abort()
+		return fileMeta{}, err
+	}
+	for okA || okB {
+		if okA && (!okB || bytes.Compare(ra.cur.enc, rb.cur.enc) < 0) {
+			w.add(ra.cur)
+			okA, err = ra.next()
+		} else {
+			w.add(rb.cur)
+			okB, err = rb.next()
+		}
+		if err != nil {
+			w.abort()
+			return fileMeta{}, err
+		}
+	}
+	m, err := w.close(true)
+	if err != nil {
+		return fileMeta{}, d.ioErr(err)
+	}
+	d.grew(m.Bytes)
+	return m, nil
+}
+
+// trace reads the actions from the initial state to state i of level dep
+// from the parent records.
+func (d *diskSearch) trace(dep int, i uint32) ([]uint32, error) {
+	codes := make([]uint32, dep)
+	for x := dep; x >= 1; x-- {
+		m := d.man.Parents[x-1]
+		if int64(i) >= m.N {
+			return nil, diskFileErr(d.path(m.Name), "no parent record %d (of %d)", i, m.N)
+		}
+		f, err := os.Open(d.path(m.Name))
+		if err != nil {
+			return nil, diskFileErr(d.path(m.Name), "%v", err)
+		}
+		var b [8]byte
+		_, err = f.ReadAt(b[:], int64(i)*8)
+		f.Close()
+		if err != nil {
+			return nil, diskFileErr(d.path(m.Name), "%v", err)
+		}
+		codes[x-1] = binary.LittleEndian.Uint32(b[4:])
+		i = binary.LittleEndian.Uint32(b[:4])
+	}
+	return codes, nil
+}
+
+// replayTrace checks that the actions of a trace are enabled one after
+// the other from the initial state (the last only when hasLast: it is the
+// violating transition).
+func (d *diskSearch) replayTrace(tr []uint32, hasLast bool) error {
+	enc, err := d.replay.Initial()
+	if err != nil {
+		return fmt.Errorf("explore: replaying the trace: %w", err)
+	}
+	enc = append([]byte(nil), enc...)
+	var next []byte
+	for k, code := range tr {
+		found := false
+		d.replay.Successors(enc, func(c uint32, succ []byte, e error) bool {
+			if c != code {
+				return true
+			}
+			found = true
+			next = append(next[:0], succ...)
+			return false
+		})
+		if !found {
+			return fmt.Errorf("explore: cannot rebuild the trace: action %d (step %d) is not enabled", code, k+1)
+		}
+		if k == len(tr)-1 && hasLast {
+			break
+		}
+		enc, next = next, enc
+	}
+	return nil
+}

@@ -1,0 +1,504 @@
+package explore
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Files of the disk search (see disk.go). Every file is a sequence of
+// records followed by the CRC-32 (Castagnoli) of the bytes before it; a
+// reader is told how many records to expect (by the manifest, or by the
+// search that wrote a temporary run) and checks the CRC at the end, so
+// that a file cut short, lengthened or altered is an error, never states
+// read wrongly. A record is the encoding of a state (uvarint length, then
+// the bytes), followed, in the runs of successors, by the transition that
+// reached it: its sequence key (parent index << 32 | successor index) and
+// its action code. Parent files hold fixed 8-byte records (parent index,
+// action code) read by position to rebuild traces.
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// diskSync makes the files a manifest names, and the manifest, durable
+// (fsync) before the manifest names them; a variable for tests, which
+// turn it off to run faster.
+var diskSync = true
+
+// maxDiskRecord bounds the length of a stored encoding: a longer one in a
+// file means the file is damaged.
+const maxDiskRecord = 1 << 24
+
+// drec is a record: a state's encoding and, in runs of successors, the
+// transition that reached it.
+type drec struct {
+	enc  []byte
+	seq  uint64
+	code uint32
+}
+
+// recWriter writes records to a file, counting them and their CRC.
+type recWriter struct {
+	f       *os.File
+	w       *bufio.Writer
+	crc     uint32
+	n       int64
+	bytes   int64
+	withSeq bool
+	buf     []byte
+}
+
+func createRecs(path string, withSeq bool) (*recWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &recWriter{f: f, w: bufio.NewWriterSize(f, 1<<18), withSeq: withSeq}, nil
+}
+
+// runIOBuf is the buffer size of a sorted run's reader or writer for runs
+// of at most limit bytes: many runs are open at once when they are merged.
+func runIOBuf(limit int) int { return min(1<<18, max(4096, limit/8)) }
+
+func (w *recWriter) write(b []byte) {
+	w.crc = crc32.Update(w.crc, crcTable, b)
+	w.w.Write(b)
+	w.bytes += int64(len(b))
+}
+
+func (w *recWriter) add(r drec) {
+	w.buf = binary.AppendUvarint(w.buf[:0], uint64(len(r.enc)))
+	w.buf = append(w.buf, r.enc...)
+	if w.withSeq {
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, r.seq)
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, r.code)
+	}
+	w.write(w.buf)
+	w.n++
+}
+
+// addFixed writes a parent record.
+func (w *recWriter) addFixed(parent, code uint32) {
+	w.buf = binary.LittleEndian.AppendUint32(w.buf[:0], parent)
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, code)
+	w.write(w.buf)
+	w.n++
+}
+
+// finish writes the CRC of a run written to a shared writer and
+// describes it.
+func (w *recWriter) finish(name string, off int64) fileMeta {
+	var c [4]byte
+	binary.LittleEndian.PutUint32(c[:], w.crc)
+	w.w.Write(c[:])
+	return fileMeta{Name: name, N: w.n, Bytes: w.bytes + 4, CRC: w.crc, Off: off}
+}
+
+// close writes the CRC, flushes, syncs when asked (files a manifest will
+// name) and closes the file.
+func (w *recWriter) close(sync bool) (fileMeta, error) {
+	var c [4]byte
+	binary.LittleEndian.PutUint32(c[:], w.crc)
+	w.w.Write(c[:])
+	err := w.w.Flush()
+	if err == nil && sync && diskSync {
+		err = w.f.Sync()
+	}
+	if e := w.f.Close(); err == nil {
+		err = e
+	}
+	return fileMeta{Name: filepath.Base(w.f.Name()), N: w.n, Bytes: w.bytes + 4, CRC: w.crc}, err
+}
+
+// abort closes and removes a file being written.
+func (w *recWriter) abort() {
+	w.f.Close()
+	os.Remove(w.f.Name())
+}
+
+// fileMeta describes a file the search wrote: its name in the directory,
+// its records, its size and its CRC.
+type fileMeta struct {
+	Name  string `json:"name"`
+	N     int64  `json:"records"`
+	Bytes int64  `json:"bytes"`
+	CRC   uint32 `json:"crc"`
+	// Off is where a run starts in its file (the runs of a level's
+	// buffer follow one another in one file).
+	Off int64 `json:"-"`
+}
+
+// recReader reads the n records of a file and checks its CRC after the
+// last.
+type recReader struct {
+	f       *os.File
+	r       *bufio.Reader
+	path    string
+	left    int64
+	crc     uint32
+	withSeq bool
+	cur     drec
+	buf     []byte
+}
+
+// diskFileErr is the error of a file of the disk search that cannot be
+// read as written.
+func diskFileErr(path string, format string, a ...any) error {
+	return &CheckpointError{Msg: fmt.Sprintf("disk search: %s: %s", path, fmt.Sprintf(format, a...))}
+}
+
+func openRecs(path string, m fileMeta, withSeq bool) (*recReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, diskFileErr(path, "missing")
+		}
+		return nil, diskFileErr(path, "%v", err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != m.Bytes {
+		f.Close()
+		if err != nil {
+			return nil, diskFileErr(path, "%v", err)
+		}
+		return nil, diskFileErr(path, "%d bytes, %d written", fi.Size(), m.Bytes)
+	}
+	return &recReader{f: f, r: bufio.NewReaderSize(f, 1<<18), path: path, left: m.N, withSeq: withSeq}, nil
+}
+
+// openRun reads run m of the open file f (not closed with the reader).
+func openRun(f *os.File, m fileMeta, size int) *recReader {
+	sr := io.NewSectionReader(f, m.Off, m.Bytes)
+	return &recReader{r: bufio.NewReaderSize(sr, size), path: f.Name(), left: m.N, withSeq: true}
+}
+
+func (r *recReader) read(b []byte) error {
+	if _, err := io.ReadFull(r.r, b); err != nil {
+		return diskFileErr(r.path, "cut short (%v)", err)
+	}
+	r.crc = crc32.Update(r.crc, crcTable, b)
+	return nil
+}
+
+// next reads the next record into r.cur (valid until the next call);
+// false at the end, once the CRC is checked.
+func (r *recReader) next() (bool, error) {
+	if r.left == 0 {
+		var c [4]byte
+		if _, err := io.ReadFull(r.r, c[:]); err != nil {
+			return false, diskFileErr(r.path, "cut short (%v)", err)
+		}
+		if binary.LittleEndian.Uint32(c[:]) != r.crc {
+			return false, diskFileErr(r.path, "damaged (CRC mismatch)")
+		}
+		r.left = -1
+		return false, nil
+	}
+	if r.left < 0 {
+		return false, nil
+	}
+	r.left--
+	var lb [binary.MaxVarintLen64]byte
+	n := 0
+	for {
+		c, err := r.r.ReadByte()
+		if err != nil {
+			return false, diskFileErr(r.path, "cut short (%v)", err)
+		}
+		lb[n] = c
+		n++
+		if c < 0x80 {
+			break
+		}
+		if n == len(lb) {
+			return false, diskFileErr(r.path, "damaged (bad record length)")
+		}
+	}
+	r.crc = crc32.Update(r.crc, crcTable, lb[:n])
+	l, _ := binary.Uvarint(lb[:n])
+	if l > maxDiskRecord {
+		return false, diskFileErr(r.path, "damaged (a record of %d bytes)", l)
+	}
+	extra := 0
+	if r.withSeq {
+		extra = 12
+	}
+	r.buf = slices.Grow(r.buf[:0], int(l)+extra)[:int(l)+extra]
+	if err := r.read(r.buf); err != nil {
+		return false, err
+	}
+	r.cur.enc = r.buf[:l]
+	if r.withSeq {
+		r.cur.seq = binary.LittleEndian.Uint64(r.buf[l:])
+		r.cur.code = binary.LittleEndian.Uint32(r.buf[l+8:])
+	}
+	return true, nil
+}
+
+func (r *recReader) close() {
+	if r.f != nil {
+		r.f.Close()
+	}
+}
+
+// verifyFile reads a whole file of records (or of fixed records, with
+// fixed set) and checks its count and CRC.
+func verifyFile(path string, m fileMeta, withSeq, fixed bool) error {
+	if fixed {
+		f, err := os.Open(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return diskFileErr(path, "missing")
+			}
+			return diskFileErr(path, "%v", err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return diskFileErr(path, "%v", err)
+		}
+		if fi.Size() != m.Bytes || m.Bytes != m.N*8+4 {
+			return diskFileErr(path, "%d bytes, %d written", fi.Size(), m.Bytes)
+		}
+		h := crc32.New(crcTable)
+		br := bufio.NewReader(f)
+		if _, err := io.CopyN(h, br, m.Bytes-4); err != nil {
+			return diskFileErr(path, "%v", err)
+		}
+		var c [4]byte
+		if _, err := io.ReadFull(br, c[:]); err != nil {
+			return diskFileErr(path, "%v", err)
+		}
+		if binary.LittleEndian.Uint32(c[:]) != h.Sum32() {
+			return diskFileErr(path, "damaged (CRC mismatch)")
+		}
+		return nil
+	}
+	r, err := openRecs(path, m, withSeq)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	for {
+		ok, err := r.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+	}
+}
+
+// runBuf gathers records in memory up to a bound, then sorts them and
+// writes them out as a sorted run (by encoding then sequence key, or by
+// sequence key alone), dropping records whose encoding equals the one
+// before (keeping the smallest sequence key) when sorting by encoding.
+type runBuf struct {
+	byEnc  bool
+	limit  int // bytes of encodings and index
+	arena  []byte
+	idx    []bidx
+	runs   []fileMeta
+	dir    string
+	prefix string
+	serial *int
+	f      *os.File // the runs, one after another
+	fw     *bufio.Writer
+	off    int64
+	// written counts the bytes of the runs written (DiskInfo).
+	written *int64
+}
+
+type bidx struct {
+	off, n uint32
+	seq    uint64
+	code   uint32
+}
+
+const bidxBytes = 24
+
+func (b *runBuf) add(enc []byte, seq uint64, code uint32) error {
+	if len(b.arena)+len(enc)+(len(b.idx)+1)*bidxBytes > b.limit && len(b.idx) > 0 {
+		if err := b.spill(); err != nil {
+			return err
+		}
+	}
+	b.idx = append(b.idx, bidx{off: uint32(len(b.arena)), n: uint32(len(enc)), seq: seq, code: code})
+	b.arena = append(b.arena, enc...)
+	return nil
+}
+
+func (b *runBuf) enc(x bidx) []byte { return b.arena[x.off : x.off+x.n] }
+
+// memBytes is the memory the buffer holds.
+func (b *runBuf) memBytes() int64 { return int64(cap(b.arena) + cap(b.idx)*bidxBytes) }
+
+// spill sorts the records in memory and writes them as a run.
+func (b *runBuf) spill() error {
+	if b.byEnc {
+		slices.SortFunc(b.idx, func(x, y bidx) int {
+			if c := bytes.Compare(b.enc(x), b.enc(y)); c != 0 {
+				return c
+			}
+			return cmpU64(x.seq, y.seq)
+		})
+	} else {
+		slices.SortFunc(b.idx, func(x, y bidx) int { return cmpU64(x.seq, y.seq) })
+	}
+	if b.f == nil {
+		*b.serial++
+		f, err := os.Create(filepath.Join(b.dir, fmt.Sprintf("%s%d.tmp", b.prefix, *b.serial)))
+		if err != nil {
+			return err
+		}
+		b.f, b.fw = f, bufio.NewWriterSize(f, runIOBuf(b.limit))
+	}
+	w := &recWriter{w: b.fw, withSeq: true}
+	var prev []byte
+	for i, x := range b.idx {
+		e := b.enc(x)
+		if b.byEnc && i > 0 && bytes.Equal(e, prev) {
+			continue
+		}
+		prev = e
+		w.add(drec{enc: e, seq: x.seq, code: x.code})
+	}
+	m := w.finish(filepath.Base(b.f.Name()), b.off)
+	b.off += m.Bytes
+	*b.written += m.Bytes
+	b.runs = append(b.runs, m)
+	b.arena, b.idx = b.arena[:0], b.idx[:0]
+	return nil
+}
+
+// release returns the buffer's memory.
+func (b *runBuf) release() { b.arena, b.idx = nil, nil }
+
+// removeRuns deletes the runs written and returns their bytes.
+func (b *runBuf) removeRuns() int64 {
+	if b.f == nil {
+		return 0
+	}
+	b.f.Close()
+	n := b.off
+	if os.Remove(b.f.Name()) != nil {
+		n = 0
+	}
+	b.f, b.fw, b.runs, b.off = nil, nil, nil, 0
+	return n
+}
+
+func cmpU64(x, y uint64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// merged streams the records of a runBuf's runs in order (by encoding,
+// then sequence key; or by sequence key), without the records whose
+// encoding repeats the one before when ordered by encoding.
+type merged struct {
+	byEnc bool
+	h     mergeHeap
+	all   []*recReader
+	prev  []byte
+	cur   drec
+	first bool
+}
+
+type mergeHeap struct {
+	rs    []*recReader
+	byEnc bool
+}
+
+func (h *mergeHeap) Len() int { return len(h.rs) }
+func (h *mergeHeap) Less(i, j int) bool {
+	a, b := &h.rs[i].cur, &h.rs[j].cur
+	if h.byEnc {
+		if c := bytes.Compare(a.enc, b.enc); c != 0 {
+			return c < 0
+		}
+	}
+	return a.seq < b.seq
+}
+func (h *mergeHeap) Swap(i, j int) { h.rs[i], h.rs[j] = h.rs[j], h.rs[i] }
+func (h *mergeHeap) Push(x any)    { h.rs = append(h.rs, x.(*recReader)) }
+func (h *mergeHeap) Pop() any {
+	x := h.rs[len(h.rs)-1]
+	h.rs = h.rs[:len(h.rs)-1]
+	return x
+}
+
+// merge flushes what b holds in memory as a run and opens its runs for
+// merging.
+func (b *runBuf) merge() (*merged, error) {
+	if len(b.idx) > 0 {
+		if err := b.spill(); err != nil {
+			return nil, err
+		}
+	}
+	if b.fw != nil {
+		if err := b.fw.Flush(); err != nil {
+			return nil, err
+		}
+	}
+	m := &merged{byEnc: b.byEnc, first: true}
+	m.h.byEnc = b.byEnc
+	for _, fm := range b.runs {
+		r := openRun(b.f, fm, runIOBuf(b.limit))
+		m.all = append(m.all, r)
+		ok, err := r.next()
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		if ok {
+			m.h.rs = append(m.h.rs, r)
+		}
+	}
+	heap.Init(&m.h)
+	return m, nil
+}
+
+// next moves to the next record (m.cur, valid until the next call).
+func (m *merged) next() (bool, error) {
+	for m.h.Len() > 0 {
+		r := m.h.rs[0]
+		dup := m.byEnc && !m.first && bytes.Equal(r.cur.enc, m.prev)
+		if !dup {
+			m.prev = append(m.prev[:0], r.cur.enc...)
+			m.cur = drec{enc: m.prev, seq: r.cur.seq, code: r.cur.code}
+			m.first = false
+		}
+		ok, err := r.next()
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			heap.Fix(&m.h, 0)
+		} else {
+			heap.Pop(&m.h)
+		}
+		if !dup {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (m *merged) close() {
+	for _, r := range m.all {
+		r.close()
+	}
+}

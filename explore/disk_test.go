@@ -1,0 +1,269 @@
+package explore_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/recov"
+	"lfccheck/traces"
+)
+
+// diskOutcome is what the disk search must give as the breadth-first
+// search without sleep sets does (the disk search uses none).
+func diskOutcome(t *testing.T, ck *properties.Checker, r explore.Result, err error) outcome {
+	t.Helper()
+	o := outcomeOf(t, ck, r, err)
+	o.SleepOn, o.Skipped = false, 0
+	return o
+}
+
+// safetyOnly builds cfg, leaving out the properties checked on the state
+// graph (which the disk search refuses); nil when none is left.
+func safetyOnly(t *testing.T, cfg model.Config) *properties.Checker {
+	t.Helper()
+	ck := build(t, cfg)
+	if ck.Live() == nil {
+		return ck
+	}
+	var keep []string
+	for i := range ck.Props {
+		if p := &ck.Props[i]; p.Live == model.NotLive || ck.OnEndStates(p) {
+			keep = append(keep, p.Name)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	cfg = cfg.Clone()
+	cfg.Properties = keep
+	return build(t, cfg)
+}
+
+// TestDiskSearchEveryClaim runs every built-in claim and broken variant
+// of up to a bound of states (properties on the state graph left out)
+// with the breadth-first search without sleep sets and with the disk
+// search, with small runs so that they are merged: the same verdict,
+// violated property, states, transitions, levels, statistics and
+// counterexample, which replays to the violation. Under the race
+// detector, one claim in four and a smaller bound.
+func TestDiskSearchEveryClaim(t *testing.T) {
+	defer explore.SetDiskSync(false)()
+	limit := int64(20_000)
+	every := 1
+	if testing.Short() {
+		limit = 6_000
+	}
+	if racebuild.Enabled {
+		limit, every = 5_000, 4
+	}
+	n, compared, failed := 0, 0, 0
+	for _, d := range protocols.All() {
+		for _, cl := range d.AllClaims() {
+			n++
+			if n%every != 0 {
+				continue
+			}
+			cfg := cl.Config.Clone()
+			cfg.Protocol = d.Name
+			ck := safetyOnly(t, cfg)
+			if ck == nil {
+				continue
+			}
+			r, err := explore.BFS(ck, explore.Options{NoSleep: true, MaxStates: limit})
+			if err != nil {
+				t.Fatalf("%s %s: %v", d.Name, cl.Name, err)
+			}
+			if r.Verdict == explore.Incomplete {
+				continue
+			}
+			want := diskOutcome(t, ck, r, err)
+			ck = safetyOnly(t, cfg)
+			dir := t.TempDir()
+			r, err = explore.BFS(ck, explore.Options{DiskDir: dir, DiskRunBytes: 1 << 14})
+			got := diskOutcome(t, ck, r, err)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s %s: the disk search differs (-bfs +disk):\n%s", d.Name, cl.Name, diff)
+				continue
+			}
+			if r.Disk == nil || r.Disk.Kept || r.Disk.WrittenBytes == 0 {
+				t.Errorf("%s %s: disk info %+v", d.Name, cl.Name, r.Disk)
+			}
+			if left, _ := os.ReadDir(dir); len(left) > 0 {
+				t.Errorf("%s %s: %d files left in the directory after a verdict, the first %s", d.Name, cl.Name, len(left), left[0].Name())
+			}
+			if r.Verdict == explore.Fail {
+				failed++
+				o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
+				if err != nil || o.Violation == nil || o.Violation.Property != r.Violation.PropertyName() {
+					t.Errorf("%s %s: the counterexample does not replay to %s: %v, %v", d.Name, cl.Name, r.Violation.PropertyName(), o.Violation, err)
+				}
+			}
+			compared++
+		}
+	}
+	t.Logf("%d claims and variants, %d compared (%d failing), bound %d states", n, compared, failed, limit)
+	if compared < 20 || failed < 5 {
+		t.Errorf("only %d searches compared, %d failing", compared, failed)
+	}
+}
+
+// TestDiskSearchTinyRuns sets runs of a few hundred bytes, so that each
+// level's successors and new states are written as many runs and the
+// visited set's files are merged many times: the outcome is still the
+// breadth-first search's.
+func TestDiskSearchTinyRuns(t *testing.T) {
+	defer explore.SetDiskSync(false)()
+	for _, cfg := range []model.Config{mcast.Config("binary", 3, 1, 1), mcast.Config("chain", 4, 1, 1), recov.Config("chain", 3, 1, 1)} {
+		ck := safetyOnly(t, cfg)
+		r, err := explore.BFS(ck, explore.Options{NoSleep: true})
+		want := diskOutcome(t, ck, r, err)
+		ck = safetyOnly(t, cfg)
+		r, err = explore.BFS(ck, explore.Options{DiskDir: t.TempDir(), DiskRunBytes: 300})
+		got := diskOutcome(t, ck, r, err)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%v: tiny runs differ (-bfs +disk):\n%s", cfg, diff)
+		}
+		if r.Disk.Runs < 3*int64(len(r.Stats.Levels)) {
+			t.Errorf("%v: only %d runs over %d levels", cfg, r.Disk.Runs, len(r.Stats.Levels))
+		}
+		t.Logf("%v: %d states, %d runs, %d visited files at the end, %d bytes written, peak %d bytes on disk", cfg.Protocol, r.Stats.States, r.Disk.Runs, r.Disk.VisitedFiles, r.Disk.WrittenBytes, r.Disk.PeakBytes)
+	}
+}
+
+// TestDiskSearchResume cuts disk searches short (at a depth limit, and
+// interrupted in the middle of a level through Stop) and runs them again
+// on the same directory: they resume at the last level saved and end as
+// the search that was never stopped did.
+func TestDiskSearchResume(t *testing.T) {
+	for _, c := range []struct {
+		cfg   model.Config
+		depth int
+	}{{mcast.Config("binary", 3, 1, 1), 7}, {mcast.Config("chain", 4, 1, 1), 5}, {recov.Config("chain", 3, 1, 1), 3}} {
+		ck := safetyOnly(t, c.cfg)
+		r, err := explore.BFS(ck, explore.Options{NoSleep: true})
+		want := diskOutcome(t, ck, r, err)
+		dir := t.TempDir()
+		const id = "test search"
+		ck = safetyOnly(t, c.cfg)
+		r, err = explore.BFS(ck, explore.Options{DiskDir: dir, MaxDepth: c.depth, CheckpointID: id, DiskRunBytes: 1 << 12})
+		if err != nil || r.Verdict != explore.Incomplete || !r.Disk.Kept || !strings.Contains(r.Reason, "depth limit") {
+			t.Fatalf("%v: cut at depth %d: %v %s %+v", c.cfg, c.depth, err, r.Reason, r.Disk)
+		}
+		// Another search's files are refused.
+		_, err = explore.BFS(safetyOnly(t, c.cfg), explore.Options{DiskDir: dir, CheckpointID: "another"})
+		var ce *explore.CheckpointError
+		if !errors.As(err, &ce) || ce.Have != id {
+			t.Errorf("%v: another search's files: %v", c.cfg, err)
+		}
+		// Interrupted in the next level, as it starts.
+		stop := make(chan struct{})
+		close(stop)
+		r, err = explore.BFS(safetyOnly(t, c.cfg), explore.Options{DiskDir: dir, CheckpointID: id, Stop: stop})
+		if err != nil || r.Verdict != explore.Incomplete || !strings.HasPrefix(r.Reason, "interrupted") || !r.Disk.Resumed || r.Disk.ResumedAt != c.depth {
+			t.Fatalf("%v: interrupted: %v %s %+v", c.cfg, err, r.Reason, r.Disk)
+		}
+		ck = safetyOnly(t, c.cfg)
+		r, err = explore.BFS(ck, explore.Options{DiskDir: dir, CheckpointID: id})
+		got := diskOutcome(t, ck, r, err)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%v: resumed search differs (-bfs +disk):\n%s", c.cfg, diff)
+		}
+		if !r.Disk.Resumed || r.Disk.ResumedAt != c.depth || r.Disk.Kept {
+			t.Errorf("%v: %+v", c.cfg, r.Disk)
+		}
+	}
+}
+
+// TestDiskSearchDamagedFiles cuts a search short, then damages its files
+// (a byte changed, a file cut short, a file removed, the manifest made
+// unreadable): the next search on the directory ends with an error that
+// names the file, and no panic.
+func TestDiskSearchDamagedFiles(t *testing.T) {
+	cfg := mcast.Config("binary", 3, 1, 1)
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+		want   string
+	}{
+		{"byte", func(t *testing.T, dir string) { flipByte(t, diskFile(t, dir, "visited-"), 3) }, "CRC mismatch"},
+		{"level-byte", func(t *testing.T, dir string) { flipByte(t, diskFile(t, dir, "level-"), 0) }, "level-"},
+		{"parents-cut", func(t *testing.T, dir string) {
+			p := diskFile(t, dir, "parents-")
+			if err := os.Truncate(p, 5); err != nil {
+				t.Fatal(err)
+			}
+		}, "bytes, "},
+		{"missing", func(t *testing.T, dir string) { os.Remove(diskFile(t, dir, "visited-")) }, "missing"},
+		{"manifest", func(t *testing.T, dir string) {
+			os.WriteFile(filepath.Join(dir, explore.DiskManifest), []byte("{"), 0o644)
+		}, "not a manifest"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			r, err := explore.BFS(safetyOnly(t, cfg), explore.Options{DiskDir: dir, MaxDepth: 6, CheckpointID: "x"})
+			if err != nil || r.Verdict != explore.Incomplete {
+				t.Fatalf("%v %v", r.Verdict, err)
+			}
+			c.damage(t, dir)
+			_, err = explore.BFS(safetyOnly(t, cfg), explore.Options{DiskDir: dir, CheckpointID: "x"})
+			var ce *explore.CheckpointError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("got %v, want a one-line CheckpointError naming %q", err, c.want)
+			}
+		})
+	}
+}
+
+func diskFile(t *testing.T, dir, prefix string) string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	t.Fatalf("no file %s* in %s", prefix, dir)
+	return ""
+}
+
+func flipByte(t *testing.T, path string, off int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || off >= len(b) {
+		t.Fatalf("%s: %v (%d bytes)", path, err, len(b))
+	}
+	b[off] ^= 0x5a
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDiskSearchRefuses: what the disk search cannot combine with is an
+// OptionError.
+func TestDiskSearchRefuses(t *testing.T) {
+	cfg := mcast.Config("binary", 2, 1, 1)
+	for _, opt := range []explore.Options{
+		{Fingerprint: true}, {Frontier: true}, {Checkpoint: t.TempDir()},
+	} {
+		opt.DiskDir = t.TempDir()
+		_, err := explore.BFS(safetyOnly(t, cfg), opt)
+		var oe *explore.OptionError
+		if !errors.As(err, &oe) {
+			t.Errorf("%+v: %v", opt, err)
+		}
+	}
+}
