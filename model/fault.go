@@ -279,7 +279,11 @@ func (w *World) applyFault(f FaultKind, a Action, l int, out *Outbox) {
 	case FaultCorrupt:
 		if h, ok := w.Sys.M.(CorruptionHandler); ok {
 			out.Arrived, out.Arrival = pkt, true
-			h.Corrupted(w.Nodes[a.Node], a.Peer, pkt, out)
+			if w.memo != nil {
+				w.memo.Handle(w, a, pkt, out)
+			} else {
+				h.Corrupted(w.Nodes[a.Node], a.Peer, pkt, out)
+			}
 			w.noteChange(int(a.Node))
 		}
 	}

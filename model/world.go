@@ -117,7 +117,39 @@ type World struct {
 	// changedAll when the list grew too long to be worth keeping.
 	changed    []int
 	changedAll bool
-	dec        Decoder // Decode's, which would escape to the heap at every call as a local
+	dec        Decoder  // Decode's, which would escape to the heap at every call as a local
+	memo       StepMemo // see SetStepMemo
+}
+
+// StepMemo performs the protocol's handler calls of World.Apply for a
+// world it is set on (SetStepMemo): it leaves node a.Node of w and out as
+// the handler (Receive with pkt for a delivery, the machine's Corrupted
+// for a corrupted one, the kind's Apply otherwise) would, by calling
+// w.RunHandler or from what it remembers of earlier calls. Apply does
+// everything else (the enabledness checks, the links, the fault budgets,
+// the change list) as without it.
+type StepMemo interface {
+	Handle(w *World, a Action, pkt Packet, out *Outbox)
+}
+
+// SetStepMemo makes m perform the handler calls of w's Apply (nil: Apply
+// calls the handlers). A copy of another system's world (CopyFrom,
+// Decode) drops it.
+func (w *World) SetStepMemo(m StepMemo) { w.memo = m }
+
+// RunHandler calls the protocol's handler for action a, enabled in w, on
+// node a.Node with out (a delivery of pkt: the machine's Receive; a
+// corruption of pkt: its Corrupted; another protocol kind: its Apply),
+// and nothing else: Apply's part that a StepMemo may remember.
+func (w *World) RunHandler(a Action, pkt Packet, out *Outbox) {
+	switch k := w.Sys.Kinds[a.Kind]; {
+	case k == Deliver:
+		w.Sys.M.Receive(w.Nodes[a.Node], a.Peer, pkt, out)
+	case k.fault == FaultCorrupt:
+		w.Sys.M.(CorruptionHandler).Corrupted(w.Nodes[a.Node], a.Peer, pkt, out)
+	default:
+		k.Apply(w.Nodes[a.Node], out)
+	}
 }
 
 // maxChanged bounds World.changed: a world that took more steps than
@@ -256,7 +288,11 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		copy(w.Links[l], w.Links[l][1:])
 		w.Links[l] = w.Links[l][:len(w.Links[l])-1]
 		out.Arrived, out.Arrival = pkt, true
-		w.Sys.M.Receive(n, a.Peer, pkt, out)
+		if w.memo != nil {
+			w.memo.Handle(w, a, pkt, out)
+		} else {
+			w.Sys.M.Receive(n, a.Peer, pkt, out)
+		}
 	} else if k.fault != 0 {
 		l := int(a.Peer)*P + int(a.Node)
 		if a.Peer == a.Node || len(w.Links[l]) == 0 || !w.faultEnabled(k.fault, l) {
@@ -267,7 +303,11 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		if a.Peer != 0 || !k.Enabled(n) || k.Quiet && !w.Quiet(a.Node) {
 			return fmt.Errorf("%s: %w", k.Format(a), ErrNotEnabled)
 		}
-		k.Apply(n, out)
+		if w.memo != nil {
+			w.memo.Handle(w, a, Packet{}, out)
+		} else {
+			k.Apply(n, out)
+		}
 	}
 	w.noteChange(int(a.Node))
 	for _, t := range out.Sends {

@@ -46,6 +46,11 @@ type Checker struct {
 	Stubborn   bool
 	stb        *stubborn
 	noStubborn string // NoStubborn's reason
+	// StepCache memoizes the protocol's handlers in Successors (see
+	// stepcache.go; Build turns it on when StepCacheOff returns "").
+	StepCache bool
+	sc        *stepCache
+	scStats   *stepStats
 
 	reached   []atomic.Bool  // per property: a Sometimes goal was reached
 	statVals  []atomic.Int64 // per Def.Stats entry: its sum or maximum so far
@@ -174,6 +179,7 @@ func buildFor(def *model.Def, cfg model.Config, props []Property, m model.Machin
 	c.Relative = true
 	c.stb = newStubborn(sys)
 	c.Stubborn = c.StubbornOff() == ""
+	c.StepCache = c.StepCacheOff() == ""
 	return c, nil
 }
 
@@ -191,12 +197,16 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
 	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
-		OnTheFly: c.OnTheFly, Symmetry: c.Symmetry, Stubborn: c.Stubborn, stb: c.stb.fork(), noStubborn: c.noStubborn, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls, coverCodes: c.coverCodes}
+		OnTheFly: c.OnTheFly, Symmetry: c.Symmetry, Stubborn: c.Stubborn, stb: c.stb.fork(), noStubborn: c.noStubborn, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls, coverCodes: c.coverCodes,
+		StepCache: c.StepCache, scStats: c.scStats}
 }
 
 // NewWorker implements explore.Forker: a fork for another goroutine, with
 // statistics of its own (the explorer collects them, see explore.Counter).
 func (c *Checker) NewWorker() explore.Model {
+	if c.StepCache && c.scStats == nil {
+		c.scStats = new(stepStats) // shared with the workers
+	}
 	f := c.Fork()
 	f.statVals = newStatVals(len(c.statVals))
 	return f
@@ -209,6 +219,7 @@ func (c *Checker) NewReplayer() explore.Model {
 	f := c.Fork()
 	f.statVals = newStatVals(len(c.statVals))
 	f.reached = make([]atomic.Bool, len(c.reached))
+	f.scStats = nil // the cache's counts are the search's
 	if f.stb != nil {
 		f.stb.counts = new([2]atomic.Int64)
 	}
@@ -320,7 +331,14 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 		return c.CheckFinal(&c.cur)
 	}
 	c.cacheNodes(state)
-	defer func() { c.cacheOn = false }()
+	sc := c.stepMemo()
+	defer func() {
+		c.cacheOn = false
+		if sc != nil {
+			c.next.SetStepMemo(nil)
+			sc.end()
+		}
+	}()
 	if c.Reduce {
 		for _, a := range c.acts {
 			if c.Sys.Kinds[a.Kind].Ample {
@@ -346,6 +364,9 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 	// next starts as a copy of cur; after each successor only what its
 	// steps changed is copied back (model.World.Restore).
 	c.next.CopyFrom(&c.cur)
+	if sc != nil {
+		c.next.SetStepMemo(sc)
+	}
 	var before uint64 // asleep: the transitions explored so far
 	for i, a := range c.acts {
 		var bit uint64
@@ -359,6 +380,9 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 		}
 		if i > 0 {
 			c.next.Restore(&c.cur)
+		}
+		if sc != nil {
+			sc.begin(state, c.pAt)
 		}
 		if err := c.next.Apply(a, &c.out); err != nil {
 			return fmt.Errorf("enabled action failed: %w", err)

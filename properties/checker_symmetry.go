@@ -83,6 +83,8 @@ func (c *Checker) orbitRep(w *model.World, buf []byte) ([]byte, int) {
 		case c.cacheOn && c.same[i] == 1:
 			buf = append(buf, c.pEnc[c.pAt[2*i]:c.pAt[2*i+1]]...)
 			buf = w.AppendOutLinks(buf, i)
+		case c.cacheOn && c.encoded(i) != nil:
+			buf = w.AppendOutLinks(append(buf, c.encoded(i)...), i) // the step cache's (stepcache.go)
 		default:
 			buf = w.AppendOutLinks(n.Encode(buf), i)
 		}
@@ -188,6 +190,14 @@ func (c *Checker) relRep(w *model.World, buf []byte) ([]byte, int) {
 			// The node is as in the expanded state, whose encoding
 			// holds its relative form: only its links are renamed.
 			c.segs = append(c.segs, c.pEnc[c.pAt[2*i]:c.pAt[2*i+1]]...)
+			if i == 0 {
+				c.segs = w.AppendOutLinks(c.segs, 0)
+			} else {
+				c.segs = c.renamedLinks(w, i, 0, c.toZero[i], c.segs)
+			}
+		case c.cacheOn && c.encoded(i) != nil:
+			// Node i's relative form, from the step cache (stepcache.go).
+			c.segs = append(c.segs, c.encoded(i)...)
 			if i == 0 {
 				c.segs = w.AppendOutLinks(c.segs, 0)
 			} else {

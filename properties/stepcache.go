@@ -1,0 +1,266 @@
+package properties
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"sync/atomic"
+	"unsafe"
+
+	"lfccheck/model"
+)
+
+// The step cache memoizes the protocol's handlers in Successors. A
+// handler (a delivery's Receive, another kind's Apply) reads one node's
+// state, and for a delivery the packet taken off the link; it writes that
+// node's state and its outbox (the packets sent, the host deliveries). So
+// its effect is a function of (node, kind, peer, packet, the node's
+// encoding), which the cache keys on, the node's encoding in the form the
+// search stores it (the relative form renames node j to node 0, and j is
+// part of the key, so a renaming never has to commute with a handler).
+// A corrupted delivery's handler (model.CorruptionHandler) is memoized
+// the same way; the fault budgets are the kernel's, not the handler's.
+// It stores what the handler wrote: the node's new state, its encoding in
+// the stored form (which the canonical form then takes instead of
+// encoding the node again), the sends and the deliveries. Keys are
+// compared in full, so a hit gives exactly what the handler would have.
+//
+// Everything else of a step runs as without the cache: the enabledness
+// checks (a Quiet kind reads the links), the links, the world's change
+// list, the transition rules, the statistics, fusion (whose steps go
+// through the cache too), the invariants, sleep and stubborn sets. The
+// rules and invariants read the whole world, not one node, so they are
+// not memoized.
+//
+// Each checker (each worker) has a cache of its own, bounded: one
+// direct-mapped table per node, stepCacheEntries entries in all, a new
+// entry replacing the one in its slot.
+
+// stepCacheEntries bounds the entries of one worker's step cache.
+const stepCacheEntries = 1 << 14
+
+// StepCacheOff says why the step cache cannot be used, or returns "":
+// every system can use it.
+func (c *Checker) StepCacheOff() string { return "" }
+
+// StepCacheCounts returns the step cache's hits and misses so far (all
+// workers') and the bytes its entries hold (summed over the workers'
+// caches; nodes are counted at the size of their encoding).
+func (c *Checker) StepCacheCounts() (hits, misses, bytes int64) {
+	if c.scStats == nil {
+		return 0, 0, 0
+	}
+	return c.scStats.hits.Load(), c.scStats.misses.Load(), c.scStats.bytes.Load()
+}
+
+// stepStats are the step cache counts shared by a checker's forks.
+type stepStats struct {
+	hits, misses, bytes atomic.Int64
+	// verify (for tests): every step checks the key it was looked up by
+	// against the node's state, and every hit against the handler's
+	// result, and the first mismatch is kept.
+	verify   bool
+	verified atomic.Int64
+	mismatch atomic.Pointer[string]
+}
+
+type stepEntry struct {
+	key   []byte // the stored form, kind, peer, packet, the node's encoding before
+	hash  uint64
+	after model.Node // the node after the handler
+	enc   []byte     // its encoding in the stored form
+	sends []model.Transmit
+	dels  []model.Delivery
+	size  int64 // bytes counted in stepStats.bytes
+}
+
+// stepCache is one checker's cache, and its record of the successor
+// being built: per node, its encoding in the stored form (known) and
+// whether that node was last changed by a cached step (fresh: known
+// holds the encoding of its present state, for the canonical form).
+type stepCache struct {
+	c      *Checker
+	tabs   [][]stepEntry // per node
+	mask   uint64
+	seed   maphash.Seed
+	key    []byte
+	known  [][]byte
+	fresh  []bool
+	kbuf   [][]byte
+	active bool
+	vnodes []model.Node // verify: per node, scratch for the handler's result
+	vout   model.Outbox
+
+	hits, misses, bytes int64 // not yet added to c.scStats
+}
+
+// stepMemo returns the checker's step cache (made on first use), or nil
+// when it is off.
+func (c *Checker) stepMemo() *stepCache {
+	if !c.StepCache {
+		return nil
+	}
+	if c.sc == nil {
+		if c.scStats == nil {
+			c.scStats = new(stepStats)
+		}
+		P := c.Sys.P
+		per := 1
+		for per*P < stepCacheEntries {
+			per *= 2
+		}
+		sc := &stepCache{c: c, tabs: make([][]stepEntry, P), mask: uint64(per - 1), seed: maphash.MakeSeed(),
+			known: make([][]byte, P), fresh: make([]bool, P), kbuf: make([][]byte, P)}
+		for j := range sc.tabs {
+			sc.tabs[j] = make([]stepEntry, per)
+		}
+		c.sc = sc
+	}
+	return c.sc
+}
+
+// begin starts a successor of the state being expanded, whose encoding is
+// state with node spans at (as Successors decoded it): every node is as
+// there.
+func (sc *stepCache) begin(state []byte, at []int) {
+	sc.active = true
+	for j := range sc.known {
+		sc.known[j] = state[at[2*j]:at[2*j+1]]
+		sc.fresh[j] = false
+	}
+}
+
+// end closes the expansion of a state and adds its counts to the shared
+// ones.
+func (sc *stepCache) end() {
+	sc.active = false
+	if sc.hits != 0 || sc.misses != 0 || sc.bytes != 0 {
+		st := sc.c.scStats
+		st.hits.Add(sc.hits)
+		st.misses.Add(sc.misses)
+		st.bytes.Add(sc.bytes)
+		sc.hits, sc.misses, sc.bytes = 0, 0, 0
+	}
+}
+
+// encoded returns the stored-form encoding of node i of the successor
+// being built when a cached step made its present state, else nil.
+func (c *Checker) encoded(i int) []byte {
+	if sc := c.sc; sc != nil && sc.active && sc.fresh[i] {
+		return sc.known[i]
+	}
+	return nil
+}
+
+// Handle implements model.StepMemo.
+func (sc *stepCache) Handle(w *model.World, a model.Action, pkt model.Packet, out *model.Outbox) {
+	j := int(a.Node)
+	if !sc.active {
+		w.RunHandler(a, pkt, out)
+		return
+	}
+	form := byte(0)
+	if sc.c.relative() {
+		form = 1
+	}
+	k := append(sc.key[:0], form, a.Kind, byte(a.Peer), byte(pkt.Tag), byte(pkt.Src), pkt.Credits, byte(pkt.Origin), pkt.Hop)
+	k = binary.LittleEndian.AppendUint16(k, pkt.Tree)
+	k = binary.LittleEndian.AppendUint16(k, pkt.Seq)
+	k = binary.LittleEndian.AppendUint32(k, pkt.Val)
+	k = append(k, sc.known[j]...)
+	sc.key = k
+	verify := sc.c.scStats.verify
+	if verify {
+		sc.checkKey(w, j)
+	}
+	h := maphash.Bytes(sc.seed, k)
+	e := &sc.tabs[j][h&sc.mask]
+	if e.after != nil && e.hash == h && bytes.Equal(e.key, k) {
+		sc.hits++
+		if verify {
+			sc.vnodes[j].CopyFrom(w.Nodes[j])
+		}
+		w.Nodes[j].CopyFrom(e.after)
+		out.Sends = append(out.Sends, e.sends...)
+		out.Deliveries = append(out.Deliveries, e.dels...)
+		if verify {
+			sc.checkHit(w, a, pkt, out, e)
+		}
+	} else {
+		sc.misses++
+		w.RunHandler(a, pkt, out)
+		if e.after == nil {
+			e.after = sc.c.Sys.M.NewNode(a.Node)
+		}
+		e.after.CopyFrom(w.Nodes[j])
+		e.key, e.hash = append(e.key[:0], k...), h
+		e.enc = sc.c.storedEncoding(w, j, e.enc[:0])
+		e.sends = append(e.sends[:0], out.Sends...)
+		e.dels = append(e.dels[:0], out.Deliveries...)
+		size := int64(unsafe.Sizeof(*e)) + int64(cap(e.key)+2*cap(e.enc)) +
+			int64(cap(e.sends))*int64(unsafe.Sizeof(model.Transmit{})) + int64(cap(e.dels))*int64(unsafe.Sizeof(model.Delivery{}))
+		sc.bytes += size - e.size
+		e.size = size
+	}
+	sc.kbuf[j] = append(sc.kbuf[j][:0], e.enc...)
+	sc.known[j], sc.fresh[j] = sc.kbuf[j], true
+}
+
+// storedEncoding appends node j of w encoded in the form the search
+// stores it: renamed to node 0 in the relative form (as relRep renames a
+// changed node), else as it is.
+func (c *Checker) storedEncoding(w *model.World, j int, buf []byte) []byte {
+	if !c.relative() || j == 0 {
+		return w.Nodes[j].Encode(buf)
+	}
+	k := c.toZero[j]
+	if rc := model.CodesRenamed(w.Nodes[j]); rc != nil {
+		return rc.EncodeRenamed(buf, &c.sym[k], &c.symInv[k])
+	}
+	if c.ren.Sys != w.Sys {
+		c.ren = *w.Sys.Initial()
+	}
+	node := c.ren.Nodes[0]
+	node.(model.Renamable).RenameFrom(w.Nodes[j], &c.sym[k])
+	return node.Encode(buf)
+}
+
+// checkKey (verify) checks that node j's encoding the cache looks the
+// step up by is the node's present state's.
+func (sc *stepCache) checkKey(w *model.World, j int) {
+	if sc.vnodes == nil {
+		for i := range sc.known {
+			sc.vnodes = append(sc.vnodes, sc.c.Sys.M.NewNode(model.NodeID(i)))
+		}
+	}
+	if !bytes.Equal(sc.known[j], sc.c.storedEncoding(w, j, nil)) {
+		sc.mismatchf("node %d: the step cache's key is not the node's encoding", j)
+	}
+}
+
+// checkHit (verify) runs the handler on node a.Node as it was before the
+// hit (in sc.vnodes) and compares its result with the cache's.
+func (sc *stepCache) checkHit(w *model.World, a model.Action, pkt model.Packet, out *model.Outbox, e *stepEntry) {
+	j := int(a.Node)
+	sc.c.scStats.verified.Add(1)
+	w.Nodes[j], sc.vnodes[j] = sc.vnodes[j], w.Nodes[j]
+	sc.vout.Reset()
+	w.RunHandler(a, pkt, &sc.vout)
+	handler := w.Nodes[j].Encode(nil)
+	w.Nodes[j], sc.vnodes[j] = sc.vnodes[j], w.Nodes[j]
+	switch {
+	case !bytes.Equal(handler, w.Nodes[j].Encode(nil)):
+		sc.mismatchf("%s: the cached node differs from the handler's", sc.c.Sys.ActionName(a))
+	case !slices.Equal(sc.vout.Sends, out.Sends) || !slices.Equal(sc.vout.Deliveries, out.Deliveries):
+		sc.mismatchf("%s: the cached outbox differs from the handler's", sc.c.Sys.ActionName(a))
+	case !bytes.Equal(e.enc, sc.c.storedEncoding(w, j, nil)):
+		sc.mismatchf("%s: the cached encoding differs from the node's", sc.c.Sys.ActionName(a))
+	}
+}
+
+func (sc *stepCache) mismatchf(format string, args ...any) {
+	m := fmt.Sprintf(format, args...)
+	sc.c.scStats.mismatch.CompareAndSwap(nil, &m)
+}
