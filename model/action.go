@@ -67,7 +67,8 @@ type ActionKind struct {
 	// (an NI's hardware timer).
 	Live LiveMode
 	// Quiet makes the kind's actions enabled only while no packet is in
-	// flight on a link from or to the node, besides Enabled: a timer
+	// flight on a link from or to the node (nor held unhandled by another
+	// node, for a Holder machine), besides Enabled: a timer
 	// longer than any round trip, which never expires while a packet or
 	// its answer is under way. It is the one exception to the rule that
 	// a kind's enabledness depends on its node's state alone, so sleep

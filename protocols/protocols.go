@@ -9,6 +9,7 @@ import (
 	"lfccheck/properties"
 	"lfccheck/protocols/fa"
 	"lfccheck/protocols/gsb"
+	"lfccheck/protocols/hrx"
 	"lfccheck/protocols/intr"
 	"lfccheck/protocols/irx"
 	"lfccheck/protocols/mcast"
@@ -26,6 +27,7 @@ func init() {
 	model.Register(gsb.Def)
 	model.Register(panda.Def)
 	model.Register(irx.Def)
+	model.Register(hrx.Def)
 }
 
 // All lists the registered protocols.

@@ -14,7 +14,7 @@ var Def = &model.Def{
 	Doc:        "I_rx: go-back-N retransmission on the NI over links that may lose, duplicate or corrupt packets (thesis §8.2.2, §8.2.4-§8.2.6)",
 	Params:     ParamSpecs(),
 	NewParams:  func() model.Params { return Defaults() },
-	Properties: props(),
+	Properties: Props(NI),
 	Variants:   variants(),
 	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },
 	Claims:     claims(),
@@ -64,23 +64,29 @@ func remaining(w *model.World) error {
 	return fmt.Errorf("%s", properties.Counts(undelivered, "streams not delivered in full", unacked, "packets unacknowledged", held, "packets in receive buffers"))
 }
 
-func props() []model.Property {
+// Props are the properties of the protocol at level lvl (the same
+// properties; their texts name the level's buffers).
+func Props(lvl Level) []model.Property {
+	bufDoc, holder := "no NI holds more received packets than its receive buffers (§8.2.6)", "ni"
+	if lvl == Host {
+		bufDoc, holder = "no node holds more received packets than its receive buffers (§8.2.2, §8.2.6)", "node"
+	}
 	window := model.Property{Name: "window", Doc: "no sender has more than W packets to one destination unacknowledged (§8.2.2)",
 		Local: func(w *model.World, i int) error {
 			m, n := machine(w), w.Nodes[i].(*Node)
 			for d := 0; d < m.P; d++ {
 				if out := int(n.Sent[d]) - int(n.Acked[d]); out > m.W {
-					return fmt.Errorf("ni %d has %d packets to %d unacknowledged, window %d", i, out, d, m.W)
+					return fmt.Errorf("%s %d has %d packets to %d unacknowledged, window %d", m.side(), i, out, d, m.W)
 				}
 			}
 			return nil
 		}}
 	window.State = allNodes(window.Local)
-	buffers := model.Property{Name: "buffer-bound", Doc: "no NI holds more received packets than its receive buffers (§8.2.6)",
+	buffers := model.Property{Name: "buffer-bound", Doc: bufDoc,
 		Local: func(w *model.World, i int) error {
 			m, n := machine(w), w.Nodes[i].(*Node)
 			if len(n.Buf) > m.B {
-				return fmt.Errorf("ni %d holds %d received packets in %d buffers", i, len(n.Buf), m.B)
+				return fmt.Errorf("%s %d holds %d received packets in %d buffers", holder, i, len(n.Buf), m.B)
 			}
 			return nil
 		}}

@@ -89,9 +89,34 @@ var (
 	tagNack = model.NewTag(model.TagInfo{Name: "IRX_NACK", Brief: func(p model.Packet) string { return fmt.Sprintf("nack%d", p.Tree) }})
 )
 
-// Machine is I_rx bound to a configuration.
+// Level says who runs the go-back-N protocol: the NI (I_rx) or the host
+// (H_rx, protocols/hrx). The window arithmetic, the sequence numbers,
+// the acknowledgements and the timers are the same code at both levels;
+// the level decides only where a packet is handled and what the NI
+// does with it (see Receive).
+type Level uint8
+
+// Levels.
+const (
+	// NI: I_rx. The NI handles every packet as it arrives: it drops a
+	// duplicate or out-of-order packet without taking a buffer, takes
+	// a buffer for the packet it accepts and NACKs a packet it dropped
+	// for lack of one (§8.2.2).
+	NI Level = iota
+	// Host: H_rx. The NI is a plain engine that stores every packet it
+	// receives (data or acknowledgement) in a free receive buffer, or
+	// drops it when none is free; the host handles the packets in the
+	// buffers in order when it polls, and only then drops duplicates.
+	// There are no NACKs: only the host's retransmission timer makes
+	// good a packet the NI dropped (§8.2.2: NACKs are I_rx's).
+	Host
+)
+
+// Machine is I_rx (or H_rx) bound to a configuration.
 type Machine struct {
 	P, W, M, B int
+	Level      Level
+	linksTimer bool // Params.Timer is TimerLinks
 	variant    string
 	count      []int            // per pair s*P+d: packets s sends to d
 	order      [][]model.NodeID // per host: the destinations of its packets, in sending order
@@ -128,14 +153,18 @@ type Node struct {
 const maxPackets = 65534
 
 // New builds I_rx for a resolved configuration.
-func New(cfg model.Config) (*Machine, error) {
+func New(cfg model.Config) (*Machine, error) { return NewAt(cfg, NI) }
+
+// NewAt builds the protocol at level lvl for a resolved configuration
+// whose parameters are *Params.
+func NewAt(cfg model.Config, lvl Level) (*Machine, error) {
 	p := cfg.Params.(*Params)
-	m := &Machine{P: cfg.Nodes, W: p.Window, M: p.mod(), B: p.RecvBuffers, variant: cfg.Variant, count: p.counts(cfg.Nodes)}
+	m := &Machine{P: cfg.Nodes, W: p.Window, M: p.mod(), B: p.RecvBuffers, Level: lvl, linksTimer: p.Timer == TimerLinks, variant: cfg.Variant, count: p.counts(cfg.Nodes)}
 	if m.variant == "seq-mod-window" {
 		m.M = m.W
 	}
 	if m.M < 2 {
-		return nil, fmt.Errorf("irx: sequence numbers modulo %d: want at least 2", m.M)
+		return nil, fmt.Errorf("%s: sequence numbers modulo %d: want at least 2", p.name(), m.M)
 	}
 	for s := 0; s < m.P; s++ {
 		var order []model.NodeID
@@ -152,14 +181,15 @@ func New(cfg model.Config) (*Machine, error) {
 			}
 		}
 		if len(order) > maxPackets {
-			return nil, fmt.Errorf("irx: node %d sends %d packets: at most %d", s, len(order), maxPackets)
+			return nil, fmt.Errorf("%s: node %d sends %d packets: at most %d", p.name(), s, len(order), maxPackets)
 		}
 		m.order = append(m.order, order)
 	}
 	return m, nil
 }
 
-// Kinds lists the action kinds.
+// Kinds lists the action kinds. At the host level the actions that
+// handle packets and run the timers are the host's.
 func (m *Machine) Kinds() []*model.ActionKind {
 	if m.kinds != nil {
 		return m.kinds
@@ -169,15 +199,23 @@ func (m *Machine) Kinds() []*model.ActionKind {
 			Enabled: func(n model.Node) bool { x := n.(*Node); return int(x.Next) < len(m.order[x.ID]) },
 			Apply:   func(n model.Node, out *model.Outbox) { m.send(n.(*Node), out) }},
 		model.Deliver,
-		{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ni {node}",
-			Enabled: func(n model.Node) bool { return len(n.(*Node).Buf) > 0 },
-			Apply:   func(n model.Node, out *model.Outbox) { m.copyOut(n.(*Node), out) }},
-		{Name: "ack-timer", Pattern: "ni {node} ack-timer", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ack timer {node}", Live: model.LiveTimer,
-			Enabled: func(n model.Node) bool { return m.ackDue(n.(*Node)) },
-			Apply:   func(n model.Node, out *model.Outbox) { m.ackTimer(n.(*Node), out) }},
 	}
+	side, owner := "ni", model.OwnerNI
+	if m.Level == Host {
+		side, owner = "host", model.OwnerHost
+		m.kinds = append(m.kinds, &model.ActionKind{Name: "poll", Pattern: "host {node} poll", Owner: model.OwnerHost, Fair: model.Weak, FairClass: "poll {node}",
+			Enabled: func(n model.Node) bool { return len(n.(*Node).Buf) > 0 },
+			Apply:   func(n model.Node, out *model.Outbox) { m.poll(n.(*Node), out) }})
+	} else {
+		m.kinds = append(m.kinds, &model.ActionKind{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ni {node}",
+			Enabled: func(n model.Node) bool { return len(n.(*Node).Buf) > 0 },
+			Apply:   func(n model.Node, out *model.Outbox) { m.copyOut(n.(*Node), out) }})
+	}
+	m.kinds = append(m.kinds, &model.ActionKind{Name: "ack-timer", Pattern: side + " {node} ack-timer", Owner: owner, Fair: model.Weak, FairClass: "ack timer {node}", Live: model.LiveTimer,
+		Enabled: func(n model.Node) bool { return m.ackDue(n.(*Node)) },
+		Apply:   func(n model.Node, out *model.Outbox) { m.ackTimer(n.(*Node), out) }})
 	if m.variant != "no-retransmit-timer" {
-		m.kinds = append(m.kinds, &model.ActionKind{Name: "timeout", Pattern: "ni {node} timeout", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "timer {node}", Live: model.LiveTimer, Quiet: true,
+		m.kinds = append(m.kinds, &model.ActionKind{Name: "timeout", Pattern: side + " {node} timeout", Owner: owner, Fair: model.Weak, FairClass: "timer {node}", Live: model.LiveTimer, Quiet: true,
 			Enabled: func(n model.Node) bool { return m.timerRuns(n.(*Node)) },
 			Apply:   func(n model.Node, out *model.Outbox) { m.timeout(n.(*Node), out) }})
 	}
@@ -255,10 +293,27 @@ func (m *Machine) retransmit(n *Node, d int, out *model.Outbox) {
 	}
 }
 
-// Receive handles a packet from NI from.
+// Receive handles a packet from NI from. I_rx's NI handles it at once
+// (handle); H_rx's NI stores it in a free receive buffer for the host to
+// handle when it polls, or drops it if every buffer is taken: the NI
+// knows no sequence numbers, so a duplicate takes a buffer as a new
+// packet does, and nothing tells the sender of the drop.
 func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
 	n := mn.(*Node)
-	s := int(from)
+	if m.Level == Host {
+		if len(n.Buf) >= m.B && m.variant != "no-buffer-check" {
+			return // dropped for lack of a buffer; the timer makes good
+		}
+		n.Buf = append(n.Buf, pkt)
+		return
+	}
+	m.handle(n, int(from), pkt, out)
+}
+
+// handle is the receiving side of go-back-N at either level: an
+// acknowledgement or NACK from s, or a data packet from s, which is
+// accepted (take) only if it carries the next expected number.
+func (m *Machine) handle(n *Node, s int, pkt model.Packet, out *model.Outbox) {
 	switch pkt.Tag {
 	case tagAck:
 		if m.ack(n, s, pkt.Tree) {
@@ -274,11 +329,9 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 		}
 		switch {
 		case pkt.Tree == m.wire(n.Expect[s]) || m.variant == "accept-out-of-order" && m.ahead(n, s, pkt.Tree):
-			if len(n.Buf) >= m.B && m.variant != "no-buffer-check" {
-				n.NackDue[s] = true // dropped for lack of a buffer (§8.2.2)
+			if !m.take(n, s, pkt, out) {
 				return
 			}
-			n.Buf = append(n.Buf, pkt)
 			n.Expect[s] += uint16((int(pkt.Tree)-int(m.wire(n.Expect[s]))+m.M)%m.M) + 1
 			n.AckDue[s] = true
 		default:
@@ -287,6 +340,47 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 			n.AckDue[s] = true
 		}
 	}
+}
+
+// take accepts the data packet pkt from s: I_rx's NI puts it in a free
+// receive buffer (or drops it and owes s a NACK, §8.2.2, reporting
+// false); H_rx's host, which handles a packet already in a buffer,
+// hands it to the client.
+func (m *Machine) take(n *Node, s int, pkt model.Packet, out *model.Outbox) bool {
+	if m.Level == Host {
+		out.Deliver(n.ID, pkt, int(pkt.Origin), &n.Log[pkt.Origin])
+		return true
+	}
+	if len(n.Buf) >= m.B && m.variant != "no-buffer-check" {
+		n.NackDue[s] = true // dropped for lack of a buffer (§8.2.2)
+		return false
+	}
+	n.Buf = append(n.Buf, pkt)
+	return true
+}
+
+// Holds reports whether node x holds a packet from node from in its
+// receive buffers (model.Holder). Only the host level holds packets that
+// are still under way: I_rx's buffers hold packets already accepted.
+func (m *Machine) Holds(x model.Node, from model.NodeID) bool {
+	if m.Level != Host || m.linksTimer {
+		return false
+	}
+	for _, p := range x.(*Node).Buf {
+		if p.Src == from {
+			return true
+		}
+	}
+	return false
+}
+
+// poll is H_rx's host handling the oldest packet in its receive buffers,
+// which frees the buffer.
+func (m *Machine) poll(n *Node, out *model.Outbox) {
+	pkt := n.Buf[0]
+	copy(n.Buf, n.Buf[1:])
+	n.Buf = n.Buf[:len(n.Buf)-1]
+	m.handle(n, int(pkt.Src), pkt, out)
 }
 
 // ahead reports whether wire number w is 1..W-1 ahead of what n expects
@@ -328,8 +422,15 @@ func (m *Machine) ackTimer(n *Node, out *model.Outbox) {
 }
 
 // timerRuns reports whether the retransmission timer runs: a packet is
-// unacknowledged.
+// unacknowledged. At the host level the timer, longer than any round
+// trip, does not expire either while the host has a packet in its
+// receive buffers that it has not handled (packets on the links and
+// those other hosts hold: Quiet and Holds), unless --timer links says
+// it may.
 func (m *Machine) timerRuns(n *Node) bool {
+	if m.Level == Host && !m.linksTimer && len(n.Buf) > 0 {
+		return false
+	}
 	for d := 0; d < m.P; d++ {
 		if n.Sent[d] > n.Acked[d] {
 			return true
@@ -407,12 +508,21 @@ func (n *Node) CopyFrom(src model.Node) {
 	n.Log = append(n.Log[:0], s.Log...)
 }
 
+// side names the part that runs the protocol in state descriptions.
+func (m *Machine) side() string {
+	if m.Level == Host {
+		return "host"
+	}
+	return "ni"
+}
+
 // Describe renders the node: its NI's sending and receiving state, its
 // host.
 func (n *Node) Describe() []string {
+	side := n.m.side()
 	return []string{
-		fmt.Sprintf("ni %d: send %s", n.ID, n.sendString()),
-		fmt.Sprintf("ni %d: recv %s; buffers %s", n.ID, n.recvString(), model.PacketList(n.Buf)),
+		fmt.Sprintf("%s %d: send %s", side, n.ID, n.sendString()),
+		fmt.Sprintf("%s %d: recv %s; buffers %s", side, n.ID, n.recvString(), model.PacketList(n.Buf)),
 		fmt.Sprintf("host %d: sent %d of %d; delivered %s", n.ID, n.Next, len(n.m.order[n.ID]), n.logString()),
 	}
 }
@@ -458,9 +568,10 @@ func (n *Node) logString() string {
 func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	p := prev.(*Node)
 	id := n.ID
-	ch(fmt.Sprintf("ni %d send", id), p.sendString(), n.sendString())
-	ch(fmt.Sprintf("ni %d recv", id), p.recvString(), n.recvString())
-	ch(fmt.Sprintf("ni %d buffers", id), model.PacketList(p.Buf), model.PacketList(n.Buf))
+	side := n.m.side()
+	ch(fmt.Sprintf("%s %d send", side, id), p.sendString(), n.sendString())
+	ch(fmt.Sprintf("%s %d recv", side, id), p.recvString(), n.recvString())
+	ch(fmt.Sprintf("%s %d buffers", side, id), model.PacketList(p.Buf), model.PacketList(n.Buf))
 	if p.Next != n.Next {
 		ch(fmt.Sprintf("host %d sent", id), strconv.Itoa(int(p.Next)), strconv.Itoa(int(n.Next)))
 	}

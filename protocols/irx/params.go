@@ -24,22 +24,61 @@ type Params struct {
 	Packets int `json:"packets"`
 	// Flows is an explicit workload instead.
 	Flows []ucast.Flow `json:"flows,omitempty"`
+	// Timer is when H_rx's retransmission timer may expire (the host
+	// level only): TimerRoundTrip (""), once nothing from or to the host
+	// is on a link or waits in a receive buffer for its host, or
+	// TimerLinks, once nothing is on a link, while packets may still
+	// wait for a host that polls late.
+	Timer string `json:"timer,omitempty"`
 
 	packetsGiven bool
+	proto        string // the protocol's name in messages ("" is irx)
 }
+
+// Values of Params.Timer.
+const (
+	TimerRoundTrip = "round-trip"
+	TimerLinks     = "links"
+)
 
 // Defaults returns the default parameters.
 func Defaults() *Params { return &Params{Window: 2, RecvBuffers: 1, Packets: 2} }
 
+// DefaultsFor returns the default parameters of the protocol named
+// proto that runs on this package's machine (hrx), for its messages.
+func DefaultsFor(proto string) *Params {
+	p := Defaults()
+	p.proto = proto
+	return p
+}
+
+func (p *Params) name() string {
+	if p.proto == "" {
+		return "irx"
+	}
+	return p.proto
+}
+
 // ParamSpecs declares the parameters.
-func ParamSpecs() []model.ParamSpec {
-	return []model.ParamSpec{
+func ParamSpecs() []model.ParamSpec { return ParamSpecsAt(NI) }
+
+// ParamSpecsAt declares the parameters of the protocol at level lvl.
+func ParamSpecsAt(lvl Level) []model.ParamSpec {
+	buffers := "NI receive buffers shared by all senders (§8.2.6)"
+	if lvl == Host {
+		buffers = "receive buffers shared by all senders: every packet that arrives (data or acknowledgement, new or duplicate) holds one until the host has handled it (§8.2.2, §8.2.6)"
+	}
+	specs := []model.ParamSpec{
 		{Key: "window", Doc: "send window per destination, W: packets sent and not yet acknowledged (§8.2.2)", Default: "2"},
 		{Key: "seq-mod", Doc: "sequence numbers on the wire are 0..seq-mod-1 and wrap (at least window+1)", Default: "window + 1"},
-		{Key: "recv-buffers", Doc: "NI receive buffers shared by all senders (§8.2.6)", Default: "1"},
+		{Key: "recv-buffers", Doc: buffers, Default: "1"},
 		{Key: "packets", Doc: "packets each host sends to each other host, K (without flow)", Default: "2"},
 		{Key: "flow", Doc: "an explicit workload SRC:DST:COUNT, repeatable (replaces packets)", Repeat: true},
 	}
+	if lvl == Host {
+		specs = append(specs, model.ParamSpec{Key: "timer", Doc: "when the retransmission timer may expire: round-trip (nothing from or to the host on a link or waiting in a receive buffer for its host: longer than any round trip, the polling watchdog bounding the wait, §3.7) or links (nothing on a link; packets may still wait for a host that polls late)", Default: TimerRoundTrip})
+	}
+	return specs
 }
 
 // Set applies one setting.
@@ -55,13 +94,24 @@ func (p *Params) Set(key, v string) error {
 	case "packets":
 		p.Packets, err = ucast.IntIn(v, 1, model.MaxStreamSeq)
 		p.packetsGiven = err == nil
+	case "timer":
+		if p.proto != "hrx" {
+			return fmt.Errorf("%s has no parameter %q", p.name(), key)
+		}
+		if v != TimerRoundTrip && v != TimerLinks {
+			return fmt.Errorf("timer %q: want %s or %s", v, TimerRoundTrip, TimerLinks)
+		}
+		p.Timer = v
+		if v == TimerRoundTrip {
+			p.Timer = ""
+		}
 	case "flow":
 		var f ucast.Flow
 		if f, err = ucast.ParseFlow(v); err == nil {
 			p.Flows = append(p.Flows, f)
 		}
 	default:
-		return fmt.Errorf("irx has no parameter %q", key)
+		return fmt.Errorf("%s has no parameter %q", p.name(), key)
 	}
 	return err
 }
@@ -85,6 +135,9 @@ func (p *Params) Settings() []model.Setting {
 	for _, f := range p.Flows {
 		s = append(s, model.Setting{Key: "flow", Value: f.String()})
 	}
+	if p.Timer != "" {
+		s = append(s, model.Setting{Key: "timer", Value: p.Timer})
+	}
 	return s
 }
 
@@ -96,6 +149,13 @@ func (p *Params) Describe() string {
 		b.WriteString(" flows=" + ucast.Join(p.Flows))
 	} else {
 		fmt.Fprintf(&b, " packets=%d", p.Packets)
+	}
+	if p.proto == "hrx" {
+		t := p.Timer
+		if t == "" {
+			t = TimerRoundTrip
+		}
+		b.WriteString(" timer=" + t)
 	}
 	return b.String()
 }

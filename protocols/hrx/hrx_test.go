@@ -1,0 +1,229 @@
+package hrx_test
+
+import (
+	"strings"
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
+	"lfccheck/model"
+	_ "lfccheck/protocols" // registers the protocols
+	"lfccheck/protocols/hrx"
+	"lfccheck/protocols/internal/checktest"
+	"lfccheck/protocols/irx"
+	"lfccheck/protocols/ucast"
+	"lfccheck/traces"
+)
+
+func flow(s, d, k int) ucast.Flow { return ucast.Flow{Src: s, Dst: d, Count: k} }
+
+// H_rx passes over reliable links and over links that lose, duplicate
+// and corrupt packets, at P=2 and P=3, with sequence numbers that wrap,
+// when the receive buffers let every packet's turn come.
+func TestHRXPasses(t *testing.T) {
+	cfgs := []model.Config{
+		hrx.Config(2, 2, 2, ""),
+		hrx.Config(2, 2, 2, "loss:1,dup:1"),
+		hrx.FlowConfig(2, 2, 1, "loss:1,dup:1", flow(0, 1, 4)),
+		hrx.FlowConfig(2, 1, 1, "loss:2", flow(0, 1, 2)),
+		hrx.FlowConfig(2, 2, 2, "corrupt@0->1:1,loss@1->0:1", flow(0, 1, 3)),
+		hrx.FlowConfig(3, 2, 1, "loss:1,dup:1", flow(0, 2, 2), flow(1, 2, 1)),
+		// The ring and the two senders that livelock with one buffer
+		// (TestLivelocks) pass with two.
+		hrx.FlowConfig(3, 2, 2, "", flow(0, 1, 1), flow(1, 2, 1), flow(2, 0, 1)),
+		hrx.FlowConfig(3, 2, 2, "loss@0->2:1", flow(0, 2, 2), flow(1, 2, 2)),
+	}
+	if racebuild.Enabled {
+		cfgs = cfgs[2:4] // the race stage: two small ones
+	}
+	for _, cfg := range cfgs {
+		r, _ := checktest.Search(t, cfg)
+		if r.Verdict != explore.Pass {
+			t.Errorf("%s: %s %v", cfg.Describe(), r.Verdict, r.Violation)
+		}
+	}
+}
+
+// Every broken variant fails by the property that catches it, with a
+// counterexample that replays and shows what went wrong.
+func TestVariantsAreCaught(t *testing.T) {
+	shows := map[string]func(o traces.Outcome) bool{
+		// Packet 2 finds the one buffer taken and the NI drops it;
+		// nothing sends it again.
+		"no-retransmit-timer": func(o traces.Outcome) bool {
+			return dropped(o.Steps, "d0#2") && o.Live && o.Terminal
+		},
+		"seq-mod-window": func(o traces.Outcome) bool {
+			return strings.Contains(o.Violation.Message, "twice")
+		},
+		"accept-out-of-order": func(o traces.Outcome) bool {
+			return stepWith(o.Steps, "lose 0->1", "") && strings.Contains(o.Violation.Message, "after")
+		},
+		"window-off-by-one": func(o traces.Outcome) bool {
+			return strings.Contains(o.Violation.Message, "host 0 has 3 packets to 1 unacknowledged, window 2")
+		},
+		"no-buffer-check": func(o traces.Outcome) bool {
+			return strings.Contains(o.Violation.Message, "2 received packets in 1 buffers")
+		},
+		"blocked-sends-forgotten": func(o traces.Outcome) bool {
+			return strings.Contains(o.Violation.Message, "1 streams not delivered in full") && o.Terminal
+		},
+	}
+	for _, v := range hrx.Def.Variants {
+		if v.Catches == "" {
+			continue
+		}
+		t.Run(v.Name, func(t *testing.T) {
+			o := caught(t, hrx.Def.VariantClaim(v).Config, v.Catches)
+			if show := shows[v.Name]; show == nil || !show(o) {
+				t.Fatalf("the counterexample does not show the bug: %s\n%s", o.Violation, steps(o.Steps))
+			}
+		})
+	}
+}
+
+// The claims that H_rx livelocks fail eventual-delivery with a fair loop
+// that shows the mechanism each claim names.
+func TestLivelocks(t *testing.T) {
+	shows := map[string]func(loop []traces.Step) bool{
+		// An acknowledgement finds its sender's one buffer taken.
+		"ring": func(loop []traces.Step) bool { return dropped(loop, "[ack") },
+		// Each sender's awaited first packet is dropped in turn.
+		"flows=0:2:2,1:2:2": func(loop []traces.Step) bool { return dropped(loop, "d0#1") && dropped(loop, "d1#1") },
+		// The awaited packet 2 is dropped: the buffer holds a copy of 3.
+		"timer=links": func(loop []traces.Step) bool { return dropped(loop, "d0#2") && stepWith(loop, "host 0 timeout", "") },
+	}
+	n := 0
+	for _, c := range hrx.Def.Claims {
+		if c.Expect == "pass" {
+			continue
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			if c.Expect != "fail eventual-delivery" {
+				t.Fatalf("expect %q", c.Expect)
+			}
+			o := caught(t, c.Config, "eventual-delivery")
+			if o.Loop == 0 {
+				t.Fatalf("no loop: %s", o.Violation)
+			}
+			loop := o.Steps[len(o.Steps)-o.Loop:]
+			for key, show := range shows {
+				if strings.Contains(c.Name, key) {
+					if !show(loop) {
+						t.Fatalf("the loop does not show the livelock:\n%s", steps(loop))
+					}
+					return
+				}
+			}
+			t.Fatalf("no test of what the loop shows")
+		})
+	}
+	if n != len(shows) {
+		t.Errorf("%d failing claims, %d checked for what they show", n, len(shows))
+	}
+}
+
+// The same configuration as the timer=links claim passes with the
+// default timer: the livelock needs a timer that expires while a copy
+// waits in a receive buffer.
+func TestRoundTripTimerPassesWhereLinksTimerLivelocks(t *testing.T) {
+	cfg := hrx.FlowConfig(2, 2, 1, "", flow(0, 1, 4))
+	if r, _ := checktest.Search(t, cfg); r.Verdict != explore.Pass {
+		t.Fatalf("timer=round-trip: %s %v", r.Verdict, r.Violation)
+	}
+	if err := cfg.Params.Set("timer", "links"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := checktest.Search(t, cfg); r.Verdict != explore.Fail || r.Violation.PropertyName() != "eventual-delivery" {
+		t.Fatalf("timer=links: %s %v", r.Verdict, r.Violation)
+	}
+}
+
+// I_rx, whose NI handles an acknowledgement without a buffer and drops a
+// packet after a gap before it takes one, passes the configurations on
+// which H_rx livelocks.
+func TestIRXPassesWhereHRXLivelocks(t *testing.T) {
+	if racebuild.Enabled {
+		t.Skip("about 80,000 states: not under the race detector")
+	}
+	for _, c := range hrx.Def.Claims {
+		if c.Expect == "pass" || strings.Contains(c.Name, "timer=") {
+			continue
+		}
+		cfg := c.Config.Clone()
+		cfg.Protocol = "irx"
+		p := *cfg.Params.(*irx.Params)
+		q := irx.Defaults()
+		q.Window, q.RecvBuffers, q.Flows = p.Window, p.RecvBuffers, p.Flows
+		cfg.Params = q
+		if r, _ := checktest.Search(t, cfg); r.Verdict != explore.Pass {
+			t.Errorf("irx %s: %s %v", c.Name, r.Verdict, r.Violation)
+		}
+	}
+}
+
+// timer is H_rx's parameter: I_rx refuses it, and only its two values
+// are taken.
+func TestTimerParameter(t *testing.T) {
+	if err := irx.Defaults().Set("timer", "links"); err == nil || !strings.Contains(err.Error(), "irx has no parameter") {
+		t.Errorf("irx timer: %v", err)
+	}
+	p := irx.DefaultsFor("hrx")
+	if err := p.Set("timer", "soon"); err == nil {
+		t.Errorf("timer soon accepted")
+	}
+	if err := p.Set("timer", "round-trip"); err != nil || len(p.Settings()) != 0 {
+		t.Errorf("timer round-trip: %v, settings %v", err, p.Settings())
+	}
+	if err := p.Set("timer", "links"); err != nil || !strings.Contains(p.Describe(), "timer=links") {
+		t.Errorf("timer links: %v, %s", err, p.Describe())
+	}
+}
+
+// caught searches cfg, wants it to fail prop, and returns the replayed
+// counterexample.
+func caught(t *testing.T, cfg model.Config, prop string) traces.Outcome {
+	t.Helper()
+	r, ck := checktest.Search(t, cfg)
+	if r.Verdict != explore.Fail || r.Violation.PropertyName() != prop {
+		t.Fatalf("want fail %s, got %s %v", prop, r.Verdict, r.Violation)
+	}
+	o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
+	if err != nil || o.Violation == nil || o.Violation.Property != prop {
+		t.Fatalf("replay: %+v, %v", o.Violation, err)
+	}
+	return o
+}
+
+// dropped reports whether some step delivers a packet whose brief
+// starts with what and the NI drops it (the receiving buffers do not
+// change).
+func dropped(ss []traces.Step, what string) bool {
+	for _, s := range ss {
+		ch := strings.Join(s.Changes, "\n")
+		if strings.HasPrefix(s.Action, "deliver ") && strings.Contains(ch, ": ["+strings.TrimPrefix(what, "[")) && !strings.Contains(ch, "buffers") {
+			return true
+		}
+	}
+	return false
+}
+
+// stepWith reports whether some step is action with a change mentioning
+// what.
+func stepWith(ss []traces.Step, action, what string) bool {
+	for _, s := range ss {
+		if s.Action == action && strings.Contains(strings.Join(s.Changes, "\n"), what) {
+			return true
+		}
+	}
+	return false
+}
+
+func steps(ss []traces.Step) string {
+	var b strings.Builder
+	for _, s := range ss {
+		b.WriteString(s.Action + " " + strings.Join(s.Changes, "; ") + "\n")
+	}
+	return b.String()
+}
