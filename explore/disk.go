@@ -75,8 +75,11 @@ type DiskInfo struct {
 	// Resumed set.
 	Resumed   bool `json:"resumed"`
 	ResumedAt int  `json:"resumed_at_depth,omitempty"`
-	// Kept is set when the files stay in Dir for the same search to resume.
-	Kept bool `json:"kept"`
+	// Kept is set when the files stay in Dir for the same search to
+	// resume, at SavedDepth with SavedStates stored.
+	Kept        bool  `json:"kept"`
+	SavedDepth  int   `json:"saved_depth,omitempty"`
+	SavedStates int64 `json:"saved_states,omitempty"`
 }
 
 // DiskManifest is the name of the disk search's manifest in its directory.
@@ -120,6 +123,7 @@ type diskSearch struct {
 	bufs      []*runBuf
 	diskNow   int64
 	levelAt   int64 // states of the level expanded so far (progress)
+	bufPeak   int64 // the most memory the run buffers held
 }
 
 // diskBFS runs the disk search (BFS with Options.DiskDir).
@@ -173,6 +177,7 @@ func diskBFS(m Model, opt Options) (Result, error) {
 		d.removeAll()
 	} else if err == nil {
 		d.info.Kept = d.man.Format != 0
+		d.info.SavedDepth, d.info.SavedStates = d.man.Depth, d.man.States
 	}
 	if d.lock != nil {
 		d.lock.Close()
@@ -193,13 +198,13 @@ func diskBFS(m Model, opt Options) (Result, error) {
 // Len is the number of states stored.
 func (d *diskSearch) Len() int { return int(d.total + d.pending) }
 
-// MemBytes is the memory of the run buffers.
+// MemBytes is the most memory the run buffers held at once.
 func (d *diskSearch) MemBytes() int64 {
 	n := int64(0)
 	for _, b := range d.bufs {
 		n += b.memBytes()
 	}
-	return n
+	return max(n, d.bufPeak)
 }
 
 // DiskBytes is the most the search's files took at once.
@@ -258,6 +263,7 @@ func (d *diskSearch) newBuf(byEnc bool, prefix string) *runBuf {
 // noteRuns counts the runs a buffer wrote.
 func (d *diskSearch) noteRuns(b *runBuf) {
 	d.info.Runs += int64(len(b.runs))
+	d.bufPeak = max(d.bufPeak, b.peak)
 	d.grew(*b.written)
 	*b.written = 0
 }

@@ -312,6 +312,7 @@ type runBuf struct {
 	f      *os.File // the runs, one after another
 	fw     *bufio.Writer
 	off    int64
+	peak   int64 // the most memory the buffer held
 	// written counts the bytes of the runs written (DiskInfo).
 	written *int64
 }
@@ -342,6 +343,7 @@ func (b *runBuf) memBytes() int64 { return int64(cap(b.arena) + cap(b.idx)*bidxB
 
 // spill sorts the records in memory and writes them as a run.
 func (b *runBuf) spill() error {
+	b.peak = max(b.peak, b.memBytes())
 	if b.byEnc {
 		slices.SortFunc(b.idx, func(x, y bidx) int {
 			if c := bytes.Compare(b.enc(x), b.enc(y)); c != 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +39,8 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	cpf.register(fs)
 	var df distFlags
 	df.register(fs)
+	var dkf diskFlags
+	dkf.register(fs)
 	frontier := fs.Bool("frontier", false, "keep only the level being built in the visited set: memory per level, not per state, for protocol variants whose runs all end (a state met again at a greater depth is stored again; after a pass the search counts the states stored twice: none means the count is of distinct states)")
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
@@ -85,6 +88,9 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	}
 	scc, err := lsf.scc(fs, &sf, hunt, *frontier, df.on(fs), &cpf)
 	if err != nil {
+		return 0, err
+	}
+	if err := dkf.validate(fs, &opt, &sf, hunt, hf.search, *frontier, scc, df.on(fs), &cpf); err != nil {
 		return 0, err
 	}
 	if *traceOut != "" {
@@ -139,6 +145,9 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if err := cpf.apply(fs, &opt, ck, &sf, hf.search); err != nil {
 		return 0, err
 	}
+	if err := dkf.fits(fs, ck, &sf, &opt); err != nil {
+		return 0, err
+	}
 	var res checked
 	if df.on(fs) {
 		if err := df.validate(fs, ck, opt, huntName(hunt, hf.search)); err != nil {
@@ -156,7 +165,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 			res, err = checkOne(ck, opt)
 		}
 		if err != nil {
-			return 0, checkpointError(err, opt.Checkpoint)
+			return 0, checkpointError(err, cmp.Or(opt.Checkpoint, opt.DiskDir))
 		}
 	} else {
 		res, err = checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {

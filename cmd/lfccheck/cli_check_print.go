@@ -88,14 +88,18 @@ func printCheck(w io.Writer, c checked) {
 			workers = fmt.Sprintf("%d processes of 1 worker", j.Distributed.Workers)
 		}
 		disk := ""
-		if j.DiskBytes > 0 {
+		if j.DiskBytes > 0 && j.Disk == nil {
 			where := "a temporary file"
 			if j.Checkpoint != nil {
 				where = j.Checkpoint.Dir
 			}
 			disk = fmt.Sprintf("; keys and parents for traces in %s, %s", where, explore.FormatBytes(uint64(j.DiskBytes)))
 		}
-		fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)%s\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per, disk)
+		if j.Disk != nil {
+			fmt.Fprintf(w, "search: breadth-first, %s; visited set, levels and parents on disk in %s (peak %s), run buffers in memory %s (%.1f bytes/state)\n", workers, j.Disk.Dir, explore.FormatBytes(uint64(j.Disk.PeakBytes)), explore.FormatBytes(uint64(j.StoreBytes)), per)
+		} else {
+			fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)%s\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per, disk)
+		}
 		if l := levelsLine(j.Levels, j.LevelPartial, j.Verdict); l != "" {
 			fmt.Fprintln(w, l)
 		}
@@ -119,6 +123,9 @@ func printCheck(w io.Writer, c checked) {
 	}
 	if j.Checkpoint != nil {
 		fmt.Fprintln(w, checkpointLine(j.Checkpoint, j.Verdict))
+	}
+	if d := j.Disk; d != nil {
+		fmt.Fprintln(w, diskLine(d))
 	}
 	if f := j.Frontier; f != nil {
 		switch {

@@ -117,6 +117,8 @@ type checkResult struct {
 	Checkpoint *explore.CheckpointInfo `json:"checkpoint,omitempty"`
 	// Frontier describes a frontier search (check --frontier).
 	Frontier *explore.FrontierInfo `json:"frontier,omitempty"`
+	// Disk describes a disk search (check --disk-visited).
+	Disk *explore.DiskInfo `json:"disk,omitempty"`
 	// Distributed describes a distributed search (check --distributed,
 	// --peers).
 	Distributed *dist.Info `json:"distributed,omitempty"`
@@ -156,7 +158,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		Statistics: ck.Statistics(),
 		SleepSets:  r.Sleep.On, SleepSetsSkipped: r.Sleep.Skipped, SleepSetsNote: sleepNote(r.Sleep),
 		StubbornSets: ck.Stubborn, StubbornNote: stubbornNote(ck),
-		Checkpoint: r.Checkpoint, Frontier: r.Frontier,
+		Checkpoint: r.Checkpoint, Frontier: r.Frontier, Disk: r.Disk,
 	}}
 	c.json.StubbornStates, c.json.StubbornLeft = ck.StubbornCounts()
 	c.json.LivenessSearch = liveSearchOf(ck)

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"lfccheck/explore"
+)
+
+// diskSame is what check --disk-visited must share with check
+// --sleep-sets off (it uses no sleep sets).
+func diskSame(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, k := range []string{"verdict", "states", "transitions", "depth", "levels", "statistics", "property", "message", "trace"} {
+		out[k] = m[k]
+	}
+	return out
+}
+
+// check --disk-visited: the search of --sleep-sets off (a pass and a
+// deadlock whose counterexample replays); cut short at a depth limit it
+// keeps its files, and the same command without the limit continues
+// from there to the same result and removes them; refused (exit 2, one
+// line) where it cannot run, and on damaged files.
+func TestDiskVisitedCLI(t *testing.T) {
+	for _, c := range []struct {
+		flags []string
+		code  int
+	}{
+		{[]string{"--protocol", "mcast", "--tree", "binary", "--nodes", "3", "--packets", "1"}, exitPass},
+		{[]string{"--protocol", "mcast", "--tree", "chain", "--nodes", "4", "--credits", "1", "--packets", "1"}, exitFail},
+	} {
+		want := checkJSON(t, c.code, append([]string{"--sleep-sets", "off"}, c.flags...)...)
+		dir := filepath.Join(t.TempDir(), "visited")
+		m := checkJSON(t, exitIncomplete, append([]string{"--disk-visited", dir, "--max-depth", "6"}, c.flags...)...)
+		d, _ := m["disk"].(map[string]any)
+		if d["kept"] != true || d["saved_depth"] != 6.0 {
+			t.Fatalf("%v: cut short: %v", c.flags, m["disk"])
+		}
+		trace := filepath.Join(t.TempDir(), "trace.json")
+		m = checkJSON(t, c.code, append([]string{"--disk-visited", dir, "--trace-out", trace}, c.flags...)...)
+		if diff := cmp.Diff(diskSame(want), diskSame(m)); diff != "" {
+			t.Errorf("%v: --disk-visited differs from --sleep-sets off (-want +got):\n%s", c.flags, diff)
+		}
+		d, _ = m["disk"].(map[string]any)
+		if d["resumed"] != true || d["resumed_at_depth"] != 6.0 || d["kept"] != false {
+			t.Errorf("%v: resumed: %v", c.flags, m["disk"])
+		}
+		if left, _ := os.ReadDir(dir); len(left) > 0 {
+			t.Errorf("%v: %d files left in %s", c.flags, len(left), dir)
+		}
+		if c.code == exitFail {
+			if code, out, errs := runCLI("replay", trace); code != exitPass || !strings.Contains(out, "as recorded") {
+				t.Errorf("replay: exit %d\n%s%s", code, out, errs)
+			}
+		}
+	}
+	// Damaged files, and another search's files.
+	flags := []string{"--protocol", "mcast", "--tree", "binary", "--nodes", "3", "--packets", "1"}
+	dir := t.TempDir()
+	checkJSON(t, exitIncomplete, append([]string{"--disk-visited", dir, "--max-depth", "5"}, flags...)...)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "-q", "--disk-visited", dir, "--protocol", "mcast", "--tree", "binary", "--nodes", "3", "--packets", "2"}, "holds the checkpoint of another search: config"},
+		{[]string{"check", "-q", "--disk-visited", dir, "--fingerprint"}, "drop --fingerprint"},
+		{[]string{"check", "-q", "--disk-visited", dir, "--frontier"}, "not with --frontier"},
+		{[]string{"check", "-q", "--disk-visited", dir, "--workers", "2"}, "one worker"},
+		{[]string{"check", "-q", "--disk-visited", dir, "--checkpoint", t.TempDir()}, "not with --checkpoint"},
+		{[]string{"check", "-q", "--disk-visited", dir, "--search", "dfs"}, "breadth-first"},
+		{[]string{"check", "-q", "--disk-visited", dir, "--protocol", "fa"}, "which eventual-reply checks on: leave it out with --property"},
+		{[]string{"check", "-q", "--disk-visited", dir, "--liveness-graph"}, "not with --liveness-graph"},
+		{[]string{"check", "-q", "--disk-visited", ""}, "needs a directory"},
+	} {
+		code, out, errs := runCLI(c.args...)
+		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", c.args, code, out, errs)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "visited-") {
+			os.Truncate(filepath.Join(dir, e.Name()), 3)
+			break
+		}
+	}
+	code, out, errs := runCLI(append([]string{"check", "-q", "--disk-visited", dir}, flags...)...)
+	if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "visited-") {
+		t.Errorf("a file cut short: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	os.Remove(filepath.Join(dir, explore.DiskManifest))
+	if left, _ := os.ReadDir(dir); len(left) == 0 {
+		t.Errorf("the files of a search cut short are gone")
+	}
+}
