@@ -195,8 +195,23 @@ func (c *configFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.variant, "variant", "correct", "protocol variant (see 'lfccheck list')")
 	intVar(fs, &c.nodes, "nodes", 3, "number of NIs (hosts), P (mcast with --topology: the file's)")
 	fs.StringArrayVar(&c.props, "property", nil, "check only this property, repeatable (default: all)")
-	fs.StringVar(&c.faults, "faults", "", "links that may lose, duplicate or corrupt packets, with a bound per run: KIND:N for every link, KIND@I->J:N for link I->J, comma-separated; KIND loss, dup or corrupt (e.g. loss:2,dup:1; default: reliable links)")
+	fs.StringVar(&c.faults, "faults", "", faultsUsage)
 	c.params = registerParams(fs)
+}
+
+// faultsUsage is the help text of --faults (check and sweep).
+const faultsUsage = "links that may lose, duplicate or corrupt packets, with a bound per run: KIND:N for every link, KIND@I->J:N for link I->J, comma-separated; KIND loss, dup or corrupt (e.g. loss:2,dup:1; default: reliable links)"
+
+// parseFaultsFlag reads a --faults value that was given.
+func parseFaultsFlag(v string) (model.Faults, error) {
+	if v == "" {
+		return nil, usagef("--faults is empty: want e.g. loss:1 (or none for reliable links)")
+	}
+	f, err := model.ParseFaults(v)
+	if err != nil {
+		return nil, usagef("--faults %s: %v", v, err)
+	}
+	return f, nil
 }
 
 // config builds the configuration the flags describe.
@@ -210,12 +225,9 @@ func (c *configFlags) config(fs *pflag.FlagSet, e env) (model.Config, *model.Def
 	}
 	cfg := model.Config{Protocol: def.Name, Variant: c.variant, Properties: c.props}
 	if fs.Changed("faults") {
-		if c.faults == "" {
-			return cfg, def, usagef("--faults is empty: want e.g. loss:1 (or none for reliable links)")
-		}
-		f, err := model.ParseFaults(c.faults)
+		f, err := parseFaultsFlag(c.faults)
 		if err != nil {
-			return cfg, def, usagef("--faults %s: %v", c.faults, err)
+			return cfg, def, err
 		}
 		cfg.Faults = f
 	}

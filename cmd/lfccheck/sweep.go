@@ -30,6 +30,8 @@ type sweepResult struct {
 	// twice, counted after a pass; States are then the distinct states
 	// (those stored less Duplicates).
 	Duplicates *int64 `json:"duplicates,omitempty"`
+	// Faults are the links' fault budgets (--faults), as check's.
+	Faults string `json:"faults,omitempty"`
 }
 
 // sweepStore indexes sweep results by key, series and verdict (go-memdb).
@@ -137,6 +139,7 @@ func runSweep(args []string, e env) (int, error) {
 	variant := fs.String("variant", "correct", "protocol variant")
 	nodes := fs.String("nodes", "2-4", "node counts, e.g. 2-5 or 2,3,8")
 	pf := registerParams(fs)
+	faultsFlag := fs.String("faults", "", faultsUsage+"; every size of every series")
 	jsonOut := fs.Bool("json", false, "print the results as JSON")
 	frontier := fs.Bool("frontier", false, "search each configuration as check --frontier does: only the level being built in the visited set (variants whose runs all end); states are counted once each after a pass")
 	sf.register(fs, 4*time.Minute, true)
@@ -151,6 +154,12 @@ func runSweep(args []string, e env) (int, error) {
 	}
 	if *variant == "" {
 		return 0, usagef("--variant is empty (see 'lfccheck list')")
+	}
+	var faults model.Faults
+	if fs.Changed("faults") {
+		if faults, err = parseFaultsFlag(*faultsFlag); err != nil {
+			return 0, err
+		}
 	}
 	opt, err := sf.options(e)
 	if err != nil {
@@ -226,6 +235,9 @@ func runSweep(args []string, e env) (int, error) {
 			label = append(label, s.String())
 			params[s.Key] = s.Value
 		}
+		if len(faults) > 0 {
+			label = append(label, "faults="+faults.String())
+		}
 		series := strings.TrimSpace(def.Name + " " + strings.Join(label, " "))
 		for _, n := range ns {
 			p := def.NewParams()
@@ -235,7 +247,7 @@ func runSweep(args []string, e env) (int, error) {
 					return
 				}
 			}
-			cfg := model.Config{Protocol: def.Name, Variant: *variant, Nodes: n, Params: p}
+			cfg := model.Config{Protocol: def.Name, Variant: *variant, Nodes: n, Params: p, Faults: faults.Clone()}
 			ck, err := properties.Build(cfg)
 			if err != nil {
 				comboErr = usagef("sweep: %s P=%d: %v", series, n, err)
@@ -265,7 +277,7 @@ func runSweep(args []string, e env) (int, error) {
 		fmt.Fprintf(e.stdout, "%-*s %5s %-12s %12s %9s\n", width, "SERIES", "P", "VERDICT", "STATES", "TIME")
 	}
 	for _, j := range jobs {
-		r := &sweepResult{Series: j.series, Nodes: j.cfg.Nodes, Params: j.params}
+		r := &sweepResult{Series: j.series, Nodes: j.cfg.Nodes, Params: j.params, Faults: j.cfg.Faults.String()}
 		r.Key = fmt.Sprintf("%s P=%03d", j.series, j.cfg.Nodes)
 		switch {
 		case interrupted(e):

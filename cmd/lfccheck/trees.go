@@ -82,8 +82,14 @@ func runTrees(args []string, e env) (int, error) {
 	maxMemory := fs.String("max-memory", "", "stop the deadlock search when the heap exceeds this, e.g. 8GiB (default 60% of the memory available)")
 	quiet := fs.BoolP("quiet", "q", false, "no progress lines on stderr during the deadlock search")
 	traceOut := fs.String("trace-out", "", "write the deadlock the search finds as a JSON trace to this file (a run without one removes the file if it exists)")
+	// --faults is refused with a reason rather than as an unknown flag.
+	fs.String("faults", "", "not supported by trees")
+	fs.MarkHidden("faults")
 	if err := parseNoArgs(fs, args, "[flags]\n\nWith a workload flag (--credits, --packets, --cast, --flow, --refresh: check's\nmeanings) trees proves the topology deadlock-free for that workload (exit 0)\nor, when the proof cannot, searches the configuration for a deadlock, guided\nby the cycle that may fill: deadlock (exit 1, with the trace), deadlock-free\nby exhaustive search (exit 0) or undecided (exit 3); see docs/trees.md."); err != nil {
 		return 0, err
+	}
+	if fs.Changed("faults") {
+		return 0, usagef("trees: --faults is not supported: the tree analysis, its workload proof and its guided deadlock search are about buffer cycles on LFC's reliable links (§3.2), not lost packets; check one configuration under faults with 'lfccheck check --protocol mcast ... --faults ...'")
 	}
 	withWork := len(work.given()) > 0
 	searchFlagsGiven := fs.Changed("timeout") || fs.Changed("max-memory") || fs.Changed("trace-out") || fs.Changed("quiet")
