@@ -18,12 +18,16 @@ import (
 // records followed by the CRC-32 (Castagnoli) of the bytes before it; a
 // reader is told how many records to expect (by the manifest, or by the
 // search that wrote a temporary run) and checks the CRC at the end, so
-// that a file cut short, lengthened or altered is an error, never states
-// read wrongly. A record is the encoding of a state (uvarint length, then
-// the bytes), followed, in the runs of successors, by the transition that
-// reached it: its sequence key (parent index << 32 | successor index) and
-// its action code. Parent files hold fixed 8-byte records (parent index,
-// action code) read by position to rebuild traces.
+// that a file cut short, lengthened or altered is an error (a resumed
+// search reads every file it resumes from once, and checks it, before it
+// uses any state of it). A record is the encoding of a state,
+// front-coded: the length of the prefix it shares with the encoding
+// before (uvarint), the length of the rest (uvarint) and the rest
+// (sorted encodings share long prefixes); in the runs of successors, the
+// transition that reached it follows: its sequence key (parent index <<
+// 32 | successor index, 8 bytes) and its action code (4 bytes). Parent
+// files hold fixed 8-byte records (parent index, action code) read by
+// position to rebuild traces.
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -53,6 +57,7 @@ type recWriter struct {
 	bytes   int64
 	withSeq bool
 	buf     []byte
+	prev    []byte // the encoding of the record before
 }
 
 func createRecs(path string, withSeq bool) (*recWriter, error) {
@@ -74,8 +79,14 @@ func (w *recWriter) write(b []byte) {
 }
 
 func (w *recWriter) add(r drec) {
-	w.buf = binary.AppendUvarint(w.buf[:0], uint64(len(r.enc)))
-	w.buf = append(w.buf, r.enc...)
+	k := 0
+	for k < len(r.enc) && k < len(w.prev) && r.enc[k] == w.prev[k] {
+		k++
+	}
+	w.buf = binary.AppendUvarint(w.buf[:0], uint64(k))
+	w.buf = binary.AppendUvarint(w.buf, uint64(len(r.enc)-k))
+	w.buf = append(w.buf, r.enc[k:]...)
+	w.prev = append(w.prev[:0], r.enc...)
 	if w.withSeq {
 		w.buf = binary.LittleEndian.AppendUint64(w.buf, r.seq)
 		w.buf = binary.LittleEndian.AppendUint32(w.buf, r.code)
@@ -145,6 +156,7 @@ type recReader struct {
 	crc     uint32
 	withSeq bool
 	cur     drec
+	enc     []byte // the encoding of the record read last
 	buf     []byte
 }
 
@@ -204,26 +216,16 @@ func (r *recReader) next() (bool, error) {
 		return false, nil
 	}
 	r.left--
-	var lb [binary.MaxVarintLen64]byte
-	n := 0
-	for {
-		c, err := r.r.ReadByte()
-		if err != nil {
-			return false, diskFileErr(r.path, "cut short (%v)", err)
-		}
-		lb[n] = c
-		n++
-		if c < 0x80 {
-			break
-		}
-		if n == len(lb) {
-			return false, diskFileErr(r.path, "damaged (bad record length)")
-		}
+	k, err := r.uvarint()
+	if err != nil {
+		return false, err
 	}
-	r.crc = crc32.Update(r.crc, crcTable, lb[:n])
-	l, _ := binary.Uvarint(lb[:n])
-	if l > maxDiskRecord {
-		return false, diskFileErr(r.path, "damaged (a record of %d bytes)", l)
+	l, err := r.uvarint()
+	if err != nil {
+		return false, err
+	}
+	if k > uint64(len(r.enc)) || l > maxDiskRecord-k {
+		return false, diskFileErr(r.path, "damaged (a record of %d+%d bytes after one of %d)", k, l, len(r.enc))
 	}
 	extra := 0
 	if r.withSeq {
@@ -233,12 +235,36 @@ func (r *recReader) next() (bool, error) {
 	if err := r.read(r.buf); err != nil {
 		return false, err
 	}
-	r.cur.enc = r.buf[:l]
+	r.enc = append(r.enc[:k], r.buf[:l]...)
+	r.cur.enc = r.enc
 	if r.withSeq {
 		r.cur.seq = binary.LittleEndian.Uint64(r.buf[l:])
 		r.cur.code = binary.LittleEndian.Uint32(r.buf[l+8:])
 	}
 	return true, nil
+}
+
+// uvarint reads a uvarint of a record.
+func (r *recReader) uvarint() (uint64, error) {
+	var lb [binary.MaxVarintLen64]byte
+	n := 0
+	for {
+		c, err := r.r.ReadByte()
+		if err != nil {
+			return 0, diskFileErr(r.path, "cut short (%v)", err)
+		}
+		lb[n] = c
+		n++
+		if c < 0x80 {
+			break
+		}
+		if n == len(lb) {
+			return 0, diskFileErr(r.path, "damaged (bad record length)")
+		}
+	}
+	r.crc = crc32.Update(r.crc, crcTable, lb[:n])
+	v, _ := binary.Uvarint(lb[:n])
+	return v, nil
 }
 
 func (r *recReader) close() {
