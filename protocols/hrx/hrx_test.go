@@ -44,54 +44,23 @@ func TestHRXPasses(t *testing.T) {
 	}
 }
 
-// Every broken variant fails by the property that catches it, with a
-// counterexample that replays and shows what went wrong.
-func TestVariantsAreCaught(t *testing.T) {
-	shows := map[string]func(o traces.Outcome) bool{
-		// Packet 2 finds the one buffer taken and the NI drops it;
-		// nothing sends it again.
-		"no-retransmit-timer": func(o traces.Outcome) bool {
-			return dropped(o.Steps, "d0#2") && o.Live && o.Terminal
-		},
-		"seq-mod-window": func(o traces.Outcome) bool {
-			return strings.Contains(o.Violation.Message, "twice")
-		},
-		"accept-out-of-order": func(o traces.Outcome) bool {
-			return stepWith(o.Steps, "lose 0->1", "") && strings.Contains(o.Violation.Message, "after")
-		},
-		"window-off-by-one": func(o traces.Outcome) bool {
-			return strings.Contains(o.Violation.Message, "host 0 has 3 packets to 1 unacknowledged, window 2")
-		},
-		"no-buffer-check": func(o traces.Outcome) bool {
-			return strings.Contains(o.Violation.Message, "2 received packets in 1 buffers")
-		},
-		"blocked-sends-forgotten": func(o traces.Outcome) bool {
-			return strings.Contains(o.Violation.Message, "1 streams not delivered in full") && o.Terminal
-		},
-	}
-	for _, v := range hrx.Def.Variants {
-		if v.Catches == "" {
-			continue
-		}
-		t.Run(v.Name, func(t *testing.T) {
-			o := caught(t, hrx.Def.VariantClaim(v).Config, v.Catches)
-			if show := shows[v.Name]; show == nil || !show(o) {
-				t.Fatalf("the counterexample does not show the bug: %s\n%s", o.Violation, steps(o.Steps))
-			}
-		})
-	}
-}
+// The broken variants are caught as I_rx's are: irx's
+// TestVariantsAreCaught runs both.
 
 // The claims that H_rx livelocks fail eventual-delivery with a fair loop
 // that shows the mechanism each claim names.
 func TestLivelocks(t *testing.T) {
 	shows := map[string]func(loop []traces.Step) bool{
 		// An acknowledgement finds its sender's one buffer taken.
-		"ring": func(loop []traces.Step) bool { return dropped(loop, "[ack") },
+		"ring": func(loop []traces.Step) bool { return checktest.Dropped(loop, "ack") },
 		// Each sender's awaited first packet is dropped in turn.
-		"flows=0:2:2,1:2:2": func(loop []traces.Step) bool { return dropped(loop, "d0#1") && dropped(loop, "d1#1") },
+		"flows=0:2:2,1:2:2": func(loop []traces.Step) bool {
+			return checktest.Dropped(loop, "d0#1") && checktest.Dropped(loop, "d1#1")
+		},
 		// The awaited packet 2 is dropped: the buffer holds a copy of 3.
-		"timer=links": func(loop []traces.Step) bool { return dropped(loop, "d0#2") && stepWith(loop, "host 0 timeout", "") },
+		"timer=links": func(loop []traces.Step) bool {
+			return checktest.Dropped(loop, "d0#2") && checktest.StepWith(loop, "host 0 timeout", "")
+		},
 	}
 	n := 0
 	for _, c := range hrx.Def.Claims {
@@ -103,7 +72,7 @@ func TestLivelocks(t *testing.T) {
 			if c.Expect != "fail eventual-delivery" {
 				t.Fatalf("expect %q", c.Expect)
 			}
-			o := caught(t, c.Config, "eventual-delivery")
+			o := checktest.Caught(t, c.Config, "eventual-delivery")
 			if o.Loop == 0 {
 				t.Fatalf("no loop: %s", o.Violation)
 			}
@@ -111,7 +80,7 @@ func TestLivelocks(t *testing.T) {
 			for key, show := range shows {
 				if strings.Contains(c.Name, key) {
 					if !show(loop) {
-						t.Fatalf("the loop does not show the livelock:\n%s", steps(loop))
+						t.Fatalf("the loop does not show the livelock:\n%s", checktest.StepsText(loop))
 					}
 					return
 				}
@@ -179,51 +148,4 @@ func TestTimerParameter(t *testing.T) {
 	if err := p.Set("timer", "links"); err != nil || !strings.Contains(p.Describe(), "timer=links") {
 		t.Errorf("timer links: %v, %s", err, p.Describe())
 	}
-}
-
-// caught searches cfg, wants it to fail prop, and returns the replayed
-// counterexample.
-func caught(t *testing.T, cfg model.Config, prop string) traces.Outcome {
-	t.Helper()
-	r, ck := checktest.Search(t, cfg)
-	if r.Verdict != explore.Fail || r.Violation.PropertyName() != prop {
-		t.Fatalf("want fail %s, got %s %v", prop, r.Verdict, r.Violation)
-	}
-	o, _, err := traces.RunCodes(ck, r.Trace, r.Loop)
-	if err != nil || o.Violation == nil || o.Violation.Property != prop {
-		t.Fatalf("replay: %+v, %v", o.Violation, err)
-	}
-	return o
-}
-
-// dropped reports whether some step delivers a packet whose brief
-// starts with what and the NI drops it (the receiving buffers do not
-// change).
-func dropped(ss []traces.Step, what string) bool {
-	for _, s := range ss {
-		ch := strings.Join(s.Changes, "\n")
-		if strings.HasPrefix(s.Action, "deliver ") && strings.Contains(ch, ": ["+strings.TrimPrefix(what, "[")) && !strings.Contains(ch, "buffers") {
-			return true
-		}
-	}
-	return false
-}
-
-// stepWith reports whether some step is action with a change mentioning
-// what.
-func stepWith(ss []traces.Step, action, what string) bool {
-	for _, s := range ss {
-		if s.Action == action && strings.Contains(strings.Join(s.Changes, "\n"), what) {
-			return true
-		}
-	}
-	return false
-}
-
-func steps(ss []traces.Step) string {
-	var b strings.Builder
-	for _, s := range ss {
-		b.WriteString(s.Action + " " + strings.Join(s.Changes, "; ") + "\n")
-	}
-	return b.String()
 }

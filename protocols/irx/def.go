@@ -15,26 +15,52 @@ var Def = &model.Def{
 	Params:     ParamSpecs(),
 	NewParams:  func() model.Params { return Defaults() },
 	Properties: Props(NI),
-	Variants:   variants(),
+	Variants:   VariantsAt(NI),
 	New:        func(cfg model.Config) (model.Machine, error) { return New(cfg) },
-	Claims:     claims(),
+	Claims:     ClaimsAt(NI),
 }
 
-// Config is the configuration of P nodes, each sending k packets to
+// Protocol is the name of the protocol at level l: irx or hrx.
+func (l Level) Protocol() string {
+	if l == Host {
+		return "hrx"
+	}
+	return "irx"
+}
+
+// pick returns ni or host, for level l.
+func (l Level) pick(ni, host string) string {
+	if l == Host {
+		return host
+	}
+	return ni
+}
+
+// Config is I_rx's configuration of P nodes, each sending k packets to
 // every other, with window w and the given faults.
 func Config(nodes, window, packets int, faults string) model.Config {
-	p := Defaults()
+	return ConfigAt(NI, nodes, window, packets, faults)
+}
+
+// FlowConfig is I_rx's configuration of the given flows on P nodes.
+func FlowConfig(nodes, window, buffers int, faults string, flows ...ucast.Flow) model.Config {
+	return FlowConfigAt(NI, nodes, window, buffers, faults, flows...)
+}
+
+// ConfigAt is Config for the protocol at level lvl.
+func ConfigAt(lvl Level, nodes, window, packets int, faults string) model.Config {
+	p := DefaultsFor(lvl.Protocol())
 	p.Window, p.Packets = window, packets
 	f, err := model.ParseFaults(faults)
 	if err != nil {
 		panic(err)
 	}
-	return model.Config{Protocol: "irx", Nodes: nodes, Params: p, Faults: f}
+	return model.Config{Protocol: lvl.Protocol(), Nodes: nodes, Params: p, Faults: f}
 }
 
-// FlowConfig is the configuration of the given flows on P nodes.
-func FlowConfig(nodes, window, buffers int, faults string, flows ...ucast.Flow) model.Config {
-	cfg := Config(nodes, window, 2, faults)
+// FlowConfigAt is FlowConfig for the protocol at level lvl.
+func FlowConfigAt(lvl Level, nodes, window, buffers int, faults string, flows ...ucast.Flow) model.Config {
+	cfg := ConfigAt(lvl, nodes, window, 2, faults)
 	p := cfg.Params.(*Params)
 	p.RecvBuffers, p.Flows = buffers, flows
 	return cfg
@@ -121,32 +147,47 @@ func allNodes(local func(w *model.World, i int) error) func(w *model.World) erro
 	}
 }
 
-func variants() []model.Variant {
+// VariantsAt are the variants of the protocol at level lvl: the same
+// bugs at both levels, each caught by the same property.
+func VariantsAt(lvl Level) []model.Variant {
+	flow := func(buffers int, faults string, count int) model.Config {
+		return FlowConfigAt(lvl, 2, 2, buffers, faults, ucast.Flow{Src: 0, Dst: 1, Count: count})
+	}
+	noTimer := lvl.pick("no retransmission timer: only a NACK makes the sender retransmit, so a lost NACK is never made good",
+		"no retransmission timer: H_rx has no NACKs, so a packet the NI dropped for lack of a buffer (or a link lost) is never sent again")
+	noTimerExample := flow(1, "loss:1", 2)
+	if lvl == Host {
+		noTimerExample = flow(1, "", 2) // the buffer drop alone, no fault
+	}
 	return []model.Variant{
-		{Name: "correct", Doc: "I_rx as §8.2.2 describes it"},
-		{Name: "blocked-sends-forgotten", Doc: "an acknowledgement that opens the window does not transmit the packets waiting for it: they wait for ever once the host has nothing more to send",
-			Catches: "deadlock", Example: FlowConfig(2, 2, 1, "", ucast.Flow{Src: 0, Dst: 1, Count: 3})},
-		{Name: "window-off-by-one", Doc: "the sender transmits while at most W packets are outstanding (<= instead of <): W+1 in flight",
-			Catches: "window", Example: Config(2, 2, 3, "")},
-		{Name: "seq-mod-window", Doc: "sequence numbers modulo W instead of at least W+1: after the wrap a retransmitted old packet carries the number the receiver expects and is accepted again",
-			Catches: "exactly-once", Example: Config(2, 2, 3, "")},
-		{Name: "no-retransmit-timer", Doc: "no retransmission timer: only a NACK makes the sender retransmit, so a lost NACK is never made good",
-			Catches: "eventual-delivery", Example: FlowConfig(2, 2, 1, "loss:1", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
-		{Name: "accept-out-of-order", Doc: "the receiver accepts a packet up to W-1 numbers ahead of the one it expects, skipping a lost one",
-			Catches: "fifo", Example: FlowConfig(2, 2, 2, "loss:1", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
-		{Name: "no-buffer-check", Doc: "the receiver accepts a packet although every receive buffer is full",
-			Catches: "buffer-bound", Example: FlowConfig(2, 2, 1, "", ucast.Flow{Src: 0, Dst: 1, Count: 2})},
+		{Name: "correct", Doc: lvl.pick("I_rx", "H_rx") + " as §8.2.2 describes it"},
+		{Name: "blocked-sends-forgotten", Doc: "an acknowledgement that opens the window does not transmit the packets waiting for it" + lvl.pick("", " on the host") + ": they wait for ever once the host has nothing more to send",
+			Catches: "deadlock", Example: flow(1, "", 3)},
+		{Name: "window-off-by-one", Doc: "the " + lvl.pick("sender", "sending host") + " transmits while at most W packets are outstanding (<= instead of <): W+1 in flight",
+			Catches: "window", Example: ConfigAt(lvl, 2, 2, 3, "")},
+		{Name: "seq-mod-window", Doc: "sequence numbers modulo W instead of at least W+1: after the wrap a retransmitted old packet carries the number the " + lvl.pick("receiver", "receiving host") + " expects and is accepted again",
+			Catches: "exactly-once", Example: ConfigAt(lvl, 2, 2, 3, "")},
+		{Name: "no-retransmit-timer", Doc: noTimer,
+			Catches: "eventual-delivery", Example: noTimerExample},
+		{Name: "accept-out-of-order", Doc: "the " + lvl.pick("receiver", "receiving host") + " accepts a packet up to W-1 numbers ahead of the one it expects, skipping a lost one",
+			Catches: "fifo", Example: flow(2, "loss:1", 2)},
+		{Name: "no-buffer-check", Doc: lvl.pick("the receiver accepts a packet although every receive buffer is full", "the NI stores an arriving packet although every receive buffer is taken"),
+			Catches: "buffer-bound", Example: flow(1, "", 2)},
 	}
 }
 
-func claims() []model.Claim {
-	const doc = "I_rx delivers every packet exactly once, in order, within its window and buffers, and every fair run ends with all packets delivered and acknowledged"
+// ClaimsAt are the claims that the protocol at level lvl passes: the
+// same configurations at both levels.
+func ClaimsAt(lvl Level) []model.Claim {
+	doc := lvl.pick("I_rx", "H_rx") + " delivers every packet exactly once, in order, within its window and buffers, and every fair run ends with all packets delivered and acknowledged"
 	return []model.Claim{
-		{Name: "P=2 W=2 flow=0:1:4 faults=loss:1,dup:1", Config: FlowConfig(2, 2, 1, "loss:1,dup:1", ucast.Flow{Src: 0, Dst: 1, Count: 4}),
-			Expect: "pass", Ref: "§8.2.2, §8.2.5", Doc: doc + " (sequence numbers modulo 3 wrap)"},
-		{Name: "P=2 W=2 K=2 faults=loss:1,dup:1", Config: Config(2, 2, 2, "loss:1,dup:1"), Expect: "pass", Ref: "§8.2.2", Doc: doc + " (both ways: piggybacked acknowledgements)"},
-		{Name: "P=2 W=1 K=2 faults=corrupt:1,dup:1", Config: Config(2, 1, 2, "corrupt:1,dup:1"), Expect: "pass", Ref: "§8.2.2", Doc: doc + " (stop-and-wait; a corrupted packet fails its CRC and is dropped)"},
-		{Name: "P=3 W=2 flows=0:2:2,1:2:1 faults=loss:1,dup:1", Config: FlowConfig(3, 2, 1, "loss:1,dup:1", ucast.Flow{Src: 0, Dst: 2, Count: 2}, ucast.Flow{Src: 1, Dst: 2, Count: 1}),
-			Expect: "pass", Ref: "§8.2.2, §8.2.6", Doc: doc + " (two senders share one receive buffer: NACKs)"},
+		{Name: "P=2 W=2 flow=0:1:4 faults=loss:1,dup:1", Config: FlowConfigAt(lvl, 2, 2, 1, "loss:1,dup:1", ucast.Flow{Src: 0, Dst: 1, Count: 4}),
+			Expect: "pass", Ref: "§8.2.2, §8.2.5", Doc: doc + lvl.pick(" (sequence numbers modulo 3 wrap)", " (sequence numbers modulo 3 wrap; stale copies take the one buffer)")},
+		{Name: "P=2 W=2 K=2 faults=loss:1,dup:1", Config: ConfigAt(lvl, 2, 2, 2, "loss:1,dup:1"), Expect: "pass", Ref: "§8.2.2",
+			Doc: doc + lvl.pick(" (both ways: piggybacked acknowledgements)", " (both ways: data and acknowledgements share the buffers)")},
+		{Name: "P=2 W=1 K=2 faults=corrupt:1,dup:1", Config: ConfigAt(lvl, 2, 1, 2, "corrupt:1,dup:1"), Expect: "pass", Ref: "§8.2.2",
+			Doc: doc + lvl.pick(" (stop-and-wait; a corrupted packet fails its CRC and is dropped)", " (stop-and-wait; a corrupted packet fails its CRC and the NI drops it)")},
+		{Name: "P=3 W=2 flows=0:2:2,1:2:1 faults=loss:1,dup:1", Config: FlowConfigAt(lvl, 3, 2, 1, "loss:1,dup:1", ucast.Flow{Src: 0, Dst: 2, Count: 2}, ucast.Flow{Src: 1, Dst: 2, Count: 1}),
+			Expect: "pass", Ref: "§8.2.2, §8.2.6", Doc: doc + lvl.pick(" (two senders share one receive buffer: NACKs)", " (two senders share one receive buffer)")},
 	}
 }
