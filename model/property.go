@@ -35,6 +35,24 @@ type Property struct {
 	// Explain, when set, explains a violation of this property in the
 	// state w where it was found.
 	Explain func(w *World) Explanation
+	// The forms below tell the stubborn-set reduction (see the properties
+	// package's stubborn.go) how State is decided, so that it can keep
+	// State's verdict; a State that declares none of them turns the
+	// reduction off. Tests check each declaration on the full state
+	// graphs of the built-in claims and broken variants.
+	//
+	// NodeLocal: State fails exactly where Local(w, n) fails for some
+	// node n, and Local reads only node n's own state and the
+	// configuration (not n's links, nor other nodes).
+	NodeLocal bool
+	// Stable: once State fails in a state, it fails in every state
+	// reachable from it (what it reads is never undone).
+	Stable bool
+	// Conserved: State is Conservation.Bounds at every node and sums
+	// over the nodes and the packets in flight that keep their initial
+	// values.
+	Conserved *Conservation
+
 	// Sees names the action kinds whose effects the property reads (other
 	// than on terminal states). An ample-set reduction never uses a kind
 	// that a checked property sees.
@@ -53,6 +71,22 @@ type Property struct {
 	PerNode bool
 	After   func(w *World, node int) bool
 	Goal    func(w *World, node int) bool
+}
+
+// Conservation declares an invariant as conserved sums with node-local
+// bounds: State holds in w exactly when Bounds(w, n) holds at every node
+// n and every sum (0 to Sums-1), added up over Node(w, n) for every node
+// and Packet for every packet on every link, has the value it has in the
+// initial state. Node and Bounds read only node n's own state and the
+// configuration; Packet only the packet, its link's ends and the
+// configuration. Then a step of node n changes a sum only by what it
+// changes at n, the packet it takes off a link and the packets it sends:
+// a step-local check that the stubborn-set reduction keeps.
+type Conservation struct {
+	Sums   func(sys *System) int
+	Node   func(w *World, n int, add func(sum int, v int64))
+	Packet func(w *World, from, to NodeID, p Packet, add func(sum int, v int64))
+	Bounds func(w *World, n int) error
 }
 
 // LiveKind is the form of a liveness property.

@@ -177,7 +177,7 @@ func buildFor(def *model.Def, cfg model.Config, props []Property, m model.Machin
 	c.slp = newSleepTab(sys, c.sym)
 	c.Symmetry = c.SymmetryOff() == ""
 	c.Relative = true
-	c.stb = newStubborn(sys)
+	c.stb = newStubborn(sys, props)
 	c.Stubborn = c.StubbornOff() == ""
 	c.StepCache = c.StepCacheOff() == ""
 	return c, nil
@@ -396,6 +396,11 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 		if verr == nil && c.Reduce {
 			var err error
 			if verr, err = c.fuseDeferred(&c.next); err != nil {
+				return err
+			}
+		}
+		if verr == nil && c.Stubborn {
+			if err := c.checkForms(&c.cur, &c.next, a); err != nil {
 				return err
 			}
 		}

@@ -187,3 +187,124 @@ func (c *Checker) Unreached() []Violation {
 	}
 	return out
 }
+
+// ConservedSums returns the sums that p's Conservation adds up in w (see
+// model.Conservation), appended to dst.
+func ConservedSums(p *Property, w *model.World, dst []int64) []int64 {
+	cs := p.Conserved
+	base := len(dst)
+	for range cs.Sums(w.Sys) {
+		dst = append(dst, 0)
+	}
+	add := func(i int, v int64) { dst[base+i] += v }
+	P := w.Sys.P
+	for n := range P {
+		cs.Node(w, n, add)
+	}
+	for l, pkts := range w.Links {
+		for _, pk := range pkts {
+			cs.Packet(w, model.NodeID(l/P), model.NodeID(l%P), pk, add)
+		}
+	}
+	return dst
+}
+
+// checkForms checks, for a transition the search explores (before, the
+// expanded state, which satisfies every invariant, to after, the
+// successor, as Changed says; a the step explored), the Conservation of each checked property
+// that declares one against its State: the transition violates State
+// exactly when it changes a sum (over the nodes and links it changed) or
+// breaks Bounds at a node it changed. The stubborn-set reduction keeps
+// the step-local form (see stubborn.go); a State that disagrees with it
+// ends the search with an error naming the declaration wrong.
+func (c *Checker) checkForms(before, after *model.World, a model.Action) error {
+	st := c.stb
+	if len(st.conserved) == 0 {
+		return nil
+	}
+	P := c.Sys.P
+	if len(st.mark) < P {
+		st.mark = make([]bool, P)
+	}
+	clear(st.mark)
+	st.nodes, st.links = st.nodes[:0], st.links[:0]
+	node := func(i int) {
+		if !st.mark[i] {
+			st.mark[i] = true
+			st.nodes = append(st.nodes, i)
+		}
+	}
+	if !after.Changed(node, func(l int) { st.links = append(st.links, l) }) {
+		st.nodes, st.links = st.nodes[:0], st.links[:0]
+		for i := range P {
+			st.nodes = append(st.nodes, i)
+		}
+		for l := range after.Links {
+			st.links = append(st.links, l)
+		}
+	}
+	slices.Sort(st.links)
+	st.links = slices.Compact(st.links)
+	changed := len(st.nodes) // the nodes the steps changed; then links' ends
+	for _, l := range st.links {
+		node(l / P)
+		node(l % P)
+	}
+	for _, i := range st.conserved {
+		p := &c.Props[i]
+		cs := p.Conserved
+		n := cs.Sums(c.Sys)
+		if cap(st.delta) < n {
+			st.delta = make([]int64, n)
+		}
+		st.delta = st.delta[:n]
+		clear(st.delta)
+		add := func(q int, v int64) { st.delta[q] += v }
+		sub := func(q int, v int64) { st.delta[q] -= v }
+		for _, j := range st.nodes[:changed] {
+			cs.Node(before, j, sub)
+			cs.Node(after, j, add)
+		}
+		for _, l := range st.links {
+			from, to := model.NodeID(l/P), model.NodeID(l%P)
+			for _, pk := range before.Links[l] {
+				cs.Packet(before, from, to, pk, sub)
+			}
+			for _, pk := range after.Links[l] {
+				cs.Packet(after, from, to, pk, add)
+			}
+		}
+		step := ""
+		for q, d := range st.delta {
+			if d != 0 {
+				step = fmt.Sprintf("it changes sum %d by %d", q, d)
+				break
+			}
+		}
+		for _, j := range st.nodes[:changed] {
+			if step != "" {
+				break
+			}
+			if err := cs.Bounds(after, j); err != nil {
+				step = err.Error()
+			}
+		}
+		var state error
+		if p.Local == nil {
+			state = p.State(after)
+		} else {
+			for _, j := range st.nodes {
+				if state = p.Local(after, j); state != nil {
+					break
+				}
+			}
+		}
+		switch {
+		case step != "" && state == nil:
+			return fmt.Errorf("stubborn sets: property %s's conserved form is wrong: after %s, %s, and State holds", p.Name, c.Sys.ActionName(a), step)
+		case step == "" && state != nil:
+			return fmt.Errorf("stubborn sets: property %s's conserved form is wrong: State fails after %s, which keeps every sum and bound (%v)", p.Name, c.Sys.ActionName(a), state)
+		}
+	}
+	return nil
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
+	"slices"
+	"strconv"
 	"sync/atomic"
 
 	"lfccheck/model"
@@ -26,11 +28,62 @@ import (
 // (by induction on the run's length; with the symmetry reduction, on the
 // run renamed onto the representative after each step). So deadlocks
 // and the conditions checked on end states (model.Property.Final,
-// liveness properties checked on end states) keep their verdicts. Other
-// properties do not in general: invariants, step rules and reachability
-// goals see the states and steps between, which a reordering changes,
-// and a check that has any of them runs without the reduction
-// (Checker.StubbornOff).
+// liveness properties checked on end states) keep their verdicts.
+//
+// What the reduction keeps besides (issue 39 item 3). Where the protocol
+// declares every run finite (Checker.DeclaredAcyclic), every reachable
+// state lies on a finite maximal run, and the reduced graph has, for each
+// maximal run of the full graph, a run that is a reordering of it, built
+// by moving, again and again, the first action of the current state's
+// stubborn set that the rest of the run takes to the front. An action of
+// a set that is not a commuting delivery moves only over steps of other
+// nodes (the steps of one node depend on each other), so each node keeps
+// its sequence of steps, in order, with the same node state before and
+// after each, the same packet taken off a link (links are FIFO, and a
+// link's sender and receiver keep their orders) and the same outbox. So:
+//
+//   - a step rule (model.Property.Step reads a's node after the step, a,
+//     the outbox and the configuration) violated on a transition of the
+//     full graph is violated on one of the reduced graph;
+//   - a NodeLocal invariant (fails where Local fails at a node, Local
+//     reads that node alone) keeps its verdict: the failing node state
+//     occurs in the reduced graph;
+//   - a Conserved invariant keeps its verdict: its sums change only by
+//     steps, each by what it changes at its node, the packet it takes and
+//     the packets it sends, and its Bounds are node-local; a state that
+//     breaks a sum lies after a first step that changes it, and the same
+//     step occurs in the reduced graph, after states that kept every sum;
+//   - a Stable invariant (once failing, failing for ever) keeps its
+//     verdict without any of this: a failing state leads to an end state,
+//     which fails, and the reduced graph reaches every end state;
+//   - reachability goals are not kept (a goal over several nodes need
+//     not hold in a reordering): a check with one runs without the
+//     reduction, as does one with an invariant in none of these forms,
+//     or with a step rule or a non-stable invariant where runs are not
+//     declared finite (Checker.StubbornOff).
+//
+// A delivery declared commuting (model.Dependencies.Commutes), explored
+// alone, moves over other steps of its own node: that node then passes
+// through the states d(s) instead of s. Such moves keep the verdicts above
+// when d is invisible to the properties: in every state s where d is
+// enabled, each NodeLocal Local and each Conservation's Bounds at d's
+// node fail at s exactly when they fail at d(s), and for every other
+// enabled step t of the node, t from s and from d(s), and d from s and
+// from t(s), get the same verdict from every step rule and change the
+// conserved sums by the same amounts (then, by induction along the node's
+// steps, the reordered run fails exactly where the original did, or
+// already at d). The search checks this wherever it explores a commuting
+// delivery (checkCommutes) and tests check it on every state of full
+// graphs. Without it (the checked properties read no node's states
+// between steps) nothing is checked: end states do not depend on it.
+//
+// With the symmetry reduction the reduced run is renamed after each step;
+// the properties are symmetric (each is checked at every node and pair),
+// so a failing node state or step occurs renamed and is found. With the
+// host-step fusion (ample sets), the fused steps after a step are all of
+// its node (only its state changed, and a delivery is not ample): the
+// argument holds for the fused steps as node-local steps, each of which
+// the checker still checks.
 //
 // Dependence comes from the kernel's rule (model.ActionKind): a step of
 // node n other than a delivery reads and writes n's state and appends to
@@ -87,6 +140,17 @@ type stubborn struct {
 	trig [][]uint64 // trig[j][m]: the nodes k whose deliveries into j may make j send to m
 	comm []bool     // comm[k*P+j]: deliveries on k->j commute
 	tset []uint64   // tset[k*P+j]: Triggers(k, j)
+	// ordered names a checked property that reads a node's states between
+	// its steps (inOrder): checkCommutes then checks that commuting
+	// deliveries are invisible to such properties.
+	ordered string
+	// conserved: the checked properties with Conservation (checkForms),
+	// and checkForms' scratch.
+	conserved []int
+	delta     []int64
+	mark      []bool
+	nodes     []int
+	links     []int
 
 	sends    map[string]uint64 // localSends by node index and encoding
 	key      []byte
@@ -102,6 +166,10 @@ type stubborn struct {
 	mayAt    []uint32
 	gen      uint32
 	w1, w2   model.World
+	w3, w4   model.World  // checkCommutes: d(w) and t(w)
+	out2     model.Outbox // checkCommutes' outboxes (see invisibleSteps)
+	out3     model.Outbox
+	outD     model.Outbox
 	enc1     []byte
 	enc2     []byte
 	// counts (shared by forks): states expanded with fewer actions than
@@ -116,7 +184,9 @@ const localSendsCap = 256
 // sendsMemoCap bounds the memo of localSends.
 const sendsMemoCap = 1 << 16
 
-func newStubborn(sys *model.System) *stubborn {
+// newStubborn builds the tables for checking props on sys, or returns nil
+// when the protocol declares nothing that could reduce.
+func newStubborn(sys *model.System, props []Property) *stubborn {
 	dep, ok := sys.M.(model.Dependencies)
 	if !ok {
 		return nil
@@ -139,11 +209,20 @@ func newStubborn(sys *model.System) *stubborn {
 			}
 		}
 	}
+	for i := range props {
+		if props[i].State != nil && props[i].Conserved != nil {
+			st.conserved = append(st.conserved, i)
+		}
+	}
+	st.ordered = inOrder(props)
 	if !st.useful() {
 		return nil
 	}
 	return st
 }
+
+// anyComm reports whether some link is declared commuting.
+func (st *stubborn) anyComm() bool { return slices.Contains(st.comm, true) }
 
 // useful reports whether the declaration says more than the kernel's
 // rule: some link commutes, or some delivery may not trigger every send.
@@ -162,7 +241,7 @@ func (st *stubborn) fork() *stubborn {
 	if st == nil {
 		return nil
 	}
-	return &stubborn{P: st.P, dep: st.dep, trig: st.trig, comm: st.comm, tset: st.tset, counts: st.counts}
+	return &stubborn{P: st.P, dep: st.dep, trig: st.trig, comm: st.comm, tset: st.tset, ordered: st.ordered, conserved: st.conserved, counts: st.counts}
 }
 
 // localSends returns, as a bit set, the nodes node i may send to by its
@@ -431,7 +510,9 @@ func (c *Checker) wrongDeps(a model.Action, what string) error {
 
 // checkCommutes checks the delivery d on a link declared commuting
 // against every other enabled step of its node in w (acts): each stays
-// enabled after the other, and both orders reach the same state.
+// enabled after the other, and both orders reach the same state. Where a
+// checked property reads a node's states between its steps (st.ordered),
+// it also checks that d is invisible to them (see invisible).
 func (c *Checker) checkCommutes(w *model.World, d model.Action, acts []model.Action) error {
 	st := c.stb
 	if n := w.Nodes[d.Node]; !st.dep.Waiting(n) {
@@ -450,6 +531,16 @@ func (c *Checker) checkCommutes(w *model.World, d model.Action, acts []model.Act
 			return fmt.Errorf("stubborn sets: the protocol's dependency declaration is wrong: %s makes node %d Waiting", c.Sys.ActionName(d), d.Node)
 		}
 	}
+	if st.ordered != "" {
+		// d alone, from w.
+		st.w3.CopyFrom(w)
+		if err := st.w3.Apply(d, &st.outD); err != nil {
+			return err
+		}
+		if err := c.invisibleState(w, &st.w3, d); err != nil {
+			return err
+		}
+	}
 	for _, t := range acts {
 		if t == d || t.Node != d.Node {
 			continue
@@ -460,14 +551,24 @@ func (c *Checker) checkCommutes(w *model.World, d model.Action, acts []model.Act
 		if e1 == nil {
 			e1 = st.w1.Apply(t, &st.out)
 		}
-		e2 := st.w2.Apply(t, &st.out)
+		e2 := st.w2.Apply(t, &st.out2)
+		if e2 == nil && st.ordered != "" {
+			st.w4.CopyFrom(&st.w2) // t(w)
+		}
 		if e2 == nil {
-			e2 = st.w2.Apply(d, &st.out)
+			e2 = st.w2.Apply(d, &st.out3)
 		}
 		if e1 == nil && e2 == nil {
 			st.enc1 = st.w1.Encode(st.enc1[:0])
 			st.enc2 = st.w2.Encode(st.enc2[:0])
 			if bytes.Equal(st.enc1, st.enc2) {
+				if st.ordered != "" {
+					// w1: d then t (t's outbox in out); w2: t then d
+					// (t's in out2, d's in out3); w3 = d(w), w4 = t(w).
+					if err := c.invisibleSteps(w, d, t); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 		}
@@ -477,8 +578,98 @@ func (c *Checker) checkCommutes(w *model.World, d model.Action, acts []model.Act
 	return nil
 }
 
+// invisibleState checks that the commuting delivery d, from w to dw,
+// changes no verdict of a node-local invariant or a Conservation's
+// Bounds at its node, nor a Conservation's change of the sums.
+func (c *Checker) invisibleState(w, dw *model.World, d model.Action) error {
+	n := int(d.Node)
+	for i := range c.Props {
+		p := &c.Props[i]
+		switch {
+		case p.State == nil || p.Stable:
+		case p.Conserved != nil:
+			if (p.Conserved.Bounds(w, n) == nil) != (p.Conserved.Bounds(dw, n) == nil) {
+				return c.visible(d, p, "its bounds at node "+strconv.Itoa(n))
+			}
+		case p.NodeLocal && p.Local != nil:
+			if (p.Local(w, n) == nil) != (p.Local(dw, n) == nil) {
+				return c.visible(d, p, "its verdict at node "+strconv.Itoa(n))
+			}
+		}
+	}
+	return nil
+}
+
+// invisibleSteps checks that the commuting delivery d and another enabled
+// step t of its node in w keep, taken in either order, the verdicts of
+// the step rules and the Conservations' changes of the sums: t from w and
+// from d(w), d from w and from t(w) (the worlds checkCommutes left).
+func (c *Checker) invisibleSteps(w *model.World, d, t model.Action) error {
+	st := c.stb
+	// t from w (w4, out2) and from d(w) (w1, out).
+	if err := c.sameStep(w, &st.w4, &st.out2, &st.w3, &st.w1, &st.out, t, d); err != nil {
+		return err
+	}
+	// d from w (w3, outD) and from t(w) (w2, out3).
+	return c.sameStep(w, &st.w3, &st.outD, &st.w4, &st.w2, &st.out3, d, d)
+}
+
+// sameStep compares step a from b1 to a1 (outbox o1) with step a from b2
+// to a2 (outbox o2): every step rule must give the same verdict and every
+// Conservation the same change of the sums.
+func (c *Checker) sameStep(b1, a1 *model.World, o1 *model.Outbox, b2, a2 *model.World, o2 *model.Outbox, a, d model.Action) error {
+	st := c.stb
+	for i := range c.Props {
+		p := &c.Props[i]
+		if p.Step != nil && (p.Step(a1, a, o1) == nil) != (p.Step(a2, a, o2) == nil) {
+			return c.visible(d, p, "the verdict on "+c.Sys.ActionName(a))
+		}
+		if p.State == nil || p.Stable || p.Conserved == nil {
+			continue
+		}
+		st.delta = c.stepDelta(p.Conserved, b1, a1, a, o1, st.delta[:0])
+		k := len(st.delta)
+		st.delta = c.stepDelta(p.Conserved, b2, a2, a, o2, st.delta)
+		if !slices.Equal(st.delta[:k], st.delta[k:]) {
+			return c.visible(d, p, "the change "+c.Sys.ActionName(a)+" makes to its sums")
+		}
+	}
+	return nil
+}
+
+// stepDelta appends the change that step a, from before to after with
+// outbox out, makes to the sums of cs: at a's node, the packet it took
+// off its link and the packets it sent.
+func (c *Checker) stepDelta(cs *model.Conservation, before, after *model.World, a model.Action, out *model.Outbox, dst []int64) []int64 {
+	base := len(dst)
+	for range cs.Sums(c.Sys) {
+		dst = append(dst, 0)
+	}
+	add := func(q int, v int64) { dst[base+q] += v }
+	sub := func(q int, v int64) { dst[base+q] -= v }
+	n := int(a.Node)
+	cs.Node(before, n, sub)
+	cs.Node(after, n, add)
+	if out.Arrival {
+		cs.Packet(before, a.Peer, a.Node, out.Arrived, sub)
+	}
+	for _, t := range out.Sends {
+		cs.Packet(after, a.Node, t.To, t.Pkt, add)
+	}
+	return dst
+}
+
+// visible is the error of a commuting delivery d that a property sees.
+func (c *Checker) visible(d model.Action, p *Property, what string) error {
+	return fmt.Errorf("stubborn sets: the protocol's dependency declaration is wrong for property %s: %s is declared to commute with every step of node %d, but it changes %s", p.Name, c.Sys.ActionName(d), d.Node, what)
+}
+
 // StubbornOff says why the stubborn-set reduction cannot be used for this
-// check, or returns "".
+// check, or returns "". Each checked property must be kept (see the
+// comment "What the reduction keeps"): decided on end states, or, where
+// the protocol declares every run finite, a step rule or an invariant in
+// a form the reduction keeps (model.Property: NodeLocal, Stable,
+// Conserved).
 func (c *Checker) StubbornOff() string {
 	if c.noStubborn != "" {
 		return c.noStubborn
@@ -494,21 +685,57 @@ func (c *Checker) StubbornOff() string {
 	if len(c.Sys.Faults()) > 0 {
 		return FaultsOff + " (the protocol's dependencies are declared for reliable links; a fault step reads and changes a link and the budget every other fault uses)"
 	}
+	finite := c.DeclaredAcyclic()
 	for i := range c.Props {
 		p := &c.Props[i]
 		switch {
 		case p.Live != model.NotLive && !c.OnEndStates(p):
 			return "liveness property " + p.Name + " is checked on the state graph"
 		case p.Live != model.NotLive:
-		case p.State != nil:
-			return "property " + p.Name + " is an invariant (stubborn sets keep the end states, not every state)"
-		case p.Step != nil:
-			return "property " + p.Name + " is a step rule (stubborn sets keep the end states, not every step)"
 		case p.Sometimes != nil:
-			return "property " + p.Name + " is a reachability goal (stubborn sets keep the end states, not every state)"
+			return "property " + p.Name + " is a reachability goal (stubborn sets keep the end states and each node's steps, not every state)"
+		case p.State != nil && !p.Stable && p.Conserved == nil && !(p.NodeLocal && p.Local != nil):
+			return "property " + p.Name + " is an invariant over several nodes or links in no form the reduction keeps (model.Property: NodeLocal, Stable or Conserved)"
+		case (p.State != nil || p.Step != nil) && !finite:
+			return "property " + p.Name + " is decided between end states, and the protocol does not declare every run of variant " + c.Sys.Cfg.Variant + " finite (stubborn sets keep each node's steps, and stable violations, only along finite runs)"
 		}
 	}
 	return ""
+}
+
+// inOrder names a checked property that reads a node's states between its
+// steps (a step rule, a node-local or conserved invariant), for which
+// the reduction must keep every node's sequence of steps, or returns "".
+func inOrder(props []Property) string {
+	for i := range props {
+		p := &props[i]
+		if p.Live != model.NotLive {
+			continue
+		}
+		if p.Step != nil || p.State != nil && !p.Stable {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// StubbornKeeps says what the stubborn-set reduction keeps for this
+// check's properties (when it is on).
+func (c *Checker) StubbornKeeps() string {
+	keeps := "every end state is reached, so deadlocks and end-state conditions keep their verdicts"
+	if c.stb != nil && c.stb.ordered != "" {
+		keeps = "every end state is reached, and each node's steps of every run in their order (the protocol declares every run finite), so deadlocks, end-state conditions, step rules, invariants of one node and conserved sums keep their verdicts"
+	}
+	for i := range c.Props {
+		if c.Props[i].State != nil && c.Props[i].Stable {
+			keeps += "; stable invariants (" + c.Props[i].Name + ") fail at the end states every violation leads to"
+			break
+		}
+	}
+	if c.stb != nil && c.stb.ordered != "" && c.stb.anyComm() {
+		keeps += "; a delivery declared commuting, explored alone, must be invisible to those properties, which the search checks wherever one is enabled"
+	}
+	return keeps
 }
 
 // NoStubborn turns the stubborn-set reduction off for a reason of the

@@ -251,7 +251,7 @@ func reductionNote(ck *properties.Checker) string {
 // off.
 func stubbornNote(ck *properties.Checker) string {
 	if ck.Stubborn {
-		return "on: each state explores a stubborn set of its enabled steps (steps of different nodes commute; the protocol declares which deliveries commute with every step of their node and which may make a node send where, and the search checks the declaration at every step): every end state is reached, so deadlocks and end-state conditions keep their verdicts; counterexamples need not be shortest"
+		return "on: each state explores a stubborn set of its enabled steps (steps of different nodes commute; the protocol declares which deliveries commute with every step of their node and which may make a node send where, and the search checks the declaration at every step): " + ck.StubbornKeeps() + "; counterexamples need not be shortest"
 	}
 	why := ck.StubbornOff()
 	if why == "" {

@@ -227,7 +227,8 @@ var BufferHeld = model.Property{
 		}
 		return nil
 	},
-	Local: bufferHeld,
+	Local:     bufferHeld,
+	NodeLocal: true, // bufferHeld reads node i alone
 }
 
 func bufferHeld(w *model.World, i int) error {

@@ -230,6 +230,47 @@ var CreditConservation = model.Property{
 		}
 		return nil
 	},
+	// The pair's sum, over its two nodes and the packets between them, is
+	// conserved (for the stubborn-set reduction, model.Conservation).
+	Conserved: &model.Conservation{
+		Sums: func(sys *model.System) int { return sys.P * sys.P },
+		Node: func(w *model.World, n int, add func(int, int64)) {
+			P := w.Sys.P
+			me := NodeAt(w, n)
+			var pb [64]int
+			pool := me.poolCounts(pb[:0], P)
+			for o := range P {
+				if o != n {
+					add(n*P+o, int64(me.PCB[o].SendCredits))         // held by n for o
+					add(o*P+n, int64(pool[o]+me.PCB[o].FreeCredits)) // buffers and owed at n
+				}
+			}
+		},
+		Packet: func(w *model.World, from, to model.NodeID, p model.Packet, add func(int, int64)) {
+			P := w.Sys.P
+			if p.Tag.IsData() && p.Hop == 0 {
+				add(int(from)*P+int(to), 1) // data in flight from->to
+			}
+			if p.Credits != 0 {
+				add(int(to)*P+int(from), int64(p.Credits)) // credits returning to->from
+			}
+		},
+		Bounds: func(w *model.World, n int) error {
+			me := NodeAt(w, n)
+			for o := range w.Nodes {
+				if o == n {
+					continue
+				}
+				if held := me.PCB[o].SendCredits; held < 0 {
+					return fmt.Errorf("ni %d holds %d credits for %d", n, held, o)
+				}
+				if owed := me.PCB[o].FreeCredits; owed < 0 {
+					return fmt.Errorf("ni %d owes %d credits to %d", n, owed, o)
+				}
+			}
+			return nil
+		},
+	},
 	// A pair's sum reads its two nodes and the links between them.
 	Local: func(w *model.World, n int) error {
 		C := mach(w).C
@@ -292,7 +333,8 @@ var PoolBound = model.Property{
 		}
 		return nil
 	},
-	Local: poolBound,
+	Local:     poolBound,
+	NodeLocal: true, // poolBound reads node r alone
 }
 
 func poolBound(w *model.World, r int) error {

@@ -184,6 +184,9 @@ var FAValues = model.Property{
 		}
 		return nil
 	},
+	// The values a process got are never taken back: a repeat or a
+	// decrease, once there, stays.
+	Stable: true,
 	Final: func(w *model.World) error {
 		n := 0
 		for i := range w.Nodes {
