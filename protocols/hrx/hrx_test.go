@@ -69,6 +69,9 @@ func TestLivelocks(t *testing.T) {
 		}
 		n++
 		t.Run(c.Name, func(t *testing.T) {
+			if racebuild.Enabled && strings.Contains(c.Name, "flows=0:2:2,1:2:2") {
+				t.Skip("about 76,000 states: not under the race detector")
+			}
 			if c.Expect != "fail eventual-delivery" {
 				t.Fatalf("expect %q", c.Expect)
 			}
