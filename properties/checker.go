@@ -47,7 +47,7 @@ type Checker struct {
 	stb        *stubborn
 	noStubborn string // NoStubborn's reason
 	// StepCache memoizes the protocol's handlers in Successors (see
-	// stepcache.go; Build turns it on when StepCacheOff returns "").
+	// stepcache.go; off unless set: it has not been found to pay).
 	StepCache bool
 	sc        *stepCache
 	scStats   *stepStats
@@ -179,7 +179,6 @@ func buildFor(def *model.Def, cfg model.Config, props []Property, m model.Machin
 	c.Relative = true
 	c.stb = newStubborn(sys, props)
 	c.Stubborn = c.StubbornOff() == ""
-	c.StepCache = c.StepCacheOff() == ""
 	return c, nil
 }
 
@@ -336,6 +335,7 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 		c.cacheOn = false
 		if sc != nil {
 			c.next.SetStepMemo(nil)
+			sc.unshare(&c.next, true)
 			sc.end()
 		}
 	}()
@@ -379,6 +379,9 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 			}
 		}
 		if i > 0 {
+			if sc != nil {
+				sc.unshare(&c.next, false)
+			}
 			c.next.Restore(&c.cur)
 		}
 		if sc != nil {

@@ -2,13 +2,12 @@ package properties
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
-	"hash/maphash"
 	"slices"
 	"sync/atomic"
 	"unsafe"
 
+	"lfccheck/explore"
 	"lfccheck/model"
 )
 
@@ -34,15 +33,28 @@ import (
 // rules and invariants read the whole world, not one node, so they are
 // not memoized.
 //
+// A hit does not copy the entry's node into the world: the world's node
+// becomes the entry's (shared, read only) until the successor is done
+// (stepCache.unshare before Restore and at the end of the expansion) or
+// a step not served from the cache changes it. Nothing else writes the
+// nodes of the world Successors steps (the rules, invariants and
+// canonical form read them).
+//
 // Each checker (each worker) has a cache of its own, bounded: one
 // direct-mapped table per node, stepCacheEntries entries in all, a new
-// entry replacing the one in its slot.
+// entry replacing the one in its slot (a fixed hash: one worker's hits
+// are the same from run to run).
+//
+// It is off by default (Build leaves StepCache unset; check --step-cache
+// on): the handlers are a small part of a step's time, and what a hit
+// saves (the handler and the node's encoding) is about what the look-up
+// costs (docs/results.md, "Memoized local steps").
 
 // stepCacheEntries bounds the entries of one worker's step cache.
 const stepCacheEntries = 1 << 14
 
 // StepCacheOff says why the step cache cannot be used, or returns "":
-// every system can use it.
+// every system can use it (it is off unless StepCache is set).
 func (c *Checker) StepCacheOff() string { return "" }
 
 // StepCacheCounts returns the step cache's hits and misses so far (all
@@ -67,7 +79,8 @@ type stepStats struct {
 }
 
 type stepEntry struct {
-	key   []byte // the stored form, kind, peer, packet, the node's encoding before
+	x, y  uint64 // the stored form, kind, peer and packet
+	key   []byte // the node's encoding before
 	hash  uint64
 	after model.Node // the node after the handler
 	enc   []byte     // its encoding in the stored form
@@ -84,12 +97,14 @@ type stepCache struct {
 	c      *Checker
 	tabs   [][]stepEntry // per node
 	mask   uint64
-	seed   maphash.Seed
-	key    []byte
 	known  [][]byte
 	fresh  []bool
-	kbuf   [][]byte
 	active bool
+	// shared[j]: node j of the world being stepped is an entry's node
+	// (read only: a hit shares it rather than copying it), and own[j]
+	// is the world's own node, put back by unshare.
+	shared []bool
+	own    []model.Node
 	vnodes []model.Node // verify: per node, scratch for the handler's result
 	vout   model.Outbox
 
@@ -111,8 +126,9 @@ func (c *Checker) stepMemo() *stepCache {
 		for per*P < stepCacheEntries {
 			per *= 2
 		}
-		sc := &stepCache{c: c, tabs: make([][]stepEntry, P), mask: uint64(per - 1), seed: maphash.MakeSeed(),
-			known: make([][]byte, P), fresh: make([]bool, P), kbuf: make([][]byte, P)}
+		sc := &stepCache{c: c, tabs: make([][]stepEntry, P), mask: uint64(per - 1),
+			known: make([][]byte, P), fresh: make([]bool, P),
+			shared: make([]bool, P), own: make([]model.Node, P)}
 		for j := range sc.tabs {
 			sc.tabs[j] = make([]stepEntry, per)
 		}
@@ -132,8 +148,23 @@ func (sc *stepCache) begin(state []byte, at []int) {
 	}
 }
 
-// end closes the expansion of a state and adds its counts to the shared
-// ones.
+// unshare gives w its own nodes back where a hit shared an entry's: with
+// keep, as copies of the entries' (the world stays as it is); else with
+// whatever they held (for a caller about to overwrite them, Restore,
+// which copies back every node a step changed).
+func (sc *stepCache) unshare(w *model.World, keep bool) {
+	for j, sh := range sc.shared {
+		if sh {
+			if keep {
+				sc.own[j].CopyFrom(w.Nodes[j])
+			}
+			w.Nodes[j], sc.shared[j] = sc.own[j], false
+		}
+	}
+}
+
+// end closes the expansion of a state (after unshare) and adds its
+// counts to the shared ones.
 func (sc *stepCache) end() {
 	sc.active = false
 	if sc.hits != 0 || sc.misses != 0 || sc.bytes != 0 {
@@ -165,24 +196,27 @@ func (sc *stepCache) Handle(w *model.World, a model.Action, pkt model.Packet, ou
 	if sc.c.relative() {
 		form = 1
 	}
-	k := append(sc.key[:0], form, a.Kind, byte(a.Peer), byte(pkt.Tag), byte(pkt.Src), pkt.Credits, byte(pkt.Origin), pkt.Hop)
-	k = binary.LittleEndian.AppendUint16(k, pkt.Tree)
-	k = binary.LittleEndian.AppendUint16(k, pkt.Seq)
-	k = binary.LittleEndian.AppendUint32(k, pkt.Val)
-	k = append(k, sc.known[j]...)
-	sc.key = k
+	// The key: the step in two words, and the node's encoding.
+	x := uint64(form) | uint64(a.Kind)<<8 | uint64(a.Peer)<<16 | uint64(pkt.Tag)<<24 | uint64(pkt.Src)<<32 |
+		uint64(pkt.Credits)<<40 | uint64(pkt.Origin)<<48 | uint64(pkt.Hop)<<56
+	y := uint64(pkt.Tree) | uint64(pkt.Seq)<<16 | uint64(pkt.Val)<<32
+	node := sc.known[j]
 	verify := sc.c.scStats.verify
 	if verify {
 		sc.checkKey(w, j)
 	}
-	h := maphash.Bytes(sc.seed, k)
+	h := explore.Hash(node) ^ (x^y*0x9e3779b97f4a7c15)*0xff51afd7ed558ccd
+	h ^= h >> 29
 	e := &sc.tabs[j][h&sc.mask]
-	if e.after != nil && e.hash == h && bytes.Equal(e.key, k) {
+	if e.after != nil && e.hash == h && e.x == x && e.y == y && bytes.Equal(e.key, node) {
 		sc.hits++
 		if verify {
 			sc.vnodes[j].CopyFrom(w.Nodes[j])
 		}
-		w.Nodes[j].CopyFrom(e.after)
+		if !sc.shared[j] {
+			sc.own[j], sc.shared[j] = w.Nodes[j], true
+		}
+		w.Nodes[j] = e.after
 		out.Sends = append(out.Sends, e.sends...)
 		out.Deliveries = append(out.Deliveries, e.dels...)
 		if verify {
@@ -190,12 +224,16 @@ func (sc *stepCache) Handle(w *model.World, a model.Action, pkt model.Packet, ou
 		}
 	} else {
 		sc.misses++
+		if sc.shared[j] {
+			sc.own[j].CopyFrom(w.Nodes[j])
+			w.Nodes[j], sc.shared[j] = sc.own[j], false
+		}
 		w.RunHandler(a, pkt, out)
 		if e.after == nil {
 			e.after = sc.c.Sys.M.NewNode(a.Node)
 		}
 		e.after.CopyFrom(w.Nodes[j])
-		e.key, e.hash = append(e.key[:0], k...), h
+		e.key, e.hash, e.x, e.y = append(e.key[:0], node...), h, x, y
 		e.enc = sc.c.storedEncoding(w, j, e.enc[:0])
 		e.sends = append(e.sends[:0], out.Sends...)
 		e.dels = append(e.dels[:0], out.Deliveries...)
@@ -204,8 +242,9 @@ func (sc *stepCache) Handle(w *model.World, a model.Action, pkt model.Packet, ou
 		sc.bytes += size - e.size
 		e.size = size
 	}
-	sc.kbuf[j] = append(sc.kbuf[j][:0], e.enc...)
-	sc.known[j], sc.fresh[j] = sc.kbuf[j], true
+	// Entries of node j's table are replaced only here, by a step of node
+	// j, which sets known[j] again: known may point into them.
+	sc.known[j], sc.fresh[j] = e.enc, true
 }
 
 // storedEncoding appends node j of w encoded in the form the search

@@ -74,6 +74,13 @@ type checkResult struct {
 	StubbornLeft   int64    `json:"stubborn_left_out"`
 	StubbornNote   string   `json:"stubborn_sets_note"`
 	Properties     []string `json:"properties"`
+	// StepCache is set when the search memoized the protocol's handlers
+	// (--step-cache); StepCacheHits and StepCacheMisses count its
+	// look-ups, StepCacheBytes is what its entries hold (all workers').
+	StepCache       bool  `json:"step_cache"`
+	StepCacheHits   int64 `json:"step_cache_hits"`
+	StepCacheMisses int64 `json:"step_cache_misses"`
+	StepCacheBytes  int64 `json:"step_cache_bytes"`
 	// Liveness lists the liveness properties among Properties; GraphBytes
 	// is what recording the state graph for them cost.
 	Liveness     []string `json:"liveness,omitempty"`
@@ -161,6 +168,8 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		Checkpoint: r.Checkpoint, Frontier: r.Frontier, Disk: r.Disk,
 	}}
 	c.json.StubbornStates, c.json.StubbornLeft = ck.StubbornCounts()
+	c.json.StepCache = ck.StepCache
+	c.json.StepCacheHits, c.json.StepCacheMisses, c.json.StepCacheBytes = ck.StepCacheCounts()
 	c.json.LivenessSearch = liveSearchOf(ck)
 	if ck.OnTheFly {
 		c.json.OnTheFlyBytes, c.json.GraphBytes, c.json.ComponentBytes = r.Stats.GraphBytes, 0, r.Stats.ComponentBytes

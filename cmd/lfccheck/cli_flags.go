@@ -67,6 +67,7 @@ type searchFlags struct {
 	symmetry    string
 	sleepSets   string
 	por         string
+	stepCache   string
 	graph       bool
 	quiet       bool
 	progress    time.Duration
@@ -79,6 +80,7 @@ func (s *searchFlags) setUp(ck *properties.Checker) {
 	ck.LivenessGraph = s.graph
 	ck.Symmetry = s.symmetry != "off" && ck.SymmetryOff() == ""
 	ck.Stubborn = s.por != "off" && ck.StubbornOff() == ""
+	ck.StepCache = s.stepCache == "on" && ck.StepCacheOff() == ""
 }
 
 func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perCheck bool) {
@@ -95,6 +97,7 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 	fs.StringVar(&s.symmetry, "symmetry", "on", "on: store one state per orbit of the node renamings that map the configuration onto itself (where it has any); off: every state")
 	fs.StringVar(&s.sleepSets, "sleep-sets", "on", "on: a breadth-first search leaves out transitions whose successors it reaches through another order of independent steps (every state is still visited); off: it explores every transition")
 	fs.StringVar(&s.por, "por", "on", "on: where only deadlocks and end-state conditions are checked, explore in each state only a stubborn set of steps (every end state is still reached); off: every enabled step")
+	fs.StringVar(&s.stepCache, "step-cache", "off", "on: remember each protocol step's effect by the state of its node (and the packet it delivers) and reuse it instead of running the handler again (bounded per worker; results do not depend on it); off: run every handler")
 	fs.BoolVar(&s.graph, "liveness-graph", false, "check liveness properties on the recorded state graph even where end states suffice (also verifies the protocol's acyclicity declaration; costs memory)")
 	fs.BoolVarP(&s.quiet, "quiet", "q", false, "no progress lines on stderr")
 	fs.DurationVar(&s.progress, "progress-every", 3*time.Second, "how often a long search prints a progress line on stderr, e.g. 500ms, 1m")
@@ -117,6 +120,9 @@ func (s *searchFlags) options(e env) (explore.Options, error) {
 	}
 	if s.por != "on" && s.por != "off" {
 		return explore.Options{}, usagef("--por must be on or off, got %q", s.por)
+	}
+	if s.stepCache != "on" && s.stepCache != "off" {
+		return explore.Options{}, usagef("--step-cache must be on or off, got %q", s.stepCache)
 	}
 	if s.workers < 1 || s.workers > 1024 {
 		return explore.Options{}, usagef("--workers must be between 1 and 1024, got %d", s.workers)
