@@ -16,8 +16,9 @@ import (
 // does not grow with the states it has stored. The visited set lives in
 // the directory as sorted files of the states' exact encodings (so a
 // pass is as exact as the full search's); RAM holds the level being
-// expanded only as it is read from its file, and two buffers of at most
-// Options.DiskRunBytes each.
+// expanded only as it is read from its file, and a buffer of sorted runs
+// of at most Options.DiskRunBytes (16 MiB by default), which the
+// successors of a level and then its new states fill in turn.
 //
 // Duplicates are detected with a delay (delayed duplicate detection):
 // the successors generated from level d go, with the transition that
@@ -60,8 +61,9 @@ import (
 // DiskInfo describes a disk search.
 type DiskInfo struct {
 	Dir string `json:"dir"`
-	// RunBytes bounds the memory of each of the two buffers of sorted
-	// runs.
+	// RunBytes bounds the memory of the buffer of sorted runs (its
+	// arrays may each reach it: twice that at worst), and that of the
+	// readers that merge the runs.
 	RunBytes int `json:"run_bytes"`
 	// Runs is the number of sorted runs written (successors and new
 	// states), VisitedFiles the files of the visited set at the end.
@@ -85,8 +87,8 @@ type DiskInfo struct {
 // DiskManifest is the name of the disk search's manifest in its directory.
 const DiskManifest = "lfccheck-disk.json"
 
-// defaultDiskRun is the default bound of a run buffer (64 MiB).
-const defaultDiskRun = 64 << 20
+// defaultDiskRun is the default bound of a run buffer (16 MiB).
+const defaultDiskRun = 16 << 20
 
 type diskManifest struct {
 	Format      int           `json:"format"`
@@ -122,8 +124,9 @@ type diskSearch struct {
 	partial   bool
 	bufs      []*runBuf
 	diskNow   int64
-	levelAt   int64 // states of the level expanded so far (progress)
-	bufPeak   int64 // the most memory the run buffers held
+	levelAt   int64  // states of the level expanded so far (progress)
+	bufPeak   int64  // the most memory the run buffers held
+	mem       runMem // the run buffers' memory, between two uses
 }
 
 // diskBFS runs the disk search (BFS with Options.DiskDir).
@@ -255,7 +258,7 @@ func (d *diskSearch) removeAll() {
 }
 
 func (d *diskSearch) newBuf(byEnc bool, prefix string) *runBuf {
-	b := &runBuf{byEnc: byEnc, limit: d.info.RunBytes, dir: d.dir, prefix: prefix, serial: &d.man.Serial, written: new(int64)}
+	b := &runBuf{byEnc: byEnc, limit: d.info.RunBytes, dir: d.dir, prefix: prefix, serial: &d.man.Serial, written: new(int64), pool: &d.mem}
 	d.bufs = append(d.bufs, b)
 	return b
 }

@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkDiskSearch measures the disk search (Options.DiskDir) on a
-// mid-size configuration, with the default run buffers (64 MiB each,
-// which hold a whole level of these searches) and with buffers of 1 MiB
+// mid-size configuration, with the default run buffer (16 MiB, which
+// holds a whole level of binary P=3 K=2) and with a buffer of 1 MiB
 // (levels sorted in many runs): states/s, the peak heap per state (what
 // the process held, with the model's tables and the Go runtime), the run
 // buffers' memory per state, and the bytes on disk per state (the most at
@@ -24,9 +24,9 @@ func BenchmarkDiskSearch(b *testing.B) {
 		cfg  model.Config
 		run  int
 	}{
-		{"mcast-binary-3n-c1-k2/runs=64MiB", mcast.Config("binary", 3, 1, 2), 0},
+		{"mcast-binary-3n-c1-k2/runs=16MiB", mcast.Config("binary", 3, 1, 2), 0},
 		{"mcast-binary-3n-c1-k2/runs=1MiB", mcast.Config("binary", 3, 1, 2), 1 << 20},
-		{"mcast-binary-4n-c1-k1/runs=64MiB", mcast.Config("binary", 4, 1, 1), 0},
+		{"mcast-binary-4n-c1-k1/runs=16MiB", mcast.Config("binary", 4, 1, 1), 0},
 		{"mcast-binary-4n-c1-k1/runs=1MiB", mcast.Config("binary", 4, 1, 1), 1 << 20},
 	}
 	for _, c := range cases {

@@ -338,7 +338,8 @@ type runBuf struct {
 	f      *os.File // the runs, one after another
 	fw     *bufio.Writer
 	off    int64
-	peak   int64 // the most memory the buffer held
+	peak   int64   // the most memory the buffer held
+	pool   *runMem // where its memory comes from and goes back to
 	// written counts the bytes of the runs written (DiskInfo).
 	written *int64
 }
@@ -352,14 +353,37 @@ type bidx struct {
 const bidxBytes = 24
 
 func (b *runBuf) add(enc []byte, seq uint64, code uint32) error {
+	if b.arena == nil && b.pool != nil {
+		b.arena, b.idx = b.pool.arena, b.pool.idx
+		b.pool.arena, b.pool.idx = nil, nil
+	}
 	if len(b.arena)+len(enc)+(len(b.idx)+1)*bidxBytes > b.limit && len(b.idx) > 0 {
 		if err := b.spill(); err != nil {
 			return err
 		}
 	}
+	// Grown by doubling up to the bound, never past it, so that the
+	// memory held stays near the bound and little garbage is left.
+	if need := len(b.arena) + len(enc); need > cap(b.arena) {
+		na := make([]byte, len(b.arena), max(min(2*cap(b.arena), b.limit), need, 1<<12))
+		copy(na, b.arena)
+		b.arena = na
+	}
+	if len(b.idx) == cap(b.idx) {
+		ni := make([]bidx, len(b.idx), max(min(2*cap(b.idx), b.limit/bidxBytes), len(b.idx)+1, 1<<8))
+		copy(ni, b.idx)
+		b.idx = ni
+	}
 	b.idx = append(b.idx, bidx{off: uint32(len(b.arena)), n: uint32(len(enc)), seq: seq, code: code})
 	b.arena = append(b.arena, enc...)
 	return nil
+}
+
+// runMem is the memory of a run buffer, passed from one buffer to the
+// next (one fills at a time), so that it is allocated once.
+type runMem struct {
+	arena []byte
+	idx   []bidx
 }
 
 func (b *runBuf) enc(x bidx) []byte { return b.arena[x.off : x.off+x.n] }
@@ -407,7 +431,12 @@ func (b *runBuf) spill() error {
 }
 
 // release returns the buffer's memory.
-func (b *runBuf) release() { b.arena, b.idx = nil, nil }
+func (b *runBuf) release() {
+	if b.pool != nil && b.arena != nil {
+		b.pool.arena, b.pool.idx = b.arena[:0], b.idx[:0]
+	}
+	b.arena, b.idx = nil, nil
+}
 
 // removeRuns deletes the runs written and returns their bytes.
 func (b *runBuf) removeRuns() int64 {
@@ -483,8 +512,10 @@ func (b *runBuf) merge() (*merged, error) {
 	}
 	m := &merged{byEnc: b.byEnc, first: true}
 	m.h.byEnc = b.byEnc
+	// The readers' buffers share a bound of the buffer's size.
+	size := max(4096, min(runIOBuf(b.limit), b.limit/max(len(b.runs), 1)))
 	for _, fm := range b.runs {
-		r := openRun(b.f, fm, runIOBuf(b.limit))
+		r := openRun(b.f, fm, size)
 		m.all = append(m.all, r)
 		ok, err := r.next()
 		if err != nil {

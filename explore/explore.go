@@ -161,8 +161,8 @@ type Options struct {
 	// visited set in sorted files in this directory (made if need be),
 	// duplicates found level by level, memory that does not grow with
 	// the states stored; the directory is its checkpoint (CheckpointID
-	// names the search). DiskRunBytes bounds each of its two buffers of
-	// sorted runs (0: 64 MiB, or an eighth of MaxMemory).
+	// names the search). DiskRunBytes bounds its buffer of sorted runs
+	// (0: 16 MiB, or an eighth of MaxMemory if less).
 	DiskDir      string
 	DiskRunBytes int
 	// restartNote, on the search that BFS runs again without sleep sets,
