@@ -52,9 +52,11 @@
 //     round-trip) H_rx's timer expires only while no packet from or to
 //     the host is on a link or waits in a receive buffer for a host to
 //     handle it (model.ActionKind.Quiet and model.Holder). That is the
-//     thesis's setting: the polling watchdog (§3.7, §4.4) makes a host
-//     handle its packets within an interrupt delay (INTD, 70 µs in
-//     §8.5.1) far shorter than the timer's granularity (TGRAN, 5000 µs).
+//     thesis's usual setting: the polling watchdog (§3.7, §4.4)
+//     interrupts a host that has handled none of its packets for an
+//     interrupt delay (INTD, 70 µs in §8.5.1) far shorter than the
+//     timer's granularity (TGRAN, 5000 µs) - a choice, since nothing
+//     in §8.2.2 ties the two timers.
 //     --timer links keeps I_rx's rule as it stands, links only: the
 //     timer may then expire while packets wait for a host that polls
 //     late (interrupts disabled, or a host that handles one packet per

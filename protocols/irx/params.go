@@ -76,7 +76,7 @@ func ParamSpecsAt(lvl Level) []model.ParamSpec {
 		{Key: "flow", Doc: "an explicit workload SRC:DST:COUNT, repeatable (replaces packets)", Repeat: true},
 	}
 	if lvl == Host {
-		specs = append(specs, model.ParamSpec{Key: "timer", Doc: "when the retransmission timer may expire: round-trip (nothing from or to the host on a link or waiting in a receive buffer for its host: longer than any round trip, the polling watchdog bounding the wait, §3.7) or links (nothing on a link; packets may still wait for a host that polls late)", Default: TimerRoundTrip})
+		specs = append(specs, model.ParamSpec{Key: "timer", Doc: "when the retransmission timer may expire: round-trip (nothing from or to the host on a link or waiting in a receive buffer for its host: longer than any round trip, as the polling watchdog of §3.7 makes it in the thesis's setting) or links (nothing on a link; packets may still wait for a host that polls late)", Default: TimerRoundTrip})
 	}
 	return specs
 }
