@@ -665,8 +665,7 @@ func (w *World) Quiet(n NodeID) bool {
 // the protocol has not yet handled (a host that handles its receive
 // buffers when it polls). A packet node x holds that came from node n
 // keeps n from being Quiet, as a packet on a link does. World.Quiet
-// consults it; the live runtime's quiet check (model/live) looks at the
-// links alone.
+// consults it, and so does the live runtime's quiet check (model/live).
 type Holder interface {
 	// Holds reports whether node x holds a packet from node from that
 	// it has not yet handled.

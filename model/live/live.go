@@ -37,7 +37,12 @@
 // model.LiveTimer (an NI's watchdog) are performed when they have stayed
 // enabled for their delay (Options.Timers), on the time package's clock, so
 // that tests can run them in a testing/synctest bubble. Everything else is
-// performed as soon as it is enabled.
+// performed as soon as it is enabled. A kind marked model.ActionKind.Quiet
+// (a retransmission timer longer than any round trip) is performed only
+// while no packet is on a link from or to its node nor, for a
+// model.Holder machine, held unhandled by another node: the rule of
+// model.World.Quiet, checked under the lock that orders the recording, so
+// that the recorded run stays a model execution.
 //
 // # Termination
 //
@@ -347,7 +352,7 @@ type run struct {
 	clients  []*Client
 	inj      *injector  // nil: reliable links
 	quiet    bool       // some kind is model.ActionKind.Quiet: inflight is kept
-	mu       sync.Mutex // guards acts, arrived, active, inflight
+	mu       sync.Mutex // guards acts, arrived, active, inflight, held, holding
 	inflight []int      // per node: packets recorded as sent and not yet taken off a link from or to it
 	acts     []model.Action
 	arrived  []model.Packet
@@ -356,6 +361,14 @@ type run struct {
 	done     chan struct{}
 	once     sync.Once
 	stopped  chan struct{} // closed when the node goroutines stop
+
+	// With a Quiet kind and a model.Holder machine: held[x*P+from] says
+	// whether node x holds a packet from node from unhandled after its
+	// latest recorded step, and holding[n] counts the nodes that hold
+	// one of n's packets (n is not quiet while it is positive).
+	holder  model.Holder
+	held    []bool
+	holding []int
 }
 
 func (r *run) record(a model.Action, arrived model.Packet) {
@@ -370,6 +383,32 @@ func (r *run) linkChange(from, to model.NodeID, d int) {
 	if r.quiet {
 		r.inflight[from] += d
 		r.inflight[to] += d
+	}
+}
+
+// holdsLocked notes, with r.mu held, which packets node id holds
+// unhandled after a step recorded just now (model.Holder), in its state
+// n: a node's quiet kinds wait, as in the model (model.World.Quiet),
+// while another node holds one of its packets. Only node id's goroutine
+// calls it for id, on the state it owns.
+func (r *run) holdsLocked(id model.NodeID, n model.Node) {
+	if r.holder == nil {
+		return
+	}
+	P := r.sys.P
+	for from := 0; from < P; from++ {
+		if from == int(id) {
+			continue
+		}
+		h := r.holder.Holds(n, model.NodeID(from))
+		if k := int(id)*P + from; h != r.held[k] {
+			r.held[k] = h
+			if h {
+				r.holding[from]++
+			} else {
+				r.holding[from]--
+			}
+		}
 	}
 }
 
@@ -432,6 +471,9 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 			r.quiet = true
 			r.inflight = make([]int, P)
 		}
+	}
+	if h, ok := sys.M.(model.Holder); ok && r.quiet {
+		r.holder, r.held, r.holding = h, make([]bool, P*P), make([]int, P)
 	}
 	for i := range r.inboxes {
 		r.inboxes[i] = &inbox{signal: make(chan struct{}, 1)}
@@ -513,6 +555,7 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 			for _, t := range rd.Sends {
 				r.linkChange(id, t.To, 1)
 			}
+			r.holdsLocked(id, n)
 			r.mu.Unlock()
 		}
 		if r.opt.Observe != nil {
@@ -553,10 +596,12 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 	perform := func(ki int) bool {
 		if r.quiet && r.sys.Kinds[ki].Quiet {
 			// Enabled only while no packet is on a link from or to
-			// the node, in the recording's order: checked, performed
-			// and recorded under the lock that orders the steps.
+			// the node, nor held unhandled by another node of a
+			// model.Holder machine, in the recording's order:
+			// checked, performed and recorded under the lock that
+			// orders the steps.
 			r.mu.Lock()
-			if r.inflight[id] != 0 {
+			if r.inflight[id] != 0 || r.holder != nil && r.holding[id] != 0 {
 				r.mu.Unlock()
 				return false
 			}
@@ -566,6 +611,7 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 				for _, t := range rd.Sends {
 					r.linkChange(id, t.To, 1)
 				}
+				r.holdsLocked(id, n)
 			}
 			r.mu.Unlock()
 			if ok {
@@ -633,6 +679,7 @@ func (r *run) node(id model.NodeID, n model.Node, stop <-chan struct{}) []model.
 						for _, t := range rd.Sends {
 							r.linkChange(id, t.To, 1)
 						}
+						r.holdsLocked(id, n)
 						r.mu.Unlock()
 						emit(rd, m.pkt, m.from, true, true)
 					} else {
