@@ -24,6 +24,7 @@ func TestSleepSetsBrokenIndependenceIsCaught(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			ck.Stubborn = false // sleep sets are off while stubborn sets are on
 			if got[i], err = explore.BFS(ck, explore.Options{NoSleep: noSleep}); err != nil {
 				t.Fatal(err)
 			}

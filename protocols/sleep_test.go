@@ -27,7 +27,7 @@ type sleepResult struct {
 	note    string
 }
 
-// sleepSearch checks cfg breadth first with sleep sets on or off (and the
+// sleepSearch checks cfg breadth first, without stubborn sets, with sleep sets on or off (and the
 // symmetry reduction as Build sets it, or off); ok is false when the
 // search hit the state limit. A counterexample must replay and reproduce
 // its property.
@@ -38,6 +38,7 @@ func sleepSearch(t *testing.T, cfg model.Config, sleep, symmetry bool, limit int
 		t.Fatal(err)
 	}
 	ck.Symmetry = ck.Symmetry && symmetry
+	ck.Stubborn = false // sleep sets are off while stubborn sets are on
 	r, err := explore.BFS(ck, explore.Options{MaxStates: limit, NoSleep: !sleep, Workers: 2})
 	if err != nil {
 		t.Fatal(err)

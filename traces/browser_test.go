@@ -220,15 +220,16 @@ func viewerClicks(t *testing.T, c cdp, sys *model.System, acts []model.Action, o
 		t.Fatal("at step 3 the arrow of the packet it delivers is not marked")
 	}
 	// Search: NI 2's state line first reads "blocked [m1#1]" after step
-	// 7; Enter goes to the next step with a match.
+	// 5 (deliver 1->2, in the order the stubborn-set search found); Enter
+	// goes to the next step with a match.
 	c.click("first")
 	c.typeInto("search", "blocked [m1#1]")
 	if got := c.Eval(`document.getElementById("results").children.length`); got == "0" {
 		t.Fatal("the search for 'blocked [m1#1]' finds nothing")
 	}
 	c.Key("Enter", 13)
-	if got := c.Eval(jsStepno); got != fmt.Sprintf("step 7 of %d", n) {
-		t.Fatalf("Enter in the search box goes to %q, want step 7 (ni 2 blocks m1#1)", got)
+	if got := c.Eval(jsStepno); got != fmt.Sprintf("step 5 of %d", n) {
+		t.Fatalf("Enter in the search box goes to %q, want step 5 (ni 2 blocks m1#1)", got)
 	}
 	if got := c.Eval(`document.querySelectorAll("#state .match").length`); got == "0" {
 		t.Fatal("no state line matching the search is marked")

@@ -124,7 +124,7 @@ func TestCheckpointResumeKeepsCLI(t *testing.T) {
 	}
 	// A resumed search that meets a graph that is not layered starts again
 	// without sleep sets, and says that it dropped the checkpoint.
-	flags = []string{"--protocol", "mcast", "--nodes", "2", "--credits", "4", "--packets", packets}
+	flags = []string{"--protocol", "mcast", "--nodes", "2", "--credits", "4", "--packets", packets, "--por", "off"}
 	checkJSON(t, exitIncomplete, append([]string{"--checkpoint", "ck", "--max-depth", "6"}, flags...)...)
 	m := checkJSON(t, exitPass, "--resume", "ck")
 	if ck, _ := m["checkpoint"].(map[string]any); ck["restarted"] != true || ck["resumed"] != false || m["states"] != states {
@@ -139,7 +139,7 @@ func TestCheckpointResumeKeepsCLI(t *testing.T) {
 // compared as a set.
 func TestCheckpointDelivered(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b", "ckpt")
-	flags := []string{"--protocol", "mcast", "--nodes", "3", "--property", "fifo", "--property", "deadlock"}
+	flags := []string{"--protocol", "mcast", "--nodes", "3", "--property", "fifo", "--property", "deadlock", "--por", "off"}
 	checkJSON(t, exitIncomplete, append([]string{"--checkpoint", dir, "--checkpoint-every", "1ns", "--max-depth", "5"}, flags...)...)
 	h, err := explore.ReadCheckpoint(dir)
 	if err != nil || !strings.Contains(h.Note, `"--checkpoint-every=1ns"`) {
@@ -177,7 +177,7 @@ func TestCheckpointDelivered(t *testing.T) {
 // Checkpoints that cannot be made or used as asked: one error line, exit 2.
 func TestCheckpointErrorsCLI(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ckpt")
-	flags := []string{"check", "--protocol", "mcast", "--nodes", "3", "-q"}
+	flags := []string{"check", "--protocol", "mcast", "--nodes", "3", "-q", "--por", "off"}
 	if code, _, errs := runCLI(append(flags, "--packets", "2", "--checkpoint", dir, "--max-depth", "5")...); code != exitIncomplete {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

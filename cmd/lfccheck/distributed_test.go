@@ -167,7 +167,7 @@ func TestDistributedWorkerCrash(t *testing.T) {
 // TestDistributedLimits: the limits end a distributed search as
 // incomplete (exit 3), the depth limit exactly where check stops.
 func TestDistributedLimits(t *testing.T) {
-	base := []string{"--protocol", "mcast", "--nodes", "3", "--packets", "2", "--distributed", "2"}
+	base := []string{"--protocol", "mcast", "--nodes", "3", "--packets", "2", "--distributed", "2", "--por", "off"}
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -233,7 +233,7 @@ func TestMulticastFlowsAddToMulticasts(t *testing.T) {
 // needs more is incomplete with exactly the limit stored.
 func TestExactStateLimit(t *testing.T) {
 	run := func(limit string) map[string]any {
-		_, out, _ := runCLI("check", "--nodes", "2", "--packets", "1", "-q", "--json", "--max-states", limit)
+		_, out, _ := runCLI("check", "--nodes", "2", "--packets", "1", "-q", "--json", "--por", "off", "--max-states", limit)
 		var m map[string]any
 		json.Unmarshal([]byte(out), &m)
 		return m

@@ -34,6 +34,7 @@ func searchCk(t *testing.T, cfg model.Config, reduce, fp bool) (explore.Result, 
 	}
 	ck.Reduce = reduce
 	ck.Symmetry = false // the pins are of the ample-set reduction; symmetry has its own
+	ck.Stubborn = false // and so have stubborn sets
 	// Without the reduction, without sleep sets either: the full graph.
 	r, err := explore.BFS(ck, explore.Options{Fingerprint: fp, NoSleep: !reduce})
 	if err != nil {
