@@ -11,10 +11,18 @@ import (
 	"lfccheck/protocols/ucast"
 )
 
-// LiveOptions configure a live I_rx cluster: the model's handlers on the
-// live runtime (model/live), one goroutine per node, over links with the
-// runtime's fault injector. Zero sizes take the defaults given.
+// LiveOptions configure a live I_rx cluster, or H_rx's (Level Host,
+// protocols/hrx): the model's handlers on the live runtime (model/live),
+// one goroutine per node, over links with the runtime's fault injector.
+// Zero sizes take the defaults given.
 type LiveOptions struct {
+	// Level is who runs go-back-N: the NI (I_rx, the zero value) or the
+	// host (H_rx: the NI stores whatever arrives in a shared receive
+	// buffer and the host handles it; no NACKs).
+	Level Level
+	// Timer is H_rx's retransmission timer rule (TimerRoundTrip, the
+	// default, or TimerLinks; Params.Timer); I_rx has none.
+	Timer string
 	Nodes int // P, 2..64 (default 2)
 	// Packets is how many packets every node sends to every other node;
 	// a node sends at most 65534 in all.
@@ -25,11 +33,13 @@ type LiveOptions struct {
 	Faults *live.Faults
 	// AckDelay is the acknowledgement timer (default 20µs); Timeout is
 	// the retransmission timer (default 1ms), which expires, as in the
-	// model, only while no packet is on a link from or to its NI.
+	// model, only while no packet is on a link from or to its NI (for
+	// H_rx with TimerRoundTrip: nor waits in another host's receive
+	// buffers, model.Holder).
 	AckDelay, Timeout time.Duration
 }
 
-// LiveReport is what a live I_rx run did.
+// LiveReport is what a live I_rx (or H_rx) run did.
 type LiveReport struct {
 	Delivered int // packets handed to the hosts, each checked
 	Steps     int // steps of all nodes (handlers, timers, sends, faults)
@@ -74,9 +84,17 @@ func RunLive(ctx context.Context, opt LiveOptions) (*LiveReport, error) {
 		return nil, fmt.Errorf("irx: window %d and receive buffers %d: want a window in 1..1024 and at least one buffer", opt.Window, opt.RecvBuffers)
 	case opt.AckDelay < 0 || opt.Timeout < 0:
 		return nil, fmt.Errorf("irx: negative timer")
+	case opt.Level != NI && opt.Level != Host:
+		return nil, fmt.Errorf("irx: level %d: want NI or Host", opt.Level)
+	case opt.Level == NI && opt.Timer != "" || opt.Timer != "" && opt.Timer != TimerRoundTrip && opt.Timer != TimerLinks:
+		return nil, fmt.Errorf("irx: timer %q: H_rx's is %s or %s, and I_rx has none", opt.Timer, TimerRoundTrip, TimerLinks)
 	}
-	p := Defaults()
+	name := opt.Level.Protocol()
+	p := DefaultsFor(name)
 	p.Window, p.RecvBuffers = opt.Window, opt.RecvBuffers
+	if opt.Timer == TimerLinks {
+		p.Timer = TimerLinks
+	}
 	for s := 0; s < opt.Nodes; s++ {
 		for d := 0; d < opt.Nodes; d++ {
 			if s != d && opt.Packets > 0 {
@@ -87,8 +105,8 @@ func RunLive(ctx context.Context, opt LiveOptions) (*LiveReport, error) {
 	if len(p.Flows) == 0 {
 		return &LiveReport{}, nil
 	}
-	cfg := model.Config{Protocol: "irx", Nodes: opt.Nodes, Params: p}
-	m, err := New(cfg)
+	cfg := model.Config{Protocol: name, Nodes: opt.Nodes, Params: p}
+	m, err := NewAt(cfg, opt.Level)
 	if err != nil {
 		return nil, err
 	}
