@@ -85,8 +85,12 @@ func diskLine(d *explore.DiskInfo) string {
 	if d.Resumed {
 		from = fmt.Sprintf("resumed at depth %d; ", d.ResumedAt)
 	}
-	what := fmt.Sprintf("%speak %s on disk, %s written, %d sorted runs (at most %s each in memory), %d files of the visited set",
-		from, explore.FormatBytes(uint64(d.PeakBytes)), explore.FormatBytes(uint64(d.WrittenBytes)), d.Runs, explore.FormatBytes(uint64(d.RunBytes)), d.VisitedFiles)
+	files := "files"
+	if d.VisitedFiles == 1 {
+		files = "file"
+	}
+	what := fmt.Sprintf("%speak %s on disk, %s written, %d sorted runs (at most %s each in memory), %d %s of the visited set",
+		from, explore.FormatBytes(uint64(d.PeakBytes)), explore.FormatBytes(uint64(d.WrittenBytes)), d.Runs, explore.FormatBytes(uint64(d.RunBytes)), d.VisitedFiles, files)
 	if d.Kept {
 		return fmt.Sprintf("disk: %s; %s holds the search at depth %d (%d states): the same command continues it", what, d.Dir, d.SavedDepth, d.SavedStates)
 	}
