@@ -59,13 +59,13 @@ func safetyOnly(t *testing.T, cfg model.Config) *properties.Checker {
 // detector, one claim in four and a smaller bound.
 func TestDiskSearchEveryClaim(t *testing.T) {
 	defer explore.SetDiskSync(false)()
-	limit := int64(20_000)
+	limit := int64(5_000)
 	every := 1
 	if testing.Short() {
-		limit = 6_000
+		limit = 3_000
 	}
 	if racebuild.Enabled {
-		limit, every = 5_000, 4
+		limit, every = 3_000, 4
 	}
 	n, compared, failed := 0, 0, 0
 	for _, d := range protocols.All() {
@@ -113,7 +113,7 @@ func TestDiskSearchEveryClaim(t *testing.T) {
 		}
 	}
 	t.Logf("%d claims and variants, %d compared (%d failing), bound %d states", n, compared, failed, limit)
-	if compared < 20 || failed < 5 {
+	if compared < 60/every || failed < 20/every {
 		t.Errorf("only %d searches compared, %d failing", compared, failed)
 	}
 }
