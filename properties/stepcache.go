@@ -50,7 +50,8 @@ import (
 // saves (the handler and the node's encoding) is about what the look-up
 // costs (docs/results.md, "Memoized local steps").
 
-// stepCacheEntries bounds the entries of one worker's step cache.
+// stepCacheEntries bounds the entries of one worker's step cache (its
+// node tables have a power of two entries each).
 const stepCacheEntries = 1 << 14
 
 // StepCacheOff says why the step cache cannot be used, or returns "":
@@ -58,8 +59,9 @@ const stepCacheEntries = 1 << 14
 func (c *Checker) StepCacheOff() string { return "" }
 
 // StepCacheCounts returns the step cache's hits and misses so far (all
-// workers') and the bytes its entries hold (summed over the workers'
-// caches; nodes are counted at the size of their encoding).
+// workers') and its bytes (summed over the workers' caches: the tables
+// and what their entries hold, a node counted at the size of its
+// encoding).
 func (c *Checker) StepCacheCounts() (hits, misses, bytes int64) {
 	if c.scStats == nil {
 		return 0, 0, 0
@@ -86,7 +88,7 @@ type stepEntry struct {
 	enc   []byte     // its encoding in the stored form
 	sends []model.Transmit
 	dels  []model.Delivery
-	size  int64 // bytes counted in stepStats.bytes
+	size  int64 // bytes counted in stepStats.bytes beyond the slot
 }
 
 // stepCache is one checker's cache, and its record of the successor
@@ -122,8 +124,8 @@ func (c *Checker) stepMemo() *stepCache {
 			c.scStats = new(stepStats)
 		}
 		P := c.Sys.P
-		per := 1
-		for per*P < stepCacheEntries {
+		per := 1 // the largest power of two with per*P <= stepCacheEntries
+		for 2*per*P <= stepCacheEntries {
 			per *= 2
 		}
 		sc := &stepCache{c: c, tabs: make([][]stepEntry, P), mask: uint64(per - 1),
@@ -132,6 +134,7 @@ func (c *Checker) stepMemo() *stepCache {
 		for j := range sc.tabs {
 			sc.tabs[j] = make([]stepEntry, per)
 		}
+		sc.bytes = int64(P*per) * int64(unsafe.Sizeof(stepEntry{}))
 		c.sc = sc
 	}
 	return c.sc
@@ -237,7 +240,7 @@ func (sc *stepCache) Handle(w *model.World, a model.Action, pkt model.Packet, ou
 		e.enc = sc.c.storedEncoding(w, j, e.enc[:0])
 		e.sends = append(e.sends[:0], out.Sends...)
 		e.dels = append(e.dels[:0], out.Deliveries...)
-		size := int64(unsafe.Sizeof(*e)) + int64(cap(e.key)+2*cap(e.enc)) +
+		size := int64(cap(e.key)+2*cap(e.enc)) +
 			int64(cap(e.sends))*int64(unsafe.Sizeof(model.Transmit{})) + int64(cap(e.dels))*int64(unsafe.Sizeof(model.Delivery{}))
 		sc.bytes += size - e.size
 		e.size = size
