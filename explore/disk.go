@@ -542,13 +542,13 @@ func (d *diskSearch) level() (Result, bool, error) {
 	for i := int64(0); i < n; i++ {
 		d.levelAt = i
 		if i%256 == 0 {
+			d.progress()
 			if reason := d.limits(n - i); reason != "" {
 				d.fold()
 				d.removeTemp()
 				d.partial = i > 0
 				return d.incomplete(reason)
 			}
-			d.progress()
 		}
 		ok, err := rd.next()
 		if err != nil {
