@@ -186,7 +186,8 @@ type Stats struct {
 	StoreBytes    int64         `json:"store_bytes"`
 	// DiskBytes is what the breadth-first search wrote to temporary files
 	// (unlinked, so removed when it ends): the key and parent id of every
-	// state, read back only to rebuild traces.
+	// state, read back only to rebuild traces. For the disk search
+	// (Options.DiskDir), the most its files took at once.
 	DiskBytes int64 `json:"disk_bytes,omitempty"`
 	// GraphBytes is the memory of the recorded state graph and of the
 	// liveness analysis (liveness checks only).
