@@ -328,3 +328,27 @@ func TestDiskSearchInterruptedMidLevel(t *testing.T) {
 		t.Errorf("%d files left, the first %s", len(left), left[0].Name())
 	}
 }
+
+// TestDiskSearchLimits: limits cut the disk search short as Incomplete,
+// never Pass, with the files kept (the state limit within the limit).
+func TestDiskSearchLimits(t *testing.T) {
+	defer explore.SetDiskSync(false)()
+	cfg := mcast.Config("binary", 3, 1, 1)
+	for _, c := range []struct {
+		opt  explore.Options
+		want string
+	}{
+		{explore.Options{MaxMemory: 1 << 10}, "memory limit"},
+		{explore.Options{MaxStates: 100}, "state limit 100"},
+		{explore.Options{Timeout: time.Nanosecond}, "time limit"},
+	} {
+		c.opt.DiskDir = t.TempDir()
+		r, err := explore.BFS(safetyOnly(t, cfg), c.opt)
+		if err != nil || r.Verdict != explore.Incomplete || !strings.HasPrefix(r.Reason, c.want) || !r.Disk.Kept {
+			t.Errorf("%s: %v %v %q %+v", c.want, err, r.Verdict, r.Reason, r.Disk)
+		}
+		if c.opt.MaxStates > 0 && r.Stats.States > c.opt.MaxStates {
+			t.Errorf("%d states past the limit %d", r.Stats.States, c.opt.MaxStates)
+		}
+	}
+}
