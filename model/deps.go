@@ -41,5 +41,9 @@ type Dependencies interface {
 	// independent of every other step of node at: in every state where
 	// both are enabled, each stays enabled after the other and the two
 	// orders reach the same state. It depends on the configuration alone.
+	// Where a checked property reads a node's states between its steps
+	// (a step rule, an invariant of one node, a conserved sum), such a
+	// delivery must also be invisible to it (see the properties package's
+	// stubborn.go); the search checks that too.
 	Commutes(from, at NodeID) bool
 }
