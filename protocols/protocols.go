@@ -10,6 +10,7 @@ import (
 	"lfccheck/protocols/fa"
 	"lfccheck/protocols/gsb"
 	"lfccheck/protocols/hrx"
+	"lfccheck/protocols/imc"
 	"lfccheck/protocols/intr"
 	"lfccheck/protocols/irx"
 	"lfccheck/protocols/mcast"
@@ -28,6 +29,7 @@ func init() {
 	model.Register(panda.Def)
 	model.Register(irx.Def)
 	model.Register(hrx.Def)
+	model.Register(imc.Def)
 }
 
 // All lists the registered protocols.

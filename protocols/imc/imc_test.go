@@ -1,0 +1,120 @@
+package imc_test
+
+import (
+	"strings"
+	"testing"
+
+	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
+	"lfccheck/model"
+	_ "lfccheck/protocols" // registers the protocols
+	"lfccheck/protocols/imc"
+	"lfccheck/protocols/internal/checktest"
+	"lfccheck/protocols/topology"
+	"lfccheck/traces"
+)
+
+func cast(r, k int) topology.Cast { return topology.Cast{Root: r, Count: k} }
+
+// I_mc passes on a binary tree and a chain, over reliable links and with
+// a loss, a duplicate or a corruption, with sequence numbers that wrap.
+func TestIMCPasses(t *testing.T) {
+	cfgs := []model.Config{
+		imc.Config(3, "chain", 1, 1, "", cast(0, 2)),
+		imc.Config(3, "chain", 1, 1, "corrupt:1", cast(0, 2)),
+		imc.Config(4, "binary", 1, 2, "loss:1", cast(0, 1)),
+		imc.Config(3, "chain", 1, 1, "loss:1,dup:1", cast(0, 2)),
+	}
+	if racebuild.Enabled {
+		cfgs = cfgs[:2]
+	}
+	for _, cfg := range cfgs {
+		r, _ := checktest.Search(t, cfg)
+		if r.Verdict != explore.Pass {
+			t.Errorf("%s: %s %v", cfg.Describe(), r.Verdict, r.Violation)
+		}
+	}
+}
+
+// Every broken variant fails its property with a counterexample that
+// shows the bug.
+func TestVariantsAreCaught(t *testing.T) {
+	checktest.CatchVariants(t, imc.Def, map[string]func(o traces.Outcome) bool{
+		// Node 1 frees packet 1's buffer at the copy while packet 1 is
+		// still queued for node 2, and takes packet 2.
+		"release-on-copy": func(o traces.Outcome) bool {
+			return checktest.StepWith(o.Steps, "ni 1 copy", "ni 1 buffers: [d0#1(s0)] -> []") && strings.Contains(o.Violation.Error(), "holds 2")
+		},
+		// A second copy of packet 1 (a retransmission or a
+		// duplicate) reaches node 1, which queues it for node 2 again.
+		"forward-duplicates": func(o traces.Outcome) bool {
+			return checktest.StepWith(o.Steps, "deliver 0->1", "queue [d0#1(s0) d0#1(s0)]") && strings.Contains(o.Violation.Error(), "twice")
+		},
+		"window-off-by-one": func(o traces.Outcome) bool {
+			return strings.Contains(o.Violation.Error(), "2 packets to 1 unacknowledged")
+		},
+	})
+}
+
+// The overlapping chains livelock under ACK-forward: the loop
+// retransmits data packets that are dropped. (The suite checks the
+// verdicts of both ring claims; the ACK-receive one, 729,000 states, is
+// left to it.)
+func TestRingLivelocks(t *testing.T) {
+	if racebuild.Enabled {
+		t.Skip("over 500,000 states each: not under the race detector")
+	}
+	if testing.Short() {
+		t.Skip("the suite checks this claim; about 3 s")
+	}
+	n := 0
+	for _, c := range imc.Def.Claims {
+		if c.Expect == "pass" || c.Config.Variant != "" {
+			continue
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			o := checktest.Caught(t, c.Config, "eventual-delivery")
+			if o.Loop == 0 {
+				t.Fatalf("no loop: %s", o.Violation)
+			}
+			loop := o.Steps[len(o.Steps)-o.Loop:]
+			if !checktest.Dropped(loop, "d") || !strings.Contains(checktest.StepsText(loop), "timeout") {
+				t.Fatalf("the loop does not retransmit dropped packets:\n%s", checktest.StepsText(loop))
+			}
+		})
+	}
+	if n != 1 {
+		t.Errorf("%d failing claims of the correct protocol, want the ring", n)
+	}
+}
+
+// Bad parameters are refused with an error.
+func TestBadParams(t *testing.T) {
+	for _, c := range []struct {
+		settings [][2]string
+		nodes    int
+		want     string
+	}{
+		{[][2]string{{"cast", "0:1"}, {"cast", "0:2"}}, 4, "a second cast from root 0"},
+		{[][2]string{{"seq-mod", "2"}}, 4, "must exceed the window"},
+		{[][2]string{{"cast", "5:1"}}, 4, "cast 5:1"},
+		{[][2]string{{"tree", "ring"}}, 4, ""},
+		{[][2]string{{"cast", "g/0:1"}}, 4, ""},
+		{[][2]string{{"flow", "0:1:1"}}, 4, "no parameter"},
+	} {
+		p := imc.Defaults()
+		var err error
+		for _, s := range c.settings {
+			if err = p.Set(s[0], s[1]); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			_, err = p.Resolve(c.nodes)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want an error with %q", c.settings, err, c.want)
+		}
+	}
+}
