@@ -56,6 +56,7 @@ import (
 	"strings"
 
 	"lfccheck/model"
+	"lfccheck/protocols/irx"
 	"lfccheck/protocols/topology"
 )
 
@@ -175,13 +176,10 @@ func (m *Machine) NewNode(id model.NodeID) model.Node {
 		Expect: make([]uint16, P), AckDue: make([]bool, P), NackDue: make([]bool, P), Log: make([]model.StreamLog, P)}
 }
 
-func (m *Machine) wire(k uint16) uint16 { return uint16(int(k) % m.M) }
+func (m *Machine) wire(k uint16) uint16 { return irx.Wire(k, m.M) }
 
 func (m *Machine) windowOpen(n *Node, d int) bool {
-	if m.variant == "window-off-by-one" {
-		return int(n.Sent[d]) <= m.W
-	}
-	return int(n.Sent[d]) < m.W
+	return irx.WindowOpen(int(n.Sent[d]), m.W, m.variant == "window-off-by-one")
 }
 
 // fill transmits n's queued packets to d while the window is open; a
@@ -223,8 +221,8 @@ func (m *Machine) send(n *Node, out *model.Outbox) {
 // ack handles a cumulative acknowledgement a from d (the wire number d
 // expects next) and reports whether it acknowledged anything.
 func (m *Machine) ack(n *Node, d int, a uint16) bool {
-	adv := (int(a) - int(m.wire(n.Acked[d])) + m.M) % m.M
-	if adv == 0 || adv > int(n.Sent[d]) {
+	adv := irx.AckAdvance(a, n.Acked[d], int(n.Sent[d]), m.M)
+	if adv == 0 {
 		return false
 	}
 	n.Acked[d] += uint16(adv)

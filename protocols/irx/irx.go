@@ -231,15 +231,11 @@ func (m *Machine) NewNode(id model.NodeID) model.Node {
 
 // wire is the sequence number of the packet numbered k (from 0) in a
 // stream.
-func (m *Machine) wire(k uint16) uint16 { return uint16(int(k) % m.M) }
+func (m *Machine) wire(k uint16) uint16 { return Wire(k, m.M) }
 
 // windowOpen reports whether n may transmit a new packet to d.
 func (m *Machine) windowOpen(n *Node, d int) bool {
-	out := int(n.Sent[d]) - int(n.Acked[d])
-	if m.variant == "window-off-by-one" {
-		return out <= m.W
-	}
-	return out < m.W
+	return WindowOpen(int(n.Sent[d])-int(n.Acked[d]), m.W, m.variant == "window-off-by-one")
 }
 
 // transmit puts the packet numbered k of n's stream to d on the link,
@@ -278,8 +274,8 @@ func (m *Machine) send(n *Node, out *model.Outbox) {
 // receiver expects next) from d: it acknowledges the packets up to it if
 // a lies within what is outstanding, and reports whether it did.
 func (m *Machine) ack(n *Node, d int, a uint16) bool {
-	adv := (int(a) - int(m.wire(n.Acked[d])) + m.M) % m.M
-	if adv == 0 || adv > int(n.Sent[d])-int(n.Acked[d]) {
+	adv := AckAdvance(a, n.Acked[d], int(n.Sent[d])-int(n.Acked[d]), m.M)
+	if adv == 0 {
 		return false
 	}
 	n.Acked[d] += uint16(adv)
