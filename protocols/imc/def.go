@@ -35,6 +35,16 @@ func Config(nodes int, tree string, window, buffers int, faults string, casts ..
 	return model.Config{Protocol: "imc", Nodes: nodes, Params: p, Faults: f}
 }
 
+// TopologyConfig is Config with an explicit topology, given as the text
+// of a topology file.
+func TopologyConfig(topo string, window, buffers int, faults string, casts ...topology.Cast) model.Config {
+	cfg := Config(0, "binary", window, buffers, faults, casts...)
+	if err := cfg.Params.(*Params).SetFile("topology", "topology", []byte(topo)); err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
 func machine(w *model.World) *Machine { return w.Sys.M.(*Machine) }
 
 // remaining says what is left undone in w.
@@ -136,11 +146,22 @@ func claims() []model.Claim {
 	ring := Config(3, "chain", 1, 1, "", cast(0, 1), cast(1, 1), cast(2, 1))
 	ringReceive := ring.Clone()
 	ringReceive.Variant = "ack-receive"
+	// Two groups whose chains cross: node 1 forwards group a's packets
+	// to node 3, node 3 forwards group b's to node 1.
+	const crossing = "nodes 4\ngroup a 0 1 3\ngroup b 1 2 3\ntree a * chain\ntree b * chain\n"
+	crossed := func(buffers int) model.Config {
+		return TopologyConfig(crossing, 1, buffers, "", topology.Cast{Group: "a", Root: 0, Count: 1}, topology.Cast{Group: "b", Root: 2, Count: 1})
+	}
 	return []model.Claim{
 		{Name: "P=4 binary W=1 recv-buffers=2 cast=0:1 faults=loss:1", Config: Config(4, "binary", 1, 2, "loss:1", cast(0, 1)),
 			Expect: "pass", Ref: "§8.3.1-§8.3.3, App. A", Doc: doc + " (a binary tree: node 1 forwards to node 3; a loss on any hop is made good)"},
 		{Name: "P=3 chain W=1 recv-buffers=1 cast=0:2 faults=loss:1,dup:1", Config: Config(3, "chain", 1, 1, "loss:1,dup:1", cast(0, 2)),
 			Expect: "pass", Ref: "§8.3.1, §8.3.2", Doc: doc + " (one chain, sequence numbers modulo 2: a single tree has no cycle of buffers, so one buffer suffices)"},
+		{Name: "P=4 crossing groups W=1 recv-buffers=2 casts=a/0:1,b/2:1", Config: crossed(2),
+			Expect: "pass", Ref: "§8.3.3, App. A.2", Doc: doc + " (two groups whose chains cross between nodes 1 and 3: two buffers each hold a packet to forward and leave one to receive)"},
+		{Name: "P=4 crossing groups W=1 recv-buffers=1 casts=a/0:1,b/2:1", Config: crossed(1),
+			Expect: "fail eventual-delivery", Ref: "§8.3.3, App. A.2",
+			Doc: live + "overlapping groups (App. A.2: the condition for one group does not cover overlapping ones): node 1 holds group a's packet to forward to node 3, node 3 holds group b's to forward to node 1, each in its one buffer, and each drops the other's packet for ever: the buffer deadlock of §8.3.3 with two nodes"},
 		{Name: "P=3 chain W=1 recv-buffers=1 casts=0:1,1:1,2:1", Config: ring,
 			Expect: "fail eventual-delivery", Ref: "§8.3.3, App. A (Fig. 4.8)",
 			Doc: live + "the chains of the three roots overlap in a cycle 0->1->2->0, which App. A's condition excludes; under ACK-forward each NI's packet to forward waits in its window behind its own packet, whose acknowledgement waits for the next NI to forward, around the cycle (more buffers do not help: recv-buffers=3 fails too); with retransmission the deadlock shows as retransmissions that are dropped for ever"},

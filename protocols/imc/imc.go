@@ -108,7 +108,7 @@ type Node struct {
 // New builds I_mc for a resolved configuration.
 func New(cfg model.Config) (model.Machine, error) {
 	p := cfg.Params.(*Params)
-	topo, err := topology.Resolve(p.tree(), nil, cfg.Nodes)
+	topo, err := p.topo(cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}

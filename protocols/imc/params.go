@@ -23,9 +23,14 @@ type Params struct {
 	RecvBuffers int `json:"recv_buffers"`
 	// Tree is the tree family of the broadcast group of all nodes.
 	Tree string `json:"tree,omitempty"`
-	// Casts is the workload: ROOT:COUNT, each root multicasting on its
-	// tree (default 0:2).
+	// Topology is an explicit topology instead (groups and trees, as
+	// MCAST takes it).
+	Topology *topology.TopologySpec `json:"topology,omitempty"`
+	// Casts is the workload: [GROUP/]ROOT:COUNT, each root multicasting
+	// on its tree (default 0:2).
 	Casts []topology.Cast `json:"casts,omitempty"`
+
+	topoNodes int // the node count a topology given by Set declares
 }
 
 // Defaults returns the default parameters.
@@ -38,7 +43,8 @@ func ParamSpecs() []model.ParamSpec {
 		{Key: "seq-mod", Doc: "sequence numbers on the wire are 0..seq-mod-1 and wrap (at least window+1)", Default: "window + 1"},
 		{Key: "recv-buffers", Doc: "NI receive buffers shared by all senders; a multicast packet holds one until its host has copied it and every child has acknowledged it (§8.3.2)", Default: "2"},
 		{Key: "tree", Doc: "tree family for the broadcast group of all nodes: binary, binomial, chain, star, kary:K", Default: "binary"},
-		{Key: "cast", Doc: "multicast workload entry ROOT:COUNT, repeatable (one stream per root)", Default: "0:2", Repeat: true},
+		{Key: "topology", Doc: "topology file with groups and trees instead of --tree (see 'lfccheck help topology')", File: true},
+		{Key: "cast", Doc: "multicast workload entry [GROUP/]ROOT:COUNT, repeatable (one cast per root: a root's packets are one stream)", Default: "0:2", Repeat: true},
 	}
 }
 
@@ -56,13 +62,11 @@ func (p *Params) Set(key, v string) error {
 		if err = topology.CheckFamily(v); err == nil {
 			p.Tree = v
 		}
+	case "topology":
+		return p.SetFile(key, "topology", []byte(strings.ReplaceAll(v, ";", "\n")))
 	case "cast":
 		var c topology.Cast
 		if c, err = mcast.ParseCast(v); err == nil {
-			if c.Group != "" && c.Group != "all" {
-				return fmt.Errorf("cast %q: imc has the one group all", v)
-			}
-			c.Group = ""
 			p.Casts = append(p.Casts, c)
 		}
 	default:
@@ -87,17 +91,54 @@ func (p *Params) Settings() []model.Setting {
 	if p.Tree != "" {
 		s = append(s, model.Setting{Key: "tree", Value: p.Tree})
 	}
+	if p.Topology != nil {
+		s = append(s, model.Setting{Key: "topology", Value: mcast.FormatTopology(p.Topology, p.specNodes())})
+	}
 	for _, c := range p.Casts {
 		s = append(s, model.Setting{Key: "cast", Value: c.String()})
 	}
 	return s
 }
 
+// SetFile applies the contents of a topology file, naming the file in
+// errors.
+func (p *Params) SetFile(key, name string, data []byte) error {
+	if key != "topology" {
+		return fmt.Errorf("parameter %q takes no file", key)
+	}
+	spec, nodes, err := topology.ParseFile(name, data)
+	if err != nil {
+		return err
+	}
+	p.Topology, p.topoNodes = spec, nodes
+	return nil
+}
+
+// specNodes is the node count of the explicit topology: declared, or one
+// more than its largest member.
+func (p *Params) specNodes() int {
+	if p.topoNodes > 0 {
+		return p.topoNodes
+	}
+	n := 0
+	for _, g := range p.Topology.Groups {
+		for _, m := range g.Members {
+			n = max(n, m+1)
+		}
+	}
+	return n
+}
+
 func (p *Params) tree() string {
-	if p.Tree == "" {
+	if p.Tree == "" && p.Topology == nil {
 		return "binary"
 	}
 	return p.Tree
+}
+
+// topo builds the configuration's topology for nodes nodes.
+func (p *Params) topo(nodes int) (*topology.Topology, error) {
+	return topology.Resolve(p.tree(), p.Topology, nodes)
 }
 
 func (p *Params) casts() []topology.Cast {
@@ -120,19 +161,32 @@ func (p *Params) Describe() string {
 	for _, c := range p.casts() {
 		cs = append(cs, c.String())
 	}
-	return fmt.Sprintf("window=%d seq-mod=%d recv-buffers=%d tree=%s casts=%s", p.Window, p.mod(), p.RecvBuffers, p.tree(), strings.Join(cs, ","))
+	trees := "tree=" + p.tree()
+	if p.Topology != nil {
+		trees = "topology=" + mcast.FormatTopology(p.Topology, p.specNodes())
+	}
+	return fmt.Sprintf("window=%d seq-mod=%d recv-buffers=%d %s casts=%s", p.Window, p.mod(), p.RecvBuffers, trees, strings.Join(cs, ","))
 }
 
 // Resolve validates; the default node count is 4 (the smallest binary
 // tree in which a node forwards).
 func (p *Params) Resolve(nodes int) (int, error) {
+	if p.Topology != nil {
+		if p.Tree != "" {
+			return 0, fmt.Errorf("give a tree family or a topology, not both")
+		}
+		if nodes != 0 && nodes != p.specNodes() {
+			return 0, fmt.Errorf("nodes %d disagrees with the topology, which has nodes %d", nodes, p.specNodes())
+		}
+		nodes = p.specNodes()
+	}
 	if nodes == 0 {
 		nodes = 4
 	}
 	if p.SeqMod != 0 && p.SeqMod <= p.Window {
 		return 0, fmt.Errorf("seq-mod %d must exceed the window %d: go-back-N cannot tell a retransmission from a new packet otherwise", p.SeqMod, p.Window)
 	}
-	topo, err := topology.Resolve(p.tree(), nil, nodes)
+	topo, err := p.topo(nodes)
 	if err != nil {
 		return 0, err
 	}
@@ -158,5 +212,11 @@ func (p *Params) Resolve(nodes int) (int, error) {
 func (p *Params) Clone() model.Params {
 	c := *p
 	c.Casts = append([]topology.Cast(nil), p.Casts...)
+	if p.Topology != nil {
+		t := *p.Topology
+		t.Groups = append([]topology.GroupSpec(nil), t.Groups...)
+		t.Trees = append([]topology.TreeSpec(nil), t.Trees...)
+		c.Topology = &t
+	}
 	return &c
 }
