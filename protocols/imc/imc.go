@@ -5,7 +5,8 @@
 // # The protocol
 //
 // Every root multicasts its packets on its spanning tree (--tree, the
-// broadcast group of all nodes; --cast ROOT:COUNT). Every hop of a tree
+// broadcast group of all nodes, or the trees of a --topology file, as in
+// MCAST; --cast [GROUP/]ROOT:COUNT). Every hop of a tree
 // is a go-back-N stream as in I_rx (protocols/irx): the NI keeps one
 // queue of real packets per destination (its own packets and forwarded
 // ones share it), transmits while fewer than W are unacknowledged,
@@ -39,7 +40,12 @@
 //
 //   - Timers as in I_rx: one retransmission timer per NI, which expires
 //     only while no packet is in flight from or to the NI (Quiet), and
-//     one acknowledgement timer per NI for all its senders.
+//     one acknowledgement timer per NI for all its senders. The
+//     retransmission timer is strongly fair (it expires if it is enabled
+//     again and again): under ACK-forward a parent's retransmissions to
+//     a node that waits for its own child keep that node from being
+//     quiet, and with weak fairness the node's timer could be passed
+//     over for ever, a livelock of the model rather than the protocol.
 //   - No piggybacked acknowledgements: acknowledgements are explicit.
 //   - The root's own packets take no receive buffer (the send window is
 //     their buffer, as in I_rx); forwarded packets stay in the receive
