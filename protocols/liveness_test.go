@@ -33,6 +33,9 @@ func liveProperties(d *model.Def) []string {
 // up here as a pass against a fail. Under the race detector: a quarter
 // of the configurations, with a smaller state limit (raceSample).
 func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
+	// Parallel with the other long comparisons of this package: each
+	// builds its own checkers, and CI's final stage then uses both cores.
+	t.Parallel()
 	limit := int64(400_000)
 	if testing.Short() {
 		limit = 60_000

@@ -102,6 +102,9 @@ func compareSleep(t *testing.T, cfg model.Config, symmetry bool, limit int64) bo
 // race detector: a quarter of the configurations, with a smaller state
 // limit (raceSample); the searches run on two workers.
 func TestSleepSetsKeepStates(t *testing.T) {
+	// Parallel with the other long comparisons of this package: each
+	// builds its own checkers, and CI's final stage then uses both cores.
+	t.Parallel()
 	limit, syms := int64(300_000), []bool{true, false}
 	if testing.Short() {
 		limit, syms = 40_000, []bool{true}

@@ -153,6 +153,9 @@ func TestStubbornSetsKeepEndStates(t *testing.T) {
 // per node or casts from some roots), those of at most 40,000 states.
 // Under the race detector, the first 12 of the short run's 30.
 func TestStubbornSetsOnRandomConfigurations(t *testing.T) {
+	// Parallel with the other long comparisons of this package: each
+	// builds its own checkers, and CI's final stage then uses both cores.
+	t.Parallel()
 	rng := rand.New(rand.NewSource(39))
 	n, limit := 300, 40_000
 	if testing.Short() {
@@ -306,6 +309,9 @@ func TestStubbornSetsOnlyForEndStateChecks(t *testing.T) {
 // configurations make launches wait for a send packet (one per NI) while
 // credits come back, and forward along chains.
 func TestStubbornSetsArePersistent(t *testing.T) {
+	// Parallel with the other long comparisons of this package: each
+	// builds its own checkers, and CI's final stage then uses both cores.
+	t.Parallel()
 	cfgs := []string{
 		"protocol=mcast nodes=3 credits=1 send-buffers=1 host-buffers=1 tree=chain work=0:* work=1:*,*,*",
 		"protocol=mcast nodes=3 credits=1 send-buffers=1 host-buffers=1 tree=chain work=0:*,* work=1:*,*,*",

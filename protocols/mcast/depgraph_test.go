@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols/mcast"
@@ -58,6 +59,9 @@ func TestDependencyGraphAgainstExplorer(t *testing.T) {
 	runs := 100
 	if testing.Short() {
 		runs = 40
+	}
+	if racebuild.Enabled {
+		runs = 12 // over 2 minutes for 40 under the race detector
 	}
 	acyclic, deadlocks, compared := 0, 0, 0
 	for i := 0; i < runs; i++ {
