@@ -224,8 +224,15 @@ func frontierFits(ck *properties.Checker) error {
 	if !ck.DeclaredAcyclic() {
 		return usagef("--frontier needs a protocol variant whose runs all end, and %s %s does not declare that (on a cycle the search would never end)", cfg.Protocol, cfg.Variant)
 	}
+	return needsNoGraph(ck, "--frontier")
+}
+
+// needsNoGraph says why a search that keeps no state graph (flag names
+// it) cannot check ck: --liveness-graph, or liveness properties checked
+// on the graph (with the --property flags that leave them out).
+func needsNoGraph(ck *properties.Checker, flag string) error {
 	if ck.LivenessGraph {
-		return usagef("--frontier keeps no state graph: not with --liveness-graph")
+		return usagef("%s keeps no state graph: not with --liveness-graph", flag)
 	}
 	var graph, others []string
 	for i := range ck.Props {
@@ -237,7 +244,7 @@ func frontierFits(ck *properties.Checker) error {
 		}
 	}
 	if len(graph) > 0 {
-		return usagef("--frontier keeps no state graph, which %s checks on: leave it out with --property (%s)", strings.Join(graph, ", "), strings.Join(others, " "))
+		return usagef("%s keeps no state graph, which %s checks on: leave it out with --property (%s)", flag, strings.Join(graph, ", "), strings.Join(others, " "))
 	}
 	return nil
 }

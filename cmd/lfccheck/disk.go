@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"lfccheck/explore"
-	"lfccheck/model"
 	"lfccheck/properties"
 )
 
@@ -56,20 +54,8 @@ func (d *diskFlags) fits(fs *pflag.FlagSet, ck *properties.Checker, sf *searchFl
 	if !d.on(fs) {
 		return nil
 	}
-	if ck.LivenessGraph {
-		return usagef("--disk-visited keeps no state graph: not with --liveness-graph")
-	}
-	var graph, others []string
-	for i := range ck.Props {
-		switch p := &ck.Props[i]; {
-		case p.Live != model.NotLive && !ck.OnEndStates(p):
-			graph = append(graph, p.Name)
-		default:
-			others = append(others, "--property "+p.Name)
-		}
-	}
-	if len(graph) > 0 {
-		return usagef("--disk-visited keeps no state graph, which %s checks on: leave it out with --property (%s)", strings.Join(graph, ", "), strings.Join(others, " "))
+	if err := needsNoGraph(ck, "--disk-visited"); err != nil {
+		return err
 	}
 	id, err := checkpointID(ck, sf, opt)
 	if err != nil {
