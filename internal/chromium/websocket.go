@@ -22,7 +22,8 @@ const maxFrame = 64 << 20
 // out, text frames in. A write that fails, or a read that fails inside a
 // frame, may leave the stream cut in the middle of a frame: the
 // connection is then broken, and every later operation returns that first
-// error. A read interrupted between frames leaves it whole.
+// error. A read interrupted between frames, or a write interrupted before
+// its first byte, leaves it whole.
 type wsConn struct {
 	conn   net.Conn
 	r      *bufio.Reader
@@ -136,8 +137,13 @@ func (c *wsConn) send(msg []byte) error {
 	for i, b := range msg {
 		frame = append(frame, b^mask[i&3])
 	}
-	if _, err := c.conn.Write(frame); err != nil {
-		c.broken = err
+	if n, err := c.conn.Write(frame); err != nil {
+		// A write stopped by the deadline before its first byte (the
+		// deadline passed between the context's check and the write)
+		// leaves the stream whole; one cut inside the frame does not.
+		if n > 0 {
+			c.broken = err
+		}
 		return err
 	}
 	return nil
