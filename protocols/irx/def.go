@@ -68,10 +68,9 @@ func FlowConfigAt(lvl Level, nodes, window, buffers int, faults string, flows ..
 
 func machine(w *model.World) *Machine { return w.Sys.M.(*Machine) }
 
-// remaining says what is left undone in w: packets not delivered, not
+// Remaining says what is left undone in w: packets not delivered, not
 // acknowledged, or held in receive buffers.
-func remaining(w *model.World) error {
-	m := machine(w)
+func (m *Machine) Remaining(w *model.World) error {
 	var undelivered, unacked, held int
 	for i, nn := range w.Nodes {
 		n := nn.(*Node)
@@ -90,61 +89,45 @@ func remaining(w *model.World) error {
 	return fmt.Errorf("%s", properties.Counts(undelivered, "streams not delivered in full", unacked, "packets unacknowledged", held, "packets in receive buffers"))
 }
 
+// Window is W (Streams).
+func (m *Machine) Window() int { return m.W }
+
+// Buffers is the receive buffers of a node (Streams).
+func (m *Machine) Buffers() int { return m.B }
+
+// Unacked is how many packets n has to d unacknowledged (Streams).
+func (m *Machine) Unacked(n model.Node, d int) int {
+	x := n.(*Node)
+	return int(x.Sent[d]) - int(x.Acked[d])
+}
+
+// Held is how many packets n holds in its receive buffers (Streams).
+func (m *Machine) Held(n model.Node) int { return len(n.(*Node).Buf) }
+
+// Logs is n's host's log of each source's stream (Streams).
+func (m *Machine) Logs(n model.Node) []model.StreamLog { return n.(*Node).Log }
+
+// Want is how many packets host h is to be delivered from each source
+// (Streams).
+func (m *Machine) Want(h int) []int {
+	want := make([]int, m.P)
+	for s := 0; s < m.P; s++ {
+		want[s] = m.count[s*m.P+h]
+	}
+	return want
+}
+
+// Holder names who holds the receive buffers in messages (Streams).
+func (m *Machine) Holder() string { return m.Level.pick("ni", "node") }
+
 // Props are the properties of the protocol at level lvl (the same
 // properties; their texts name the level's buffers).
 func Props(lvl Level) []model.Property {
-	bufDoc, holder := "no NI holds more received packets than its receive buffers (§8.2.6)", "ni"
-	if lvl == Host {
-		bufDoc, holder = "no node holds more received packets than its receive buffers (§8.2.2, §8.2.6)", "node"
-	}
-	window := model.Property{Name: "window", Doc: "no sender has more than W packets to one destination unacknowledged (§8.2.2)",
-		Local: func(w *model.World, i int) error {
-			m, n := machine(w), w.Nodes[i].(*Node)
-			for d := 0; d < m.P; d++ {
-				if out := int(n.Sent[d]) - int(n.Acked[d]); out > m.W {
-					return fmt.Errorf("%s %d has %d packets to %d unacknowledged, window %d", m.side(), i, out, d, m.W)
-				}
-			}
-			return nil
-		}}
-	window.State = allNodes(window.Local)
-	buffers := model.Property{Name: "buffer-bound", Doc: bufDoc,
-		Local: func(w *model.World, i int) error {
-			m, n := machine(w), w.Nodes[i].(*Node)
-			if len(n.Buf) > m.B {
-				return fmt.Errorf("%s %d holds %d received packets in %d buffers", holder, i, len(n.Buf), m.B)
-			}
-			return nil
-		}}
-	buffers.State = allNodes(buffers.Local)
-	return []model.Property{
-		properties.Deadlock(remaining, nil),
-		window,
-		buffers,
-		properties.FIFO,
-		properties.ExactlyOnce(func(w *model.World, h int) []model.StreamLog { return w.Nodes[h].(*Node).Log },
-			func(w *model.World, h int) []int {
-				m := machine(w)
-				want := make([]int, m.P)
-				for s := 0; s < m.P; s++ {
-					want[s] = m.count[s*m.P+h]
-				}
-				return want
-			}),
-		{Name: "eventual-delivery", Doc: "on every fair run every packet reaches its host and is acknowledged (with finitely many faults, a link that keeps retransmitting delivers)",
-			Live: model.Eventually, Goal: func(w *model.World, _ int) bool { return remaining(w) == nil }},
-	}
-}
-
-func allNodes(local func(w *model.World, i int) error) func(w *model.World) error {
-	return func(w *model.World) error {
-		for i := range w.Nodes {
-			if err := local(w, i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+	return StreamProps(PropDocs{
+		Window:   "no sender has more than W packets to one destination unacknowledged (§8.2.2)",
+		Buffers:  lvl.pick("no NI holds more received packets than its receive buffers (§8.2.6)", "no node holds more received packets than its receive buffers (§8.2.2, §8.2.6)"),
+		Delivery: "on every fair run every packet reaches its host and is acknowledged (with finitely many faults, a link that keeps retransmitting delivers)",
+	})
 }
 
 // VariantsAt are the variants of the protocol at level lvl: the same

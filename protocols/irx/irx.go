@@ -449,27 +449,11 @@ func (n *Node) Encode(buf []byte) []byte {
 		}
 	}
 	for s := range n.AckDue {
-		buf = append(buf, boolBits(n.AckDue[s], n.NackDue[s]))
+		buf = append(buf, DueBits(n.AckDue[s], n.NackDue[s]))
 	}
 	buf = binary.AppendUvarint(buf, uint64(n.Next))
 	buf = model.AppendPackets(buf, n.Buf)
-	for _, l := range n.Log {
-		buf = binary.AppendUvarint(buf, uint64(l.Last))
-		buf = binary.AppendUvarint(buf, uint64(l.Base))
-		buf = binary.AppendUvarint(buf, l.Mask)
-	}
-	return buf
-}
-
-func boolBits(a, b bool) byte {
-	var x byte
-	if a {
-		x |= 1
-	}
-	if b {
-		x |= 2
-	}
-	return x
+	return AppendLogs(buf, n.Log)
 }
 
 // Decode reads the encoding written by Encode.
@@ -480,14 +464,11 @@ func (n *Node) Decode(d *model.Decoder) {
 		}
 	}
 	for s := range n.AckDue {
-		x := d.Byte()
-		n.AckDue[s], n.NackDue[s] = x&1 != 0, x&2 != 0
+		n.AckDue[s], n.NackDue[s] = DueFlags(d.Byte())
 	}
 	n.Next = uint16(d.Uvarint())
 	n.Buf = d.Packets(n.Buf[:0])
-	for i := range n.Log {
-		n.Log[i] = model.StreamLog{Last: uint16(d.Uvarint()), Base: uint16(d.Uvarint()), Mask: d.Uvarint()}
-	}
+	DecodeLogs(d, n.Log)
 }
 
 // CopyFrom makes n a deep copy of src.
@@ -504,18 +485,14 @@ func (n *Node) CopyFrom(src model.Node) {
 	n.Log = append(n.Log[:0], s.Log...)
 }
 
-// side names the part that runs the protocol in state descriptions.
-func (m *Machine) side() string {
-	if m.Level == Host {
-		return "host"
-	}
-	return "ni"
-}
+// Side names the part that runs the protocol in state descriptions
+// (Streams).
+func (m *Machine) Side() string { return m.Level.pick("ni", "host") }
 
 // Describe renders the node: its NI's sending and receiving state, its
 // host.
 func (n *Node) Describe() []string {
-	side := n.m.side()
+	side := n.m.Side()
 	return []string{
 		fmt.Sprintf("%s %d: send %s", side, n.ID, n.sendString()),
 		fmt.Sprintf("%s %d: recv %s; buffers %s", side, n.ID, n.recvString(), model.PacketList(n.Buf)),
@@ -534,20 +511,7 @@ func (n *Node) sendString() string {
 }
 
 func (n *Node) recvString() string {
-	var parts []string
-	for s := 0; s < n.m.P; s++ {
-		if n.m.count[s*n.m.P+int(n.ID)] > 0 {
-			p := fmt.Sprintf("[from %d: expect s%d", s, n.m.wire(n.Expect[s]))
-			if n.AckDue[s] {
-				p += " ack due"
-			}
-			if n.NackDue[s] {
-				p += " nack due"
-			}
-			parts = append(parts, p+"]")
-		}
-	}
-	return strings.Join(parts, " ")
+	return RecvString(n.Expect, n.AckDue, n.NackDue, n.m.M, func(s int) bool { return n.m.count[s*n.m.P+int(n.ID)] > 0 })
 }
 
 func (n *Node) logString() string {
@@ -564,7 +528,7 @@ func (n *Node) logString() string {
 func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	p := prev.(*Node)
 	id := n.ID
-	side := n.m.side()
+	side := n.m.Side()
 	ch(fmt.Sprintf("%s %d send", side, id), p.sendString(), n.sendString())
 	ch(fmt.Sprintf("%s %d recv", side, id), p.recvString(), n.recvString())
 	ch(fmt.Sprintf("%s %d buffers", side, id), model.PacketList(p.Buf), model.PacketList(n.Buf))

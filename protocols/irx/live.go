@@ -165,7 +165,7 @@ func RunLive(ctx context.Context, opt LiveOptions) (*LiveReport, error) {
 			}
 		}
 	}
-	if err := remaining(res.Final); err != nil || !res.Final.LinksEmpty() {
+	if err := machine(res.Final).Remaining(res.Final); err != nil || !res.Final.LinksEmpty() {
 		return rep, fmt.Errorf("%w: the run ended with work left: %v (%d packets on links)", ErrConformance, err, res.Final.InFlight())
 	}
 	return rep, nil

@@ -68,43 +68,34 @@ func ParamSpecsAt(lvl Level) []model.ParamSpec {
 	if lvl == Host {
 		buffers = "receive buffers shared by all senders: every packet that arrives (data or acknowledgement, new or duplicate) holds one until the host has handled it (§8.2.2, §8.2.6)"
 	}
-	specs := []model.ParamSpec{
-		{Key: "window", Doc: "send window per destination, W: packets sent and not yet acknowledged (§8.2.2)", Default: "2"},
-		{Key: "seq-mod", Doc: "sequence numbers on the wire are 0..seq-mod-1 and wrap (at least window+1)", Default: "window + 1"},
-		{Key: "recv-buffers", Doc: buffers, Default: "1"},
-		{Key: "packets", Doc: "packets each host sends to each other host, K (without flow)", Default: "2"},
-		{Key: "flow", Doc: "an explicit workload SRC:DST:COUNT, repeatable (replaces packets)", Repeat: true},
-	}
+	specs := append(GBNSpecs("send window per destination, W: packets sent and not yet acknowledged (§8.2.2)", buffers, "1"),
+		model.ParamSpec{Key: "packets", Doc: "packets each host sends to each other host, K (without flow)", Default: "2"},
+		model.ParamSpec{Key: "flow", Doc: "an explicit workload SRC:DST:COUNT, repeatable (replaces packets)", Repeat: true})
 	if lvl == Host {
-		specs = append(specs, model.ParamSpec{Key: "timer", Doc: "when the retransmission timer may expire: round-trip (nothing from or to the host on a link or waiting in a receive buffer for its host: longer than any round trip, as the polling watchdog of §3.7 makes it in the thesis's setting) or links (nothing on a link; packets may still wait for a host that polls late)", Default: TimerRoundTrip})
+		specs = append(specs, TimerSpec)
 	}
 	return specs
 }
 
+// gbn is the go-back-N parameters in p (the timer's only for hrx).
+func (p *Params) gbn() GBNParams {
+	g := GBNParams{Window: &p.Window, SeqMod: &p.SeqMod, RecvBuffers: &p.RecvBuffers}
+	if p.proto == "hrx" {
+		g.Timer = &p.Timer
+	}
+	return g
+}
+
 // Set applies one setting.
 func (p *Params) Set(key, v string) error {
+	if ok, err := p.gbn().Set(key, v); ok {
+		return err
+	}
 	var err error
 	switch key {
-	case "window":
-		p.Window, err = ucast.IntIn(v, 1, 16)
-	case "seq-mod":
-		p.SeqMod, err = ucast.IntIn(v, 2, 64)
-	case "recv-buffers":
-		p.RecvBuffers, err = ucast.IntIn(v, 1, 16)
 	case "packets":
 		p.Packets, err = ucast.IntIn(v, 1, model.MaxStreamSeq)
 		p.packetsGiven = err == nil
-	case "timer":
-		if p.proto != "hrx" {
-			return fmt.Errorf("%s has no parameter %q", p.name(), key)
-		}
-		if v != TimerRoundTrip && v != TimerLinks {
-			return fmt.Errorf("timer %q: want %s or %s", v, TimerRoundTrip, TimerLinks)
-		}
-		p.Timer = v
-		if v == TimerRoundTrip {
-			p.Timer = ""
-		}
 	case "flow":
 		var f ucast.Flow
 		if f, err = ucast.ParseFlow(v); err == nil {
@@ -118,27 +109,15 @@ func (p *Params) Set(key, v string) error {
 
 // Settings returns the non-default parameters.
 func (p *Params) Settings() []model.Setting {
-	var s []model.Setting
 	d := Defaults()
-	if p.Window != d.Window {
-		s = append(s, model.Setting{Key: "window", Value: strconv.Itoa(p.Window)})
-	}
-	if p.SeqMod != 0 {
-		s = append(s, model.Setting{Key: "seq-mod", Value: strconv.Itoa(p.SeqMod)})
-	}
-	if p.RecvBuffers != d.RecvBuffers {
-		s = append(s, model.Setting{Key: "recv-buffers", Value: strconv.Itoa(p.RecvBuffers)})
-	}
+	s := p.gbn().Settings(d.Window, d.RecvBuffers)
 	if p.Packets != d.Packets {
 		s = append(s, model.Setting{Key: "packets", Value: strconv.Itoa(p.Packets)})
 	}
 	for _, f := range p.Flows {
 		s = append(s, model.Setting{Key: "flow", Value: f.String()})
 	}
-	if p.Timer != "" {
-		s = append(s, model.Setting{Key: "timer", Value: p.Timer})
-	}
-	return s
+	return p.gbn().AppendTimer(s)
 }
 
 // Describe renders every parameter.
@@ -150,22 +129,11 @@ func (p *Params) Describe() string {
 	} else {
 		fmt.Fprintf(&b, " packets=%d", p.Packets)
 	}
-	if p.proto == "hrx" {
-		t := p.Timer
-		if t == "" {
-			t = TimerRoundTrip
-		}
-		b.WriteString(" timer=" + t)
-	}
+	b.WriteString(p.gbn().TimerText())
 	return b.String()
 }
 
-func (p *Params) mod() int {
-	if p.SeqMod == 0 {
-		return p.Window + 1
-	}
-	return p.SeqMod
-}
+func (p *Params) mod() int { return p.gbn().Mod() }
 
 // Resolve validates; the default node count is 2.
 func (p *Params) Resolve(nodes int) (int, error) {
@@ -175,8 +143,8 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	if len(p.Flows) > 0 && p.packetsGiven {
 		return 0, fmt.Errorf("give packets or flow, not both")
 	}
-	if p.SeqMod != 0 && p.SeqMod <= p.Window {
-		return 0, fmt.Errorf("seq-mod %d must exceed the window %d: go-back-N cannot tell a retransmission from a new packet otherwise", p.SeqMod, p.Window)
+	if err := p.gbn().Check(); err != nil {
+		return 0, err
 	}
 	seen := map[[2]int]bool{}
 	for _, f := range p.Flows {
