@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,22 @@ import (
 // parent record, and during a level the runs of successors and of new
 // states. Reading the visited set once per level costs I/O that grows
 // with the states stored times the levels (the files are read, not held).
+//
+// In the fingerprint mode (Options.DiskFingerprint, disk_keys.go) the
+// visited set holds 64-bit fingerprints (SipHash-2-4 with a fixed key) of
+// the encodings, Rice-coded, and the parent records are bit-packed: about
+// 6 to 7 bytes per state where the exact files take 150 to 200. The runs
+// of successors are then sorted by fingerprint (each record's key is the
+// fingerprint, big-endian, then the encoding), and a state whose
+// fingerprint is in the visited set, or is that of another successor
+// already kept, is taken as seen: two states that share a fingerprint
+// make the second one missed (hash compaction), which the result
+// estimates (DiskInfo.OmissionProb: n^2/2^65 for n states) and, where
+// two successors of one level collide, counts. The levels still hold
+// the states' encodings, so a counterexample is exact: it is rebuilt by
+// expanding forward from the initial state along the parent records. The
+// visited files are merged only when there are more than diskMaxFPFiles
+// (the two smallest), so that the disk's peak is not twice the set.
 
 // DiskInfo describes a disk search.
 type DiskInfo struct {
@@ -77,6 +94,26 @@ type DiskInfo struct {
 	// Resumed set.
 	Resumed   bool `json:"resumed"`
 	ResumedAt int  `json:"resumed_at_depth,omitempty"`
+	// Keys is what the visited set holds: "exact" (the encodings) or
+	// "fingerprint" (64-bit fingerprints, Options.DiskFingerprint).
+	Keys string `json:"keys"`
+	// KeyBytes is what the visited set and the parent records took when
+	// the search ended (before they were removed), PeakKeyBytes the most
+	// they took at once (with the merges' copies); PeakLevelBytes is the
+	// most the levels took at once: the states of the level expanded and
+	// of the next, and the runs of successors and new states.
+	KeyBytes       int64 `json:"key_bytes"`
+	PeakKeyBytes   int64 `json:"peak_key_bytes"`
+	PeakLevelBytes int64 `json:"peak_level_bytes"`
+	// OmissionProb, in the fingerprint mode, bounds the probability that
+	// a state was missed because its fingerprint was that of another:
+	// n^2/2^65 for n states stored, fingerprints taken as random.
+	// Collisions counts the pairs of successors of one level seen with
+	// the same fingerprint and different encodings (each such pair is a
+	// state missed; collisions with states of earlier levels cannot be
+	// seen).
+	OmissionProb float64 `json:"omission_probability,omitempty"`
+	Collisions   int64   `json:"fingerprint_collisions_seen,omitempty"`
 	// Kept is set when the files stay in Dir for the same search to
 	// resume, at SavedDepth with SavedStates stored.
 	Kept        bool  `json:"kept"`
@@ -93,6 +130,7 @@ const defaultDiskRun = 16 << 20
 type diskManifest struct {
 	Format      int           `json:"format"`
 	ID          string        `json:"id"`
+	Keys        string        `json:"keys,omitempty"`
 	Note        string        `json:"note,omitempty"`
 	Init        uint64        `json:"initial_hash"`
 	Depth       int           `json:"depth"`
@@ -106,6 +144,7 @@ type diskManifest struct {
 	Parents     []fileMeta    `json:"parents"`
 	Visited     []fileMeta    `json:"visited"`
 	Serial      int           `json:"serial"`
+	Collisions  int64         `json:"fingerprint_collisions_seen,omitempty"`
 }
 
 type diskSearch struct {
@@ -124,6 +163,10 @@ type diskSearch struct {
 	partial   bool
 	bufs      []*runBuf
 	diskNow   int64
+	keysNow   int64 // of diskNow, the visited set's and parents' files
+	fp        bool  // fingerprint mode
+	key       []byte
+	vEnc      []byte // the state whose expansion violated a property
 	levelAt   int64  // states of the level expanded so far (progress)
 	bufPeak   int64  // the most memory the run buffers held
 	mem       runMem // the run buffers' memory, between two uses
@@ -135,7 +178,7 @@ func diskBFS(m Model, opt Options) (Result, error) {
 	case opt.Live != nil:
 		return Result{}, &OptionError{"the disk search does not record the state graph (liveness properties checked on it)"}
 	case opt.Fingerprint:
-		return Result{}, &OptionError{"the disk search stores exact encodings: not with fingerprints"}
+		return Result{}, &OptionError{"the disk search stores fingerprints only in its own mode (DiskFingerprint): not with the in-memory fingerprint store"}
 	case opt.Frontier:
 		return Result{}, &OptionError{"the disk search is a search of its own: not with the frontier search"}
 	case opt.Checkpoint != "":
@@ -159,7 +202,10 @@ func diskBFS(m Model, opt Options) (Result, error) {
 	if r, ok := m.(Replayer); ok {
 		d.replay = r.NewReplayer()
 	}
-	d.info = DiskInfo{Dir: d.dir, RunBytes: opt.DiskRunBytes}
+	d.info = DiskInfo{Dir: d.dir, RunBytes: opt.DiskRunBytes, Keys: "exact"}
+	if opt.DiskFingerprint {
+		d.fp, d.info.Keys = true, "fingerprint"
+	}
 	if d.info.RunBytes <= 0 {
 		d.info.RunBytes = defaultDiskRun
 		if opt.MaxMemory > 0 {
@@ -176,6 +222,7 @@ func diskBFS(m Model, opt Options) (Result, error) {
 	d.lock = lock
 	r, err := d.run()
 	d.removeTemp()
+	d.info.KeyBytes = d.keysNow
 	if err == nil && r.Verdict != Incomplete {
 		d.removeAll()
 	} else if err == nil {
@@ -193,6 +240,11 @@ func diskBFS(m Model, opt Options) (Result, error) {
 	}
 	d.info.VisitedFiles = len(d.man.Visited)
 	info := d.info
+	if d.fp {
+		n := float64(r.Stats.States)
+		info.OmissionProb = min(n*n/math.Pow(2, 65), 1)
+		r.Stats.CollisionProb = info.OmissionProb
+	}
 	r.Disk = &info
 	r.Sleep = SleepInfo{Note: "the disk search does not use them"}
 	return r, nil
@@ -224,24 +276,40 @@ func (d *diskSearch) Levels() ([]int64, bool) {
 
 func (d *diskSearch) path(name string) string { return filepath.Join(d.dir, name) }
 
-// grew notes n bytes written to the directory (and later removed with
-// shrank).
-func (d *diskSearch) grew(n int64) {
+// isKeyFile says whether a file of the directory is one of the visited
+// set's or of the parent records (the others hold levels and runs).
+func isKeyFile(name string) bool {
+	return strings.HasPrefix(name, "visited-") || strings.HasPrefix(name, "parents-")
+}
+
+// grew notes n bytes written to the directory in a file of the visited
+// set or the parents (key) or of the levels (later removed with shrank).
+func (d *diskSearch) grew(n int64, key bool) {
 	d.info.WrittenBytes += n
-	d.diskNow += n
+	d.shrank(-n, key)
+}
+
+// shrank notes n bytes removed from the directory.
+func (d *diskSearch) shrank(n int64, key bool) {
+	d.diskNow -= n
+	if key {
+		d.keysNow -= n
+	}
 	d.info.PeakBytes = max(d.info.PeakBytes, d.diskNow)
+	d.info.PeakKeyBytes = max(d.info.PeakKeyBytes, d.keysNow)
+	d.info.PeakLevelBytes = max(d.info.PeakLevelBytes, d.diskNow-d.keysNow)
 }
 
 func (d *diskSearch) remove(m fileMeta) {
 	if os.Remove(d.path(m.Name)) == nil {
-		d.diskNow -= m.Bytes
+		d.shrank(m.Bytes, isKeyFile(m.Name))
 	}
 }
 
 // removeTemp removes the runs of a level (files ending in .tmp).
 func (d *diskSearch) removeTemp() {
 	for _, b := range d.bufs {
-		d.diskNow -= b.removeRuns()
+		d.shrank(b.removeRuns(), false)
 	}
 }
 
@@ -267,7 +335,7 @@ func (d *diskSearch) newBuf(byEnc bool, prefix string) *runBuf {
 func (d *diskSearch) noteRuns(b *runBuf) {
 	d.info.Runs += int64(len(b.runs))
 	d.bufPeak = max(d.bufPeak, b.peak)
-	d.grew(*b.written)
+	d.grew(*b.written, false)
 	*b.written = 0
 }
 
@@ -312,6 +380,9 @@ func (d *diskSearch) run() (Result, error) {
 // visited set.
 func (d *diskSearch) start0(init []byte) error {
 	d.man = diskManifest{Format: 1, ID: d.opt.CheckpointID, Note: d.opt.CheckpointNote, Init: Hash(init), Levels: []int64{1}, States: 1}
+	if d.fp {
+		d.man.Keys = "fingerprint"
+	}
 	d.total = 1
 	d.man.Serial++
 	lw, err := createRecs(d.path(fmt.Sprintf("level-%d.states", d.man.Serial)), false)
@@ -323,17 +394,28 @@ func (d *diskSearch) start0(init []byte) error {
 		return d.ioErr(err)
 	}
 	d.man.Serial++
-	vw, err := createRecs(d.path(fmt.Sprintf("visited-%d.states", d.man.Serial)), false)
-	if err != nil {
-		return d.ioErr(err)
+	var vm fileMeta
+	if d.fp {
+		vw, err := createFPs(d.path(fmt.Sprintf("visited-%d.fps", d.man.Serial)))
+		if err != nil {
+			return d.ioErr(err)
+		}
+		vw.add(fingerprintOf(init))
+		vm, err = vw.close(true)
+	} else {
+		vw, err := createRecs(d.path(fmt.Sprintf("visited-%d.states", d.man.Serial)), false)
+		if err != nil {
+			return d.ioErr(err)
+		}
+		vw.add(drec{enc: init})
+		vm, err = vw.close(true)
 	}
-	vw.add(drec{enc: init})
-	vm, err := vw.close(true)
 	if err != nil {
 		return d.ioErr(err)
 	}
 	d.man.Visited = []fileMeta{vm}
-	d.grew(d.man.Level.Bytes + vm.Bytes)
+	d.grew(d.man.Level.Bytes, false)
+	d.grew(vm.Bytes, true)
 	if d.ctMain != nil {
 		d.counts = d.ctMain.Counts(nil)
 	}
@@ -348,6 +430,7 @@ func (d *diskSearch) ioErr(err error) error {
 func (d *diskSearch) writeManifest() error {
 	d.man.Elapsed = time.Since(d.start)
 	d.man.Counts = append([]int64(nil), d.counts...)
+	d.man.Collisions = d.info.Collisions
 	if gk, ok := d.m.(GoalKeeper); ok {
 		d.man.Goals = gk.Reached()
 	}
@@ -396,6 +479,10 @@ func (d *diskSearch) load(init []byte, verr error) (bool, error) {
 	switch {
 	case man.ID != d.opt.CheckpointID:
 		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s holds the files of another search", d.dir), Have: man.ID, Want: d.opt.CheckpointID}
+	case man.Keys != "" && man.Keys != "fingerprint":
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s: the manifest names keys %q, which this program cannot read", d.path(DiskManifest), man.Keys)}
+	case (man.Keys == "fingerprint") != d.fp:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s holds the visited set of a search with %s keys, this one asks for %s", d.dir, keysName(man.Keys == "fingerprint"), keysName(d.fp))}
 	case verr != nil || man.Init != Hash(init):
 		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s holds the files of a search from another initial state", d.dir)}
 	case len(man.Parents) != man.Depth || len(man.Levels) < man.Depth || man.Level.N < 0:
@@ -406,13 +493,16 @@ func (d *diskSearch) load(init []byte, verr error) (bool, error) {
 		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: the files in %s hold %d states, more than the state limit %d", d.dir, man.States, d.opt.MaxStates)}
 	}
 	// Every file is read once and checked before any state is used.
-	for _, m := range append([]fileMeta{man.Level}, man.Visited...) {
-		if err := verifyFile(d.path(m.Name), m, false, false); err != nil {
+	if err := verifyFile(d.path(man.Level.Name), man.Level, false, false); err != nil {
+		return false, err
+	}
+	for _, m := range man.Visited {
+		if err := d.verifyKeys(m, false); err != nil {
 			return false, err
 		}
 	}
 	for _, m := range man.Parents {
-		if err := verifyFile(d.path(m.Name), m, false, true); err != nil {
+		if err := d.verifyKeys(m, true); err != nil {
 			return false, err
 		}
 	}
@@ -432,10 +522,10 @@ func (d *diskSearch) load(init []byte, verr error) (bool, error) {
 		}
 	}
 	for _, m := range append(append([]fileMeta{man.Level}, man.Parents...), man.Visited...) {
-		d.diskNow += m.Bytes
+		d.shrank(-m.Bytes, isKeyFile(m.Name))
 	}
-	d.info.PeakBytes = d.diskNow
 	d.info.Resumed, d.info.ResumedAt = true, man.Depth
+	d.info.Collisions = man.Collisions
 	// Files of a level that was cut short are not named: remove them.
 	named := map[string]bool{}
 	for _, m := range append(append([]fileMeta{man.Level}, man.Parents...), man.Visited...) {
@@ -444,7 +534,7 @@ func (d *diskSearch) load(init []byte, verr error) (bool, error) {
 	if ents, err := os.ReadDir(d.dir); err == nil {
 		for _, e := range ents {
 			n := e.Name()
-			if !named[n] && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".states") || strings.HasSuffix(n, ".parents")) {
+			if !named[n] && (strings.HasSuffix(n, ".tmp") || strings.HasSuffix(n, ".states") || strings.HasSuffix(n, ".parents") || strings.HasSuffix(n, ".fps")) {
 				os.Remove(d.path(n))
 			}
 		}
@@ -565,7 +655,12 @@ func (d *diskSearch) level() (Result, bool, error) {
 				verr, vcode, hasCode = e, code, true
 				return false
 			}
-			if e := succ.add(b, seq, code); e != nil {
+			key := b
+			if d.fp {
+				d.key = append(binary.BigEndian.AppendUint64(d.key[:0], fingerprintOf(b)), b...)
+				key = d.key
+			}
+			if e := succ.add(key, seq, code); e != nil {
 				ierr = e
 				return false
 			}
@@ -584,6 +679,7 @@ func (d *diskSearch) level() (Result, bool, error) {
 		}
 		if verr != nil {
 			vi = i
+			d.vEnc = append(d.vEnc[:0], rd.cur.enc...)
 			break
 		}
 	}
@@ -601,8 +697,15 @@ func (d *diskSearch) level() (Result, bool, error) {
 	// Merge the successors, keep those in no file of the visited set.
 	news := d.newBuf(false, fmt.Sprintf("new-%d-", dep+1))
 	d.man.Serial++
-	vname := fmt.Sprintf("visited-%d.states", d.man.Serial)
-	vw, fresh, err := d.join(succ, news, vname)
+	var (
+		vw    visitedWriter
+		fresh int64
+	)
+	if d.fp {
+		vw, fresh, err = d.joinFP(succ, news, fmt.Sprintf("visited-%d.fps", d.man.Serial))
+	} else {
+		vw, fresh, err = d.join(succ, news, fmt.Sprintf("visited-%d.states", d.man.Serial))
+	}
 	d.noteRuns(succ)
 	if err != nil {
 		return Result{}, true, err
@@ -610,7 +713,12 @@ func (d *diskSearch) level() (Result, bool, error) {
 	if vi >= 0 {
 		vw.abort()
 		d.pending, d.partial = fresh, true
-		tr, err := d.trace(dep, uint32(vi))
+		var tr []uint32
+		if d.fp {
+			tr, err = d.traceFP(dep, uint64(vi))
+		} else {
+			tr, err = d.trace(dep, uint32(vi))
+		}
 		if err != nil {
 			return Result{}, true, err
 		}
@@ -637,7 +745,7 @@ func (d *diskSearch) level() (Result, bool, error) {
 	if err != nil {
 		return Result{}, true, d.ioErr(err)
 	}
-	d.grew(vm.Bytes)
+	d.grew(vm.Bytes, true)
 	// The new states in sequence order: the next level and its parents.
 	mn, err := news.merge()
 	d.noteRuns(news)
@@ -651,7 +759,7 @@ func (d *diskSearch) level() (Result, bool, error) {
 	if err != nil {
 		return Result{}, true, d.ioErr(err)
 	}
-	pw, err := createRecs(d.path(fmt.Sprintf("parents-%d.parents", dep+1)), false)
+	pw, err := d.createParents(fmt.Sprintf("parents-%d.parents", dep+1))
 	if err != nil {
 		lw.abort()
 		return Result{}, true, d.ioErr(err)
@@ -667,7 +775,7 @@ func (d *diskSearch) level() (Result, bool, error) {
 			break
 		}
 		lw.add(drec{enc: mn.cur.enc})
-		pw.addFixed(uint32(mn.cur.seq>>32), mn.cur.code)
+		pw.add(mn.cur.seq, mn.cur.code)
 	}
 	lm, err := lw.close(true)
 	if err != nil {
@@ -677,14 +785,15 @@ func (d *diskSearch) level() (Result, bool, error) {
 	if err != nil {
 		return Result{}, true, d.ioErr(err)
 	}
-	d.grew(lm.Bytes + pm.Bytes)
+	d.grew(lm.Bytes, false)
+	d.grew(pm.Bytes, true)
 	d.removeTemp()
 	return Result{}, false, d.advance(lm, pm, vm, fresh)
 }
 
 // join merges the runs of successors, and streams those in no file of the
 // visited set to the visited file vname and to news; fresh counts them.
-func (d *diskSearch) join(succ, news *runBuf, vname string) (*recWriter, int64, error) {
+func (d *diskSearch) join(succ, news *runBuf, vname string) (visitedWriter, int64, error) {
 	ms, err := succ.merge()
 	if err != nil {
 		return nil, 0, err
@@ -782,7 +891,18 @@ func (d *diskSearch) advance(lm, pm, vm fileMeta, fresh int64) error {
 	d.man.Levels = append(d.man.Levels, fresh)
 	d.man.Parents = append(d.man.Parents, pm)
 	d.man.Visited = append(d.man.Visited, vm)
-	for v := d.man.Visited; len(v) >= 2 && v[len(v)-2].N <= 2*v[len(v)-1].N; v = d.man.Visited {
+	for d.fp && len(d.man.Visited) > diskMaxFPFiles {
+		v := d.man.Visited
+		a, b := smallestTwo(v)
+		m, err := d.mergeFPs(v[a], v[b])
+		if err != nil {
+			return err
+		}
+		drop = append(drop, v[a], v[b])
+		v[a] = m
+		d.man.Visited = append(v[:b], v[b+1:]...)
+	}
+	for v := d.man.Visited; !d.fp && len(v) >= 2 && v[len(v)-2].N <= 2*v[len(v)-1].N; v = d.man.Visited {
 		a, b := v[len(v)-2], v[len(v)-1]
 		m, err := d.mergeVisited(a, b)
 		if err != nil {
@@ -845,7 +965,7 @@ func (d *diskSearch) mergeVisited(a, b fileMeta) (fileMeta, error) {
 	if err != nil {
 		return fileMeta{}, d.ioErr(err)
 	}
-	d.grew(m.Bytes)
+	d.grew(m.Bytes, true)
 	return m, nil
 }
 

@@ -165,6 +165,12 @@ type Options struct {
 	// (0: 16 MiB, or an eighth of MaxMemory if less).
 	DiskDir      string
 	DiskRunBytes int
+	// DiskFingerprint stores in the disk search's visited set the 64-bit
+	// fingerprints of the states instead of their encodings (see
+	// disk_keys.go): a few bytes per state on disk, at the risk, which
+	// the result estimates (DiskInfo.OmissionProb), that two states
+	// share a fingerprint and one of them is never explored.
+	DiskFingerprint bool
 	// restartNote, on the search that BFS runs again without sleep sets,
 	// says why.
 	restartNote string
