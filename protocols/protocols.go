@@ -9,6 +9,7 @@ import (
 	"lfccheck/properties"
 	"lfccheck/protocols/fa"
 	"lfccheck/protocols/gsb"
+	"lfccheck/protocols/hmc"
 	"lfccheck/protocols/hrx"
 	"lfccheck/protocols/imc"
 	"lfccheck/protocols/intr"
@@ -30,6 +31,7 @@ func init() {
 	model.Register(irx.Def)
 	model.Register(hrx.Def)
 	model.Register(imc.Def)
+	model.Register(hmc.Def)
 }
 
 // All lists the registered protocols.

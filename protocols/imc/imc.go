@@ -69,6 +69,9 @@ import (
 // Packet tags.
 var (
 	tagData = model.NewTag(model.TagInfo{Name: "IMC_DATA", Data: true, Brief: func(p model.Packet) string {
+		if a := p.Val >> 16; a > 0 {
+			return fmt.Sprintf("d%d#%d(s%d,a%d)", p.Origin, p.Seq, p.Tree, a-1)
+		}
 		return fmt.Sprintf("d%d#%d(s%d)", p.Origin, p.Seq, p.Tree)
 	}})
 	tagAck  = model.NewTag(model.TagInfo{Name: "IMC_ACK", Brief: func(p model.Packet) string { return fmt.Sprintf("ack%d", p.Tree) }})
@@ -77,9 +80,13 @@ var (
 
 const maxPackets = 1000
 
-// Machine is I_mc bound to a configuration.
+// Machine is I_mc (or H_mc) bound to a configuration.
 type Machine struct {
 	P, W, M, B int
+	// Level says who forwards and runs the go-back-N streams: the NI
+	// (I_mc over I_rx) or the host (H_mc over H_rx, protocols/hmc).
+	Level      irx.Level
+	linksTimer bool // Params.Timer is irx.TimerLinks (the host level)
 	variant    string
 	topo       *topology.Topology
 	tree       []int // per root: its tree, or -1
@@ -104,21 +111,34 @@ type Node struct {
 	Expect          []uint16
 	AckDue, NackDue []bool
 	// Buf holds the accepted packets (Src: the parent they came from),
-	// oldest first; Copied says which the host has copied.
+	// oldest first; Copied says which the host has copied. At the host
+	// level Buf is the receive pool: every packet that arrived (data or
+	// acknowledgement) and that the host has not yet handled, oldest
+	// first, and Copied is empty.
 	Buf    []model.Packet
 	Copied []bool
+	// Fwd (the host level) holds the packets the host accepted and
+	// whose acknowledgement to their parent (Src) ACK-forward still
+	// holds back, in acceptance order: a packet leaves once it and every
+	// earlier one from the same parent have been transmitted to all
+	// their children.
+	Fwd []model.Packet
 	// Log is the host's history of each root's stream.
 	Log []model.StreamLog
 }
 
 // New builds I_mc for a resolved configuration.
-func New(cfg model.Config) (model.Machine, error) {
+func New(cfg model.Config) (model.Machine, error) { return NewAt(cfg, irx.NI) }
+
+// NewAt builds the protocol at level lvl (H_mc at irx.Host) for a
+// resolved configuration whose parameters are *Params.
+func NewAt(cfg model.Config, lvl irx.Level) (*Machine, error) {
 	p := cfg.Params.(*Params)
 	topo, err := p.topo(cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
-	m := &Machine{P: cfg.Nodes, W: p.Window, M: p.mod(), B: p.RecvBuffers, variant: cfg.Variant, topo: topo,
+	m := &Machine{P: cfg.Nodes, W: p.Window, M: p.mod(), B: p.RecvBuffers, Level: lvl, linksTimer: p.Timer == irx.TimerLinks, variant: cfg.Variant, topo: topo,
 		tree: make([]int, cfg.Nodes), count: make([]int, cfg.Nodes)}
 	for i := range m.tree {
 		m.tree[i] = -1
@@ -143,7 +163,8 @@ func (m *Machine) reaches(r, h int) bool {
 	return m.tree[r] >= 0 && r != h && m.topo.Trees[m.tree[r]].Parent[h] >= 0
 }
 
-// Kinds lists the action kinds.
+// Kinds lists the action kinds. At the host level the host handles the
+// packets in its receive pool when it polls and runs the timers.
 func (m *Machine) Kinds() []*model.ActionKind {
 	if m.kinds != nil {
 		return m.kinds
@@ -153,16 +174,27 @@ func (m *Machine) Kinds() []*model.ActionKind {
 			Enabled: func(n model.Node) bool { x := n.(*Node); return int(x.Next) < m.count[x.ID] },
 			Apply:   func(n model.Node, out *model.Outbox) { m.send(n.(*Node), out) }},
 		model.Deliver,
-		{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ni {node}",
-			Enabled: func(n model.Node) bool { return n.(*Node).uncopied() >= 0 },
-			Apply:   func(n model.Node, out *model.Outbox) { m.copyOut(n.(*Node), out) }},
-		{Name: "ack-timer", Pattern: "ni {node} ack-timer", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ack timer {node}", Live: model.LiveTimer,
-			Enabled: func(n model.Node) bool { return anyTrue(n.(*Node).AckDue) },
-			Apply:   func(n model.Node, out *model.Outbox) { m.ackTimer(n.(*Node), out) }},
-		{Name: "timeout", Pattern: "ni {node} timeout", Owner: model.OwnerNI, FairClass: "timer {node}", Live: model.LiveTimer, Quiet: true, Fair: model.Strong,
-			Enabled: func(n model.Node) bool { return m.timerRuns(n.(*Node)) },
-			Apply:   func(n model.Node, out *model.Outbox) { m.timeout(n.(*Node), out) }},
 	}
+	side, owner := "ni", model.OwnerNI
+	if m.Level == irx.Host {
+		side, owner = "host", model.OwnerHost
+		m.kinds = append(m.kinds, &model.ActionKind{Name: "poll", Pattern: "host {node} poll", Owner: model.OwnerHost, Fair: model.Weak, FairClass: "poll {node}",
+			Enabled: func(n model.Node) bool { return len(n.(*Node).Buf) > 0 },
+			Apply:   func(n model.Node, out *model.Outbox) { m.poll(n.(*Node), out) }})
+	} else {
+		m.kinds = append(m.kinds, &model.ActionKind{Name: "copy", Pattern: "ni {node} copy", Owner: model.OwnerNI, Fair: model.Weak, FairClass: "ni {node}",
+			Enabled: func(n model.Node) bool { return n.(*Node).uncopied() >= 0 },
+			Apply:   func(n model.Node, out *model.Outbox) { m.copyOut(n.(*Node), out) }})
+	}
+	m.kinds = append(m.kinds, &model.ActionKind{Name: "ack-timer", Pattern: side + " {node} ack-timer", Owner: owner, Fair: model.Weak, FairClass: "ack timer {node}", Live: model.LiveTimer,
+		Enabled: func(n model.Node) bool { return anyTrue(n.(*Node).AckDue) },
+		Apply:   func(n model.Node, out *model.Outbox) { m.ackTimer(n.(*Node), out) }})
+	if m.variant == "no-retransmit-timer" {
+		return m.kinds
+	}
+	m.kinds = append(m.kinds, &model.ActionKind{Name: "timeout", Pattern: side + " {node} timeout", Owner: owner, FairClass: "timer {node}", Live: model.LiveTimer, Quiet: true, Fair: model.Strong,
+		Enabled: func(n model.Node) bool { return m.timerRuns(n.(*Node)) },
+		Apply:   func(n model.Node, out *model.Outbox) { m.timeout(n.(*Node), out) }})
 	return m.kinds
 }
 
@@ -197,16 +229,55 @@ func (m *Machine) fill(n *Node, d int, out *model.Outbox) {
 		pkt := n.Queue[d][n.Sent[d]]
 		m.transmit(n, d, int(n.Sent[d]), out)
 		n.Sent[d]++
+		if m.Level == irx.Host {
+			continue
+		}
 		if i := n.find(pkt); i >= 0 {
 			n.AckDue[n.Buf[i].Src] = true
 		}
 	}
+	if m.Level == irx.Host {
+		m.prune(n)
+	}
+}
+
+// prune (the host level) drops from n.Fwd the packets that ACK-forward
+// lets the host acknowledge now: those transmitted to all their
+// children with every earlier one from the same parent; the
+// acknowledgement timer runs for their parents.
+func (m *Machine) prune(n *Node) {
+	var keep []model.Packet
+	var held uint64 // parents with a packet kept (P <= 64)
+	for i, f := range n.Fwd {
+		if held&(1<<f.Src) != 0 || m.forwarding(n, f, true) {
+			held |= 1 << f.Src
+			if keep != nil {
+				keep = append(keep, f)
+			}
+			continue
+		}
+		n.AckDue[f.Src] = true
+		if keep == nil {
+			keep = append(make([]model.Packet, 0, len(n.Fwd)), n.Fwd[:i]...)
+		}
+	}
+	if keep != nil {
+		n.Fwd = keep
+	}
 }
 
 // transmit puts the i-th packet of n's queue to d on the link.
+// At the host level the packet carries the cumulative acknowledgement of
+// d's stream to n piggybacked, as H_rx's do, once n has accepted a
+// packet from d (Packet.Val's upper half, number+1; the lower half is
+// the tree).
 func (m *Machine) transmit(n *Node, d, i int, out *model.Outbox) {
 	pkt := n.Queue[d][i]
 	pkt.Src, pkt.Tree = n.ID, m.wire(n.Acked[d]+uint16(i))
+	if m.Level == irx.Host && n.Expect[d] > 0 && m.variant != "no-piggyback" {
+		pkt.Val |= uint32(m.wire(m.ackable(n, d))+1) << 16
+		n.AckDue[d] = false
+	}
 	out.Transmit(model.NodeID(d), pkt)
 }
 
@@ -243,9 +314,38 @@ func (m *Machine) retransmit(n *Node, d int, out *model.Outbox) {
 	}
 }
 
-// Receive handles a packet from NI s.
+// Receive handles a packet from node from. I_mc's NI handles it at
+// once (handle); H_mc's NI stores it in a free buffer of the receive
+// pool for the host to handle when it polls, or drops it if every
+// buffer is taken (as H_rx's, irx.Host).
 func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, out *model.Outbox) {
-	n, s := mn.(*Node), int(from)
+	n := mn.(*Node)
+	if m.Level == irx.Host {
+		if len(n.Buf) >= m.B && m.variant != "no-buffer-check" {
+			return // dropped for lack of a buffer; the sender's timer makes good
+		}
+		n.Buf = append(n.Buf, pkt)
+		return
+	}
+	m.handle(n, int(from), pkt, out)
+}
+
+// poll is H_mc's host handling the oldest packet in its receive pool,
+// which frees the buffer.
+func (m *Machine) poll(n *Node, out *model.Outbox) {
+	pkt := n.Buf[0]
+	n.Buf = append(n.Buf[:0:0], n.Buf[1:]...)
+	m.handle(n, int(pkt.Src), pkt, out)
+}
+
+// handle is the receiving side at either level: an acknowledgement or
+// NACK from s, or a data packet from s, accepted only if it carries the
+// next expected number. I_mc's NI puts an accepted packet in a free
+// receive buffer (or drops it and owes s a NACK) and forwards it from
+// there; H_mc's host, which handles a packet already in a buffer, hands
+// it to the client, forwards it as new sends to the children and frees
+// the buffer.
+func (m *Machine) handle(n *Node, s int, pkt model.Packet, out *model.Outbox) {
 	switch pkt.Tag {
 	case tagAck:
 		if m.ack(n, s, pkt.Tree) {
@@ -259,14 +359,28 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 		m.retransmit(n, s, out)
 		m.fill(n, s, out)
 	case tagData:
+		if a := pkt.Val >> 16; a > 0 {
+			pkt.Val &= 0xffff // the tree
+			if m.ack(n, s, uint16(a-1)) {
+				m.fill(n, s, out)
+			}
+		}
 		switch {
 		case pkt.Tree != m.wire(n.Expect[s]):
 			n.AckDue[s] = true // a duplicate or a packet after a gap
-			if m.variant == "forward-duplicates" {
+			if m.variant == "forward-duplicates" || m.variant == "forward-out-of-order" && m.ahead(n, s, pkt.Tree) {
 				m.forward(n, pkt, out)
 			}
-		case len(n.Buf) >= m.B:
+		case m.Level == irx.NI && len(n.Buf) >= m.B:
 			n.NackDue[s] = true // dropped for lack of a buffer (§8.2.2)
+		case m.Level == irx.Host:
+			n.Expect[s]++
+			n.AckDue[s] = true
+			out.Deliver(n.ID, pkt, int(pkt.Origin), &n.Log[pkt.Origin])
+			if m.variant != "ack-receive" && len(m.children(int(pkt.Val), n.ID)) > 0 {
+				n.Fwd = append(n.Fwd, pkt)
+			}
+			m.forward(n, pkt, out)
 		default:
 			n.Expect[s]++
 			n.AckDue[s] = true
@@ -275,6 +389,14 @@ func (m *Machine) Receive(mn model.Node, from model.NodeID, pkt model.Packet, ou
 			m.forward(n, pkt, out)
 		}
 	}
+}
+
+// ahead reports whether wire number w is 1..W-1 ahead of what n expects
+// from s: a packet after a gap (the broken variant forward-out-of-order
+// forwards such packets).
+func (m *Machine) ahead(n *Node, s int, w uint16) bool {
+	d := (int(w) - int(m.wire(n.Expect[s])) + m.M) % m.M
+	return d >= 1 && d < m.W
 }
 
 // find returns the index in n's buffers of the packet of pkt's stream
@@ -317,6 +439,9 @@ func (m *Machine) forwarding(n *Node, pkt model.Packet, untransmitted bool) bool
 // one. The broken variant release-on-copy frees a buffer as soon as the
 // host has copied its packet, as for a unicast packet.
 func (m *Machine) release(n *Node, out *model.Outbox) {
+	if m.Level == irx.Host {
+		return // the host freed the buffer when it handled the packet
+	}
 	freed := false
 	for i := 0; i < len(n.Buf); {
 		if n.Copied[i] && (m.variant == "release-on-copy" || !m.forwarding(n, n.Buf[i], false)) {
@@ -346,6 +471,14 @@ func (m *Machine) release(n *Node, out *model.Outbox) {
 func (m *Machine) ackable(n *Node, s int) uint16 {
 	k := n.Expect[s]
 	if m.variant == "ack-receive" {
+		return k
+	}
+	if m.Level == irx.Host {
+		for _, f := range n.Fwd {
+			if int(f.Src) == s {
+				k--
+			}
+		}
 		return k
 	}
 	waiting := 0
@@ -388,7 +521,15 @@ func (m *Machine) ackTimer(n *Node, out *model.Outbox) {
 	}
 }
 
+// timerRuns reports whether the retransmission timer runs: a packet is
+// unacknowledged. At the host level, as in H_rx, it does not expire
+// either while the host has a packet in its receive pool that it has
+// not handled (and packets other hosts hold: Holds), unless --timer
+// links says it may.
 func (m *Machine) timerRuns(n *Node) bool {
+	if m.Level == irx.Host && !m.linksTimer && len(n.Buf) > 0 {
+		return false
+	}
 	for _, s := range n.Sent {
 		if s > 0 {
 			return true
@@ -403,9 +544,29 @@ func (m *Machine) timeout(n *Node, out *model.Outbox) {
 	}
 }
 
+// Holds reports whether node x holds a packet from node from in its
+// receive pool that its host has not handled (model.Holder): only at the
+// host level, under the round-trip timer rule (as H_rx's).
+func (m *Machine) Holds(x model.Node, from model.NodeID) bool {
+	if m.Level != irx.Host || m.linksTimer {
+		return false
+	}
+	for _, p := range x.(*Node).Buf {
+		if p.Src == from {
+			return true
+		}
+	}
+	return false
+}
+
 // held is how many received packets n holds: in its receive buffers or
-// waiting in a queue to a child.
+// waiting in a queue to a child. At the host level it is the receive
+// pool alone: a packet the host forwards is copied into its send
+// queues when the host handles it, which frees the buffer.
 func (n *Node) held() int {
+	if n.m.Level == irx.Host {
+		return len(n.Buf)
+	}
 	k := len(n.Buf)
 	var seen []model.Packet
 	for d := range n.Queue {
@@ -433,14 +594,7 @@ func (n *Node) Encode(buf []byte) []byte {
 		buf = binary.AppendUvarint(buf, uint64(n.Sent[d]))
 		buf = binary.AppendUvarint(buf, uint64(n.Acked[d]))
 		buf = binary.AppendUvarint(buf, uint64(n.Expect[d]))
-		var x byte
-		if n.AckDue[d] {
-			x |= 1
-		}
-		if n.NackDue[d] {
-			x |= 2
-		}
-		buf = append(buf, x)
+		buf = append(buf, irx.DueBits(n.AckDue[d], n.NackDue[d]))
 		buf = model.AppendPackets(buf, n.Queue[d])
 	}
 	buf = model.AppendPackets(buf, n.Buf)
@@ -451,12 +605,10 @@ func (n *Node) Encode(buf []byte) []byte {
 			buf = append(buf, 0)
 		}
 	}
-	for _, l := range n.Log {
-		buf = binary.AppendUvarint(buf, uint64(l.Last))
-		buf = binary.AppendUvarint(buf, uint64(l.Base))
-		buf = binary.AppendUvarint(buf, l.Mask)
+	if n.m.Level == irx.Host {
+		buf = model.AppendPackets(buf, n.Fwd)
 	}
-	return buf
+	return irx.AppendLogs(buf, n.Log)
 }
 
 // Decode reads the encoding written by Encode.
@@ -466,18 +618,19 @@ func (n *Node) Decode(d *model.Decoder) {
 		n.Sent[i] = uint16(d.Uvarint())
 		n.Acked[i] = uint16(d.Uvarint())
 		n.Expect[i] = uint16(d.Uvarint())
-		x := d.Byte()
-		n.AckDue[i], n.NackDue[i] = x&1 != 0, x&2 != 0
+		n.AckDue[i], n.NackDue[i] = irx.DueFlags(d.Byte())
 		n.Queue[i] = d.Packets(n.Queue[i][:0])
 	}
 	n.Buf = d.Packets(n.Buf[:0])
 	n.Copied = n.Copied[:0]
-	for range n.Buf {
-		n.Copied = append(n.Copied, d.Byte() != 0)
+	if n.m.Level == irx.Host {
+		n.Fwd = d.Packets(n.Fwd[:0]) // no Copied at the host level
+	} else {
+		for range n.Buf {
+			n.Copied = append(n.Copied, d.Byte() != 0)
+		}
 	}
-	for i := range n.Log {
-		n.Log[i] = model.StreamLog{Last: uint16(d.Uvarint()), Base: uint16(d.Uvarint()), Mask: d.Uvarint()}
-	}
+	irx.DecodeLogs(d, n.Log)
 }
 
 // CopyFrom makes n a deep copy of src.
@@ -497,14 +650,16 @@ func (n *Node) CopyFrom(src model.Node) {
 	n.NackDue = append(n.NackDue[:0], s.NackDue...)
 	n.Buf = append(n.Buf[:0], s.Buf...)
 	n.Copied = append(n.Copied[:0], s.Copied...)
+	n.Fwd = append(n.Fwd[:0], s.Fwd...)
 	n.Log = append(n.Log[:0], s.Log...)
 }
 
 // Describe renders the node.
 func (n *Node) Describe() []string {
+	side := n.m.Side()
 	return []string{
-		fmt.Sprintf("ni %d: send %s", n.ID, n.sendString()),
-		fmt.Sprintf("ni %d: recv %s; buffers %s", n.ID, n.recvString(), n.bufString()),
+		fmt.Sprintf("%s %d: send %s", side, n.ID, n.sendString()),
+		fmt.Sprintf("%s %d: recv %s; buffers %s", side, n.ID, n.recvString(), n.bufString()),
 		fmt.Sprintf("host %d: sent %d of %d; delivered %s", n.ID, n.Next, n.m.count[n.ID], n.logString()),
 	}
 }
@@ -520,20 +675,7 @@ func (n *Node) sendString() string {
 }
 
 func (n *Node) recvString() string {
-	var parts []string
-	for s := range n.Expect {
-		if n.Expect[s] > 0 || n.AckDue[s] || n.NackDue[s] {
-			p := fmt.Sprintf("[from %d: expect s%d", s, n.m.wire(n.Expect[s]))
-			if n.AckDue[s] {
-				p += " ack due"
-			}
-			if n.NackDue[s] {
-				p += " nack due"
-			}
-			parts = append(parts, p+"]")
-		}
-	}
-	return strings.Join(parts, " ")
+	return irx.RecvString(n.Expect, n.AckDue, n.NackDue, n.m.M, func(s int) bool { return n.Expect[s] > 0 || n.AckDue[s] || n.NackDue[s] })
 }
 
 func (n *Node) bufString() string {
@@ -546,6 +688,9 @@ func (n *Node) bufString() string {
 	}
 	if len(c) > 0 {
 		s += ", copied to the host " + model.PacketList(c)
+	}
+	if len(n.Fwd) > 0 {
+		s += ", acknowledgement held until forwarded " + model.PacketList(n.Fwd)
 	}
 	return s
 }
@@ -563,10 +708,10 @@ func (n *Node) logString() string {
 // Diff reports every difference from prev.
 func (n *Node) Diff(prev model.Node, ch func(what, from, to string)) {
 	p := prev.(*Node)
-	id := n.ID
-	ch(fmt.Sprintf("ni %d send", id), p.sendString(), n.sendString())
-	ch(fmt.Sprintf("ni %d recv", id), p.recvString(), n.recvString())
-	ch(fmt.Sprintf("ni %d buffers", id), p.bufString(), n.bufString())
+	id, side := n.ID, n.m.Side()
+	ch(fmt.Sprintf("%s %d send", side, id), p.sendString(), n.sendString())
+	ch(fmt.Sprintf("%s %d recv", side, id), p.recvString(), n.recvString())
+	ch(fmt.Sprintf("%s %d buffers", side, id), p.bufString(), n.bufString())
 	if p.Next != n.Next {
 		ch(fmt.Sprintf("host %d sent", id), strconv.Itoa(int(p.Next)), strconv.Itoa(int(n.Next)))
 	}

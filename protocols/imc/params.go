@@ -2,13 +2,12 @@ package imc
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"lfccheck/model"
+	"lfccheck/protocols/irx"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/topology"
-	"lfccheck/protocols/ucast"
 )
 
 // Params are I_mc's parameters.
@@ -29,35 +28,70 @@ type Params struct {
 	// Casts is the workload: [GROUP/]ROOT:COUNT, each root multicasting
 	// on its tree (default 0:2).
 	Casts []topology.Cast `json:"casts,omitempty"`
+	// Timer is when H_mc's retransmission timer may expire (the host
+	// level only), as H_rx's (irx.Params.Timer).
+	Timer string `json:"timer,omitempty"`
 
-	topoNodes int // the node count a topology given by Set declares
+	topoNodes int    // the node count a topology given by Set declares
+	proto     string // the protocol's name in messages ("" is imc)
 }
 
 // Defaults returns the default parameters.
 func Defaults() *Params { return &Params{Window: 2, RecvBuffers: 2} }
 
+// DefaultsFor returns the default parameters of the protocol named
+// proto that runs on this package's machine (hmc), for its messages.
+func DefaultsFor(proto string) *Params {
+	p := Defaults()
+	if proto != "imc" {
+		p.proto = proto
+	}
+	return p
+}
+
+func (p *Params) name() string {
+	if p.proto == "" {
+		return "imc"
+	}
+	return p.proto
+}
+
+// gbn is the go-back-N parameters in p (the timer's only for hmc).
+func (p *Params) gbn() irx.GBNParams {
+	g := irx.GBNParams{Window: &p.Window, SeqMod: &p.SeqMod, RecvBuffers: &p.RecvBuffers}
+	if p.proto == "hmc" {
+		g.Timer = &p.Timer
+	}
+	return g
+}
+
 // ParamSpecs declares the parameters.
-func ParamSpecs() []model.ParamSpec {
-	return []model.ParamSpec{
-		{Key: "window", Doc: "send window per destination, W: packets sent to one child and not yet acknowledged (§8.2.2)", Default: "2"},
-		{Key: "seq-mod", Doc: "sequence numbers on the wire are 0..seq-mod-1 and wrap (at least window+1)", Default: "window + 1"},
-		{Key: "recv-buffers", Doc: "NI receive buffers shared by all senders; a multicast packet holds one until its host has copied it and every child has acknowledged it (§8.3.2)", Default: "2"},
+func ParamSpecs() []model.ParamSpec { return ParamSpecsAt(irx.NI) }
+
+// ParamSpecsAt declares the parameters of the protocol at level lvl.
+func ParamSpecsAt(lvl irx.Level) []model.ParamSpec {
+	buffers := "NI receive buffers shared by all senders; a multicast packet holds one until its host has copied it and every child has acknowledged it (§8.3.2)"
+	if lvl == irx.Host {
+		buffers = "receive buffers shared by all senders: every packet that arrives (data or acknowledgement, new or duplicate) holds one until the host has handled it (delivered it and queued it for the children) (§8.2.2, §8.3.1)"
+	}
+	specs := append(irx.GBNSpecs("send window per destination, W: packets sent to one child and not yet acknowledged (§8.2.2)", buffers, "2"), []model.ParamSpec{
 		{Key: "tree", Doc: "tree family for the broadcast group of all nodes: binary, binomial, chain, star, kary:K", Default: "binary"},
 		{Key: "topology", Doc: "topology file with groups and trees instead of --tree (see 'lfccheck help topology')", File: true},
 		{Key: "cast", Doc: "multicast workload entry [GROUP/]ROOT:COUNT, repeatable (one cast per root: a root's packets are one stream)", Default: "0:2", Repeat: true},
+	}...)
+	if lvl == irx.Host {
+		specs = append(specs, irx.TimerSpec)
 	}
+	return specs
 }
 
 // Set applies one setting.
 func (p *Params) Set(key, v string) error {
+	if ok, err := p.gbn().Set(key, v); ok {
+		return err
+	}
 	var err error
 	switch key {
-	case "window":
-		p.Window, err = ucast.IntIn(v, 1, 16)
-	case "seq-mod":
-		p.SeqMod, err = ucast.IntIn(v, 2, 64)
-	case "recv-buffers":
-		p.RecvBuffers, err = ucast.IntIn(v, 1, 16)
 	case "tree":
 		if err = topology.CheckFamily(v); err == nil {
 			p.Tree = v
@@ -70,24 +104,15 @@ func (p *Params) Set(key, v string) error {
 			p.Casts = append(p.Casts, c)
 		}
 	default:
-		return fmt.Errorf("imc has no parameter %q", key)
+		return fmt.Errorf("%s has no parameter %q", p.name(), key)
 	}
 	return err
 }
 
 // Settings returns the non-default parameters.
 func (p *Params) Settings() []model.Setting {
-	var s []model.Setting
 	d := Defaults()
-	if p.Window != d.Window {
-		s = append(s, model.Setting{Key: "window", Value: strconv.Itoa(p.Window)})
-	}
-	if p.SeqMod != 0 {
-		s = append(s, model.Setting{Key: "seq-mod", Value: strconv.Itoa(p.SeqMod)})
-	}
-	if p.RecvBuffers != d.RecvBuffers {
-		s = append(s, model.Setting{Key: "recv-buffers", Value: strconv.Itoa(p.RecvBuffers)})
-	}
+	s := p.gbn().Settings(d.Window, d.RecvBuffers)
 	if p.Tree != "" {
 		s = append(s, model.Setting{Key: "tree", Value: p.Tree})
 	}
@@ -97,7 +122,7 @@ func (p *Params) Settings() []model.Setting {
 	for _, c := range p.Casts {
 		s = append(s, model.Setting{Key: "cast", Value: c.String()})
 	}
-	return s
+	return p.gbn().AppendTimer(s)
 }
 
 // SetFile applies the contents of a topology file, naming the file in
@@ -148,12 +173,7 @@ func (p *Params) casts() []topology.Cast {
 	return p.Casts
 }
 
-func (p *Params) mod() int {
-	if p.SeqMod == 0 {
-		return p.Window + 1
-	}
-	return p.SeqMod
-}
+func (p *Params) mod() int { return p.gbn().Mod() }
 
 // Describe renders every parameter.
 func (p *Params) Describe() string {
@@ -165,7 +185,7 @@ func (p *Params) Describe() string {
 	if p.Topology != nil {
 		trees = "topology=" + mcast.FormatTopology(p.Topology, p.specNodes())
 	}
-	return fmt.Sprintf("window=%d seq-mod=%d recv-buffers=%d %s casts=%s", p.Window, p.mod(), p.RecvBuffers, trees, strings.Join(cs, ","))
+	return fmt.Sprintf("window=%d seq-mod=%d recv-buffers=%d %s casts=%s", p.Window, p.mod(), p.RecvBuffers, trees, strings.Join(cs, ",")) + p.gbn().TimerText()
 }
 
 // Resolve validates; the default node count is 4 (the smallest binary
@@ -183,8 +203,8 @@ func (p *Params) Resolve(nodes int) (int, error) {
 	if nodes == 0 {
 		nodes = 4
 	}
-	if p.SeqMod != 0 && p.SeqMod <= p.Window {
-		return 0, fmt.Errorf("seq-mod %d must exceed the window %d: go-back-N cannot tell a retransmission from a new packet otherwise", p.SeqMod, p.Window)
+	if err := p.gbn().Check(); err != nil {
+		return 0, err
 	}
 	topo, err := p.topo(nodes)
 	if err != nil {
