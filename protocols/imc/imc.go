@@ -53,6 +53,15 @@
 //   - One cast per root: a root's packets form one stream, numbered
 //     1, 2, ... (Packet.Seq, history read only by the properties);
 //     Packet.Val is the tree, Packet.Tree the wire sequence number.
+//
+// # The host level
+//
+// The same machine at the host level (NewAt with irx.Host) is H_rx H_mc,
+// host forwarding over H_rx (protocols/hmc, whose package doc describes
+// it): the NI stores or drops what arrives, the host handles it when it
+// polls and reinjects it as new sends to the children, and frees the
+// receive buffer then. The NI level's behaviour, state encoding and
+// suite rows are unchanged by it.
 package imc
 
 import (
@@ -121,7 +130,8 @@ type Node struct {
 	// whose acknowledgement to their parent (Src) ACK-forward still
 	// holds back, in acceptance order: a packet leaves once it and every
 	// earlier one from the same parent have been transmitted to all
-	// their children.
+	// their children (at once if it has none and nothing earlier from
+	// its parent is held: acknowledgements are cumulative).
 	Fwd []model.Packet
 	// Log is the host's history of each root's stream.
 	Log []model.StreamLog
@@ -246,11 +256,14 @@ func (m *Machine) fill(n *Node, d int, out *model.Outbox) {
 // children with every earlier one from the same parent; the
 // acknowledgement timer runs for their parents.
 func (m *Machine) prune(n *Node) {
+	if len(n.Fwd) == 0 {
+		return
+	}
 	var keep []model.Packet
-	var held uint64 // parents with a packet kept (P <= 64)
+	held := make([]bool, m.P) // parents with a packet kept
 	for i, f := range n.Fwd {
-		if held&(1<<f.Src) != 0 || m.forwarding(n, f, true) {
-			held |= 1 << f.Src
+		if held[f.Src] || m.forwarding(n, f, true) {
+			held[f.Src] = true
 			if keep != nil {
 				keep = append(keep, f)
 			}
@@ -377,10 +390,11 @@ func (m *Machine) handle(n *Node, s int, pkt model.Packet, out *model.Outbox) {
 			n.Expect[s]++
 			n.AckDue[s] = true
 			out.Deliver(n.ID, pkt, int(pkt.Origin), &n.Log[pkt.Origin])
-			if m.variant != "ack-receive" && len(m.children(int(pkt.Val), n.ID)) > 0 {
+			if m.variant != "ack-receive" {
 				n.Fwd = append(n.Fwd, pkt)
 			}
 			m.forward(n, pkt, out)
+			m.prune(n)
 		default:
 			n.Expect[s]++
 			n.AckDue[s] = true
