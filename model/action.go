@@ -42,12 +42,18 @@ type ActionKind struct {
 	Apply func(n Node, out *Outbox)
 	// Ample declares that an action of this kind may be explored alone
 	// when enabled (an ample set of one action): it commutes with every
-	// other action, no other action disables it, and no property the
-	// protocol defines observes its effect except on terminal states (a
-	// property that does names the kind in Property.Sees, which switches
-	// the reduction off while it is checked). The protocol's package doc
-	// must argue this; the checker applies it only when the protocol also
-	// declares its state graph acyclic.
+	// other action, no other action disables it, it disables no other
+	// action, and no property the protocol defines observes its effect
+	// except on terminal states (a property that does names the kind in
+	// Property.Sees, which switches the reduction off while it is
+	// checked). The protocol's package doc must argue this. Where the
+	// protocol declares its state graph acyclic that is all; where it may
+	// have cycles, the checker also needs the kind to be fair (Fair) with
+	// a fairness class of its own for each action, and every fair action
+	// an ample step enables to belong to a persistent class (once enabled,
+	// enabled until taken): see the properties package's
+	// checker_reduction.go for the argument and what is checked at run
+	// time.
 	Ample bool
 	// Fair is the fairness liveness checks grant the kind's actions: none
 	// (the zero value: the part may stop taking them for ever, as a client

@@ -21,6 +21,12 @@ type Checker struct {
 	Props []Property
 	// Reduce enables the ample-set reduction described at Successors.
 	Reduce bool
+	// cyclic: the protocol does not declare the variant's runs finite, so
+	// a reduction makes the run-time checks of checker_reduction.go.
+	cyclic    bool
+	ampEn     []model.Action // beforeAmple: the actions enabled before an ample step
+	ampAfter  []model.Action // afterAmple's scratch
+	ampLabels uint64         // beforeAmple: the liveness labels before it
 	// LivenessGraph makes every liveness property be checked on the
 	// recorded state graph, even where end states would do (see
 	// OnEndStates).
@@ -167,6 +173,7 @@ func buildFor(def *model.Def, cfg model.Config, props []Property, m model.Machin
 		c.statOn = append(c.statOn, s.Applies == nil || s.Applies(m))
 	}
 	c.Reduce = c.CanReduce()
+	c.cyclic = !c.DeclaredAcyclic()
 	if s, ok := m.(model.Symmetric); ok {
 		c.sym = s.Symmetries()
 		for i := range c.sym {
@@ -189,13 +196,13 @@ func NewChecker(sys *model.System, props []Property) *Checker {
 	if err != nil {
 		panic("properties: " + err.Error())
 	}
-	return &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live, slp: newSleepTab(sys, nil)}
+	return &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live, slp: newSleepTab(sys, nil), cyclic: true}
 }
 
 // Fork returns a checker sharing c's system, properties, settings and
 // reached goals, with scratch space of its own.
 func (c *Checker) Fork() *Checker {
-	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, LivenessGraph: c.LivenessGraph,
+	return &Checker{Sys: c.Sys, Def: c.Def, Props: c.Props, Reduce: c.Reduce, cyclic: c.cyclic, LivenessGraph: c.LivenessGraph,
 		OnTheFly: c.OnTheFly, Symmetry: c.Symmetry, Stubborn: c.Stubborn, stb: c.stb.fork(), noStubborn: c.noStubborn, Relative: c.Relative, deferState: c.deferState, sym: c.sym, symInv: c.symInv, toZero: c.toZero, slp: c.slp, reached: c.reached, statVals: c.statVals, statOn: c.statOn, live: c.live, graphObls: c.graphObls, coverCodes: c.coverCodes,
 		StepCache: c.StepCache, scStats: c.scStats}
 }
@@ -248,9 +255,18 @@ func (c *Checker) UseLeaves(owner uint64, ids []uint32, ends []int) {
 func (c *Checker) Segments(dst []int) []int { return append(dst, c.ends...) }
 
 // Initial returns the encoded initial state and any invariant it violates.
+// With Reduce set, the enabled ample actions are applied to it first (as
+// Successors fuses them into every step), so that the stored initial state
+// is fully expanded too; Actions puts them at the head of every trace.
 func (c *Checker) Initial() ([]byte, error) {
 	w := c.Sys.Initial()
 	err := c.CheckState(w)
+	if err == nil && c.Reduce {
+		var ierr error
+		if err, ierr = c.fuse(w, nil, c.cyclic); ierr != nil {
+			err = ierr // a wrong declaration: the search ends on it
+		}
+	}
 	if err == nil && len(w.Enabled(nil)) == 0 {
 		err = c.CheckFinal(w)
 	}
@@ -283,8 +299,11 @@ func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 // by another, and invisible to its properties except on terminal states;
 // with an acyclic state graph (Def.Acyclic) the cycle proviso holds
 // trivially, so the reduced graph keeps every terminal state and every
-// violation of the state invariants and transition rules. Tests compare
-// verdicts and terminal states with and without it.
+// violation of the state invariants and transition rules. With cycles,
+// the fusion below makes every stored state fully expanded, which is the
+// proviso, and the conditions and run-time checks of checker_reduction.go
+// keep liveness under fairness too. Tests compare verdicts and terminal
+// states with and without it.
 //
 // Fusion: in the reduced graph a state where an ample action is enabled has
 // that action as its only successor, so the search need not store it:
@@ -294,8 +313,8 @@ func (c *Checker) Explain(property string, w *model.World) *model.Explanation {
 // explorer the state where none is enabled. The explorer stores only those
 // states (for a protocol whose host processing is ample, a copy and the
 // processing of the copied packet become one transition); Actions rebuilds the actions a stored
-// trace stands for. The initial state is expanded as before if an ample
-// action is enabled in it.
+// trace stands for. Initial fuses the ample actions enabled in the initial
+// state in the same way.
 func (c *Checker) Successors(state []byte, visit func(code uint32, succ []byte, err error) bool) error {
 	return c.successors(state, 0, false, visit)
 }

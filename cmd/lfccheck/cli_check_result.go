@@ -233,10 +233,8 @@ func sleepNote(s explore.SleepInfo) string {
 // why it runs none.
 func reductionNote(ck *properties.Checker) string {
 	var ample []string
-	for _, k := range ck.Sys.Kinds {
-		if k.Ample {
-			ample = append(ample, fmt.Sprintf("%q", k.Pattern))
-		}
+	for _, p := range ck.AmpleKinds() {
+		ample = append(ample, fmt.Sprintf("%q", p))
 	}
 	const none = ""
 	switch {
@@ -244,6 +242,9 @@ func reductionNote(ck *properties.Checker) string {
 		return "off: the protocol declares no ample action kind" + none
 	case len(ck.Sys.Faults()) > 0:
 		return fmt.Sprintf("off: %s (the ample-set reduction of %s needs an acyclic state graph, which the protocol declares for reliable links only)", properties.FaultsOff, strings.Join(ample, ", "))
+	case ck.ReducesCycles():
+		return fmt.Sprintf("ample sets with cycles: an enabled %s step is explored alone, fused into the step before it, so every stored state is fully expanded and every cycle passes through one (the cycle proviso); sound for safety and for liveness under fairness because each ample kind is fair with a fairness class of its own, commutes with every action, disables none and enables only actions of persistent classes, and no checked property sees it (the protocol declares it; every fused step is checked to disable nothing and change no liveness goal or trigger, and tests check the rest on full state graphs)%s",
+			strings.Join(ample, " or "), none)
 	case ck.Reduce:
 		return fmt.Sprintf("ample sets: an enabled %s step is explored alone (sound for safety and liveness: the protocol declares every run of the variant finite, so the cycle proviso holds; tests check the declaration on the state graph of every built-in claim)%s",
 			strings.Join(ample, " or "), none)
@@ -252,8 +253,8 @@ func reductionNote(ck *properties.Checker) string {
 	case ck.SeenAmple() != "":
 		return fmt.Sprintf("off: the ample-set reduction of %s is unsound here: %s%s", strings.Join(ample, ", "), ck.SeenAmple(), none)
 	}
-	return fmt.Sprintf("off: the ample-set reduction of %s needs an acyclic state graph, and variant %s is not declared acyclic%s",
-		strings.Join(ample, ", "), ck.Sys.Cfg.Variant, none)
+	return fmt.Sprintf("off: the ample-set reduction of %s needs an acyclic state graph or, with cycles, ample kinds that a fair run must take: %s%s",
+		strings.Join(ample, ", "), ck.ReduceOff(), none)
 }
 
 // stubbornNote says what the stubborn-set reduction keeps, or why it was

@@ -367,7 +367,7 @@ func TestLivenessLassoWritesAndReplays(t *testing.T) {
 		"counterexample (a lasso: 5 steps, then steps 6-7 for ever):",
 		"     -- loop: steps 6-7 repeat for ever --\n  6. deliver 1->0",
 		"weak fairness of link 1->0: taken at step 6",
-		"reduction: off: the ample-set reduction",
+		"reduction: ample sets with cycles: an enabled \"host {node} process\" step is explored alone",
 		"liveness: eventual-delivery on the recorded state graph",
 		"state at the start and end of the loop (after steps 5 and 7):",
 	} {
