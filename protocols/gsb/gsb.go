@@ -86,9 +86,13 @@
 // correct protocol; the broken variants are caught in the merged model
 // anyway, which is what they are for.
 //
-// No action kind is ample: the delivery order is what the properties read.
-// Every step makes progress, so every run is finite and the protocol is
-// declared Acyclic.
+// No action kind is ample: the delivery order is what the properties read,
+// and the copy step delivers (it runs the upcall); the broadcast step
+// sends on links the NI's other steps use (the orders differ), takes a
+// send buffer a launch or request may need, and waits for the
+// fetch-and-add result a delivery brings; request and launch have no
+// fairness, which an ample kind needs where the graph could have cycles. Every step makes
+// progress, so every run is finite and the protocol is declared Acyclic.
 //
 // # Host buffers and pinned memory
 //

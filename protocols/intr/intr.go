@@ -96,6 +96,41 @@
 // it). No strong fairness is needed: each of these, once enabled, stays
 // enabled until taken.
 //
+// # No ample action kind
+//
+// INTR's state graph has cycles (a host toggles its flag for ever), so an
+// ample kind would need, besides commuting with every action, disabling
+// none and being invisible to the properties, fairness with a class of
+// its own (see the properties package's checker_reduction.go). No kind
+// qualifies, so the ample-set reduction is off for INTR (its "reduction:"
+// line says the protocol declares none):
+//
+//   - "host H poll", "host H enable", "host H disable" and "host H
+//     launch" have no fairness: the runs where a host stops polling or
+//     toggling are the ones no-lost-interrupt is about, and a reduction
+//     taking these steps at once would lose them. Poll and the toggles
+//     also change what no-lost-interrupt reads (unprocessed packets,
+//     the flag), and poll what timer-running reads.
+//   - "ni N timeout" sets the pending signal and stops the timer (read by
+//     no-lost-interrupt and timer-running) and reads the host's flag and
+//     counter, so it does not commute with poll or the toggles.
+//   - "host H signal" clears the pending signal (no-lost-interrupt reads
+//     it), pops the host queue (it can disable poll) and reads the flag.
+//   - "ni N copy" changes nothing the properties read (a packet moves
+//     from the NI to the host queue, unprocessed either way), but the
+//     credit its release returns goes out on the link to the packet's
+//     sender, and so may a data packet the host launches, or one the
+//     delivery of a CREDIT unblocks: the two orders put them on the FIFO
+//     link in different orders. (Declared ample in a test, it is caught
+//     by the full-graph check of the declaration.)
+//   - With Panda, "host H unlock" is invisible to busy-delivery but
+//     enables the signal handler and the idle loop's poll (both fair and
+//     not persistent: the thread can take the lock again first), and the
+//     scheduler's poll and wake are visible.
+//
+// The issue's INTR configuration (P=3, every node sending to every other)
+// is therefore reduced by symmetry only (docs/results.md).
+//
 // # Properties
 //
 //  1. no-async-upcall-disabled: the signal handler never runs an upcall

@@ -200,7 +200,13 @@
 // is the host copy with the release it may trigger. "host H process" is
 // ample for UCAST's reasons: no handler reads the host queue. Every run is
 // finite: every recovery transmits a data packet one hop without consuming
-// a credit, and acknowledgements are bounded by those transmissions.
+// a credit, and acknowledgements are bounded by those transmissions. The
+// kind would qualify on a graph with cycles too (weakly fair, a fairness
+// class per host of its own, and what it enables, the NI's copy, stays
+// enabled until taken: TestAmpleDeclarations checks this on the claims).
+// No other kind does: a copy releases a buffer whose credit or
+// CHANNEL_CLEAR goes out on a link the NI's launches and forwards also
+// use (the orders differ), and launches have no fairness.
 //
 // # Properties
 //
