@@ -53,6 +53,8 @@ func printCheck(w io.Writer, c checked) {
 	fmt.Fprintf(w, "%s\n", j.Config.Describe())
 	fmt.Fprintf(w, "properties: %s\n", strings.Join(j.Properties, ", "))
 	switch {
+	case j.Verdict == string(explore.Pass) && j.Disk != nil && j.Disk.Keys == "fingerprint":
+		fmt.Fprintf(w, "verdict: %s\n", diskPass(j.Disk))
 	case j.Verdict == string(explore.Pass):
 		fmt.Fprintf(w, "verdict: pass (every property holds over the complete state space)\n")
 	case j.Verdict == string(explore.Fail) && c.outcome == nil:
@@ -96,7 +98,11 @@ func printCheck(w io.Writer, c checked) {
 			disk = fmt.Sprintf("; keys and parents for traces in %s, %s", where, explore.FormatBytes(uint64(j.DiskBytes)))
 		}
 		if j.Disk != nil {
-			fmt.Fprintf(w, "search: breadth-first, %s; visited set, levels and parents on disk in %s (peak %s), run buffers in memory %s (%.1f bytes/state)\n", workers, j.Disk.Dir, explore.FormatBytes(uint64(j.Disk.PeakBytes)), explore.FormatBytes(uint64(j.StoreBytes)), per)
+			keys := ""
+			if j.Disk.Keys == "fingerprint" {
+				keys = " (64-bit fingerprints)"
+			}
+			fmt.Fprintf(w, "search: breadth-first, %s; visited set%s, levels and parents on disk in %s (peak %s), run buffers in memory %s (%.1f bytes/state)\n", workers, keys, j.Disk.Dir, explore.FormatBytes(uint64(j.Disk.PeakBytes)), explore.FormatBytes(uint64(j.StoreBytes)), per)
 		} else {
 			fmt.Fprintf(w, "search: breadth-first, %s; visited set %s (%.1f bytes/state)%s\n", workers, explore.FormatBytes(uint64(j.StoreBytes)), per, disk)
 		}
@@ -125,7 +131,7 @@ func printCheck(w io.Writer, c checked) {
 		fmt.Fprintln(w, checkpointLine(j.Checkpoint, j.Verdict))
 	}
 	if d := j.Disk; d != nil {
-		fmt.Fprintln(w, diskLine(d))
+		fmt.Fprintln(w, diskLine(d, j.States))
 	}
 	if f := j.Frontier; f != nil {
 		switch {

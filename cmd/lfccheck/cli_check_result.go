@@ -159,7 +159,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth, Levels: r.Stats.Levels, LevelPartial: r.Stats.LevelPartial,
 		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
 		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes, DiskBytes: r.Stats.DiskBytes,
-		Fingerprint: opt.Fingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
+		Fingerprint: opt.Fingerprint || opt.DiskFingerprint, CollisionProb: r.Stats.CollisionProb, Reduction: ck.Reduce,
 		ReductionNote: reductionNote(ck), Symmetry: ck.Symmetry, SymmetryGroup: len(ck.Symmetries()) + 1,
 		SymmetryNote: symmetryNote(ck), LivenessCover: ck.LivenessCover(), GraphBytes: r.Stats.GraphBytes, LivenessNote: ck.LivenessNote(),
 		Statistics: ck.Statistics(),

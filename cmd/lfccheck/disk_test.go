@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,11 +22,12 @@ func diskSame(m map[string]any) map[string]any {
 	return out
 }
 
-// check --disk-visited: the search of --sleep-sets off (a pass and a
-// deadlock whose counterexample replays); cut short at a depth limit it
-// keeps its files, and the same command without the limit continues
-// from there to the same result and removes them; refused (exit 2, one
-// line) where it cannot run, and on damaged files.
+// check --disk-visited, with --disk-keys exact (the default) and
+// fingerprint: the search of --sleep-sets off (a pass and a deadlock
+// whose counterexample replays); cut short at a depth limit it keeps its
+// files, and the same command without the limit continues from there to
+// the same result and removes them; refused (exit 2, one line) where it
+// cannot run, and on damaged files.
 func TestDiskVisitedCLI(t *testing.T) {
 	for _, c := range []struct {
 		flags []string
@@ -33,8 +35,12 @@ func TestDiskVisitedCLI(t *testing.T) {
 	}{
 		{[]string{"--protocol", "mcast", "--tree", "binary", "--nodes", "3", "--packets", "1"}, exitPass},
 		{[]string{"--protocol", "mcast", "--tree", "chain", "--nodes", "4", "--credits", "1", "--packets", "1"}, exitFail},
+		{[]string{"--protocol", "mcast", "--tree", "binary", "--nodes", "3", "--packets", "1", "--disk-keys", "fingerprint"}, exitPass},
+		{[]string{"--protocol", "mcast", "--tree", "chain", "--nodes", "4", "--credits", "1", "--packets", "1", "--disk-keys", "fingerprint"}, exitFail},
 	} {
-		want := checkJSON(t, c.code, append([]string{"--sleep-sets", "off"}, c.flags...)...)
+		fp := slices.Contains(c.flags, "fingerprint")
+		plain := slices.DeleteFunc(slices.Clone(c.flags), func(f string) bool { return f == "--disk-keys" || f == "fingerprint" })
+		want := checkJSON(t, c.code, append([]string{"--sleep-sets", "off"}, plain...)...)
 		dir := filepath.Join(t.TempDir(), "visited")
 		m := checkJSON(t, exitIncomplete, append([]string{"--disk-visited", dir, "--max-depth", "6"}, c.flags...)...)
 		d, _ := m["disk"].(map[string]any)
@@ -49,6 +55,25 @@ func TestDiskVisitedCLI(t *testing.T) {
 		d, _ = m["disk"].(map[string]any)
 		if d["resumed"] != true || d["resumed_at_depth"] != 6.0 || d["kept"] != false {
 			t.Errorf("%v: resumed: %v", c.flags, m["disk"])
+		}
+		// The mode is named, and with fingerprints the chance of a state
+		// missed is given.
+		keys := "exact"
+		if fp {
+			keys = "fingerprint"
+		}
+		if p, _ := d["omission_probability"].(float64); d["keys"] != keys || m["fingerprint"] != fp || fp != (p > 0 && p < 1e-9) {
+			t.Errorf("%v: keys %v, fingerprint %v, omission probability %v", c.flags, d["keys"], m["fingerprint"], d["omission_probability"])
+		}
+		if c.code == exitPass {
+			code, out, _ := runCLI(append([]string{"check", "--disk-visited", t.TempDir()}, c.flags...)...)
+			verdict := "verdict: pass (every property holds over the complete state space)"
+			if fp {
+				verdict = "verdict: pass (fingerprints: every property holds over the states explored; the probability that a state was missed, two states sharing a fingerprint, is at most about "
+			}
+			if code != exitPass || !strings.Contains(out, verdict) {
+				t.Errorf("%v: exit %d, want a line starting %q:\n%s", c.flags, code, verdict, out)
+			}
 		}
 		if left, _ := os.ReadDir(dir); len(left) > 0 {
 			t.Errorf("%v: %d files left in %s", c.flags, len(left), dir)
@@ -76,6 +101,9 @@ func TestDiskVisitedCLI(t *testing.T) {
 		{[]string{"check", "-q", "--disk-visited", dir, "--protocol", "fa"}, "which eventual-reply checks on: leave it out with --property"},
 		{[]string{"check", "-q", "--disk-visited", dir, "--liveness-graph"}, "not with --liveness-graph"},
 		{[]string{"check", "-q", "--disk-visited", ""}, "needs a directory"},
+		{append([]string{"check", "-q", "--disk-visited", dir, "--disk-keys", "fingerprint"}, flags...), "holds the visited set of a search with exact keys, this one asks for fingerprint"},
+		{[]string{"check", "-q", "--disk-visited", dir, "--disk-keys", "fp"}, "--disk-keys is exact or fingerprint"},
+		{[]string{"check", "-q", "--disk-keys", "fingerprint"}, "give --disk-visited DIR too"},
 	} {
 		code, out, errs := runCLI(c.args...)
 		if code != exitUsage || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
