@@ -157,7 +157,10 @@ func TestStubbornSetsOnRandomConfigurations(t *testing.T) {
 	// builds its own checkers, and CI's final stage then uses both cores.
 	t.Parallel()
 	rng := rand.New(rand.NewSource(39))
-	n, limit := 300, 40_000
+	// A configuration whose full graph exceeds limit is skipped after
+	// limit states of the full search (half of this test's time at
+	// 40,000): 20,000 keeps about half of the 300 compared.
+	n, limit := 300, 20_000
 	if testing.Short() {
 		n, limit = 30, 20_000
 	}
@@ -319,7 +322,15 @@ func TestStubbornSetsArePersistent(t *testing.T) {
 	if testing.Short() || racebuild.Enabled {
 		cfgs = cfgs[:1]
 	}
-	for _, line := range cfgs {
+	for ci, line := range cfgs {
+		// The second configuration's reduced states are checked one in
+		// every four (the first of every four met), which keeps its
+		// share of CI's time near the first's; all of them took over
+		// two minutes.
+		every := 1
+		if ci == 1 {
+			every = 4
+		}
 		t.Run(line, func(t *testing.T) {
 			st, err := model.SplitSettings(line)
 			if err != nil {
@@ -368,7 +379,9 @@ func TestStubbornSetsArePersistent(t *testing.T) {
 				if len(acts) < 2 || len(E) == len(acts) {
 					continue
 				}
-				reduced++
+				if reduced++; (reduced-1)%every != 0 {
+					continue
+				}
 				// Runs of steps outside E from w.
 				pseen := map[string]bool{enc(w): true}
 				pq := []*model.World{w}
@@ -408,7 +421,7 @@ func TestStubbornSetsArePersistent(t *testing.T) {
 			if reduced == 0 {
 				t.Fatal("the reduction left nothing out")
 			}
-			t.Logf("%d states, %d with a reduced set, each persistent", len(seen), reduced)
+			t.Logf("%d states, %d with a reduced set, one in %d checked persistent", len(seen), reduced, every)
 		})
 	}
 }

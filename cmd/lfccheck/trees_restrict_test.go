@@ -89,7 +89,7 @@ func TestTreesRestrictionsRefuted(t *testing.T) {
 // exhaustive search finds a deadlock too. Under the race detector, the
 // first 36 of the short run's 90 configurations.
 func TestTreesRestrictedSound(t *testing.T) {
-	cases, maxStates := 300, int64(300_000)
+	cases, maxStates := 200, int64(300_000)
 	if testing.Short() {
 		cases, maxStates = 90, 50_000
 	}
