@@ -129,7 +129,13 @@
 //     scheduler's poll and wake are visible.
 //
 // The INTR configuration (P=3, every node sending to every other)
-// is therefore reduced by symmetry only (docs/results.md).
+// is therefore reduced by symmetry only (docs/results.md). What could
+// qualify is a copy in some states only: one whose packet came from a
+// node S that its NI has nothing left to send to (no launch to S left,
+// none blocked) commutes with every step, since only the NI's sends to S
+// share the link its credit takes, and no copy lies on a cycle (each
+// moves a packet for good). The checker has no state-dependent ample
+// condition: its ample kinds are ample wherever they are enabled.
 //
 // # Properties
 //
