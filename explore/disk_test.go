@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -99,11 +100,28 @@ func TestDiskSearchEveryClaim(t *testing.T) {
 				continue
 			}
 			want := diskOutcome(t, ck, r, err)
-			for _, mode := range diskModes {
-				ck = safetyOnly(t, cfg)
-				dir := t.TempDir()
-				r, err = explore.BFS(ck, explore.Options{DiskDir: dir, DiskRunBytes: 1 << 14, DiskFingerprint: mode.fp})
-				got := diskOutcome(t, ck, r, err)
+			// The two modes run side by side (the searches wait on the
+			// file system more than they compute).
+			type run struct {
+				ck  *properties.Checker
+				dir string
+				r   explore.Result
+				err error
+			}
+			runs := make([]run, len(diskModes))
+			var wg sync.WaitGroup
+			for i, mode := range diskModes {
+				runs[i] = run{ck: safetyOnly(t, cfg), dir: t.TempDir()}
+				wg.Add(1)
+				go func(x *run) {
+					defer wg.Done()
+					x.r, x.err = explore.BFS(x.ck, explore.Options{DiskDir: x.dir, DiskRunBytes: 1 << 14, DiskFingerprint: mode.fp})
+				}(&runs[i])
+			}
+			wg.Wait()
+			for i, mode := range diskModes {
+				ck, dir, r := runs[i].ck, runs[i].dir, runs[i].r
+				got := diskOutcome(t, ck, r, runs[i].err)
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("%s %s: the disk search (%s) differs (-bfs +disk):\n%s", d.Name, cl.Name, mode.name, diff)
 					continue
