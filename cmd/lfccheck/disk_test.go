@@ -84,6 +84,9 @@ func TestDiskVisitedCLI(t *testing.T) {
 			}
 		}
 	}
+	if _, help, _ := runCLI("help", "check"); !strings.Contains(help, "--disk-keys string") || !strings.Contains(help, "exact (the states' encodings") {
+		t.Errorf("help check does not describe --disk-keys:\n%s", help)
+	}
 	// Damaged files, and another search's files.
 	flags := []string{"--protocol", "mcast", "--tree", "binary", "--nodes", "3", "--packets", "1"}
 	dir := t.TempDir()
