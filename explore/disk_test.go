@@ -412,8 +412,9 @@ func testDiskInterruptedMidLevel(t *testing.T, fp bool) {
 	}
 }
 
-// TestDiskSearchLimits: limits cut the disk search short as Incomplete,
-// never Pass, with the files kept (the state limit within the limit).
+// TestDiskSearchLimits: limits cut the disk search (exact and with
+// fingerprints) short as Incomplete, never Pass, with the files kept (the
+// state limit within the limit).
 func TestDiskSearchLimits(t *testing.T) {
 	defer explore.SetDiskSync(false)()
 	cfg := mcast.Config("binary", 3, 1, 1)
@@ -425,13 +426,15 @@ func TestDiskSearchLimits(t *testing.T) {
 		{explore.Options{MaxStates: 100}, "state limit 100"},
 		{explore.Options{Timeout: time.Nanosecond}, "time limit"},
 	} {
-		c.opt.DiskDir = t.TempDir()
-		r, err := explore.BFS(safetyOnly(t, cfg), c.opt)
-		if err != nil || r.Verdict != explore.Incomplete || !strings.HasPrefix(r.Reason, c.want) || !r.Disk.Kept {
-			t.Errorf("%s: %v %v %q %+v", c.want, err, r.Verdict, r.Reason, r.Disk)
-		}
-		if c.opt.MaxStates > 0 && r.Stats.States > c.opt.MaxStates {
-			t.Errorf("%d states past the limit %d", r.Stats.States, c.opt.MaxStates)
+		for _, mode := range diskModes {
+			c.opt.DiskDir, c.opt.DiskFingerprint = t.TempDir(), mode.fp
+			r, err := explore.BFS(safetyOnly(t, cfg), c.opt)
+			if err != nil || r.Verdict != explore.Incomplete || !strings.HasPrefix(r.Reason, c.want) || !r.Disk.Kept {
+				t.Errorf("%s (%s): %v %v %q %+v", c.want, mode.name, err, r.Verdict, r.Reason, r.Disk)
+			}
+			if c.opt.MaxStates > 0 && r.Stats.States > c.opt.MaxStates {
+				t.Errorf("%s: %d states past the limit %d", mode.name, r.Stats.States, c.opt.MaxStates)
+			}
 		}
 	}
 }
