@@ -27,7 +27,8 @@ import (
 // transition that reached it follows: its sequence key (parent index <<
 // 32 | successor index, 8 bytes) and its action code (4 bytes). Parent
 // files hold fixed 8-byte records (parent index, action code) read by
-// position to rebuild traces.
+// position to rebuild traces. (The fingerprint mode's visited and parent
+// files are bit streams: see disk_keys.go.)
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
