@@ -63,8 +63,8 @@ var diskModes = []struct {
 // TestDiskSearchEveryClaim runs every built-in claim and broken variant
 // of up to a bound of states (properties on the state graph left out)
 // with the breadth-first search without sleep sets and with the disk
-// search, exact and (up to 3,000 states) with fingerprints, with small
-// runs so that they are merged: the same verdict, violated property, states, transitions,
+// search, exact and (up to 3,000 states, 1,000 with -short or the race
+// detector) with fingerprints, with small runs so that they are merged: the same verdict, violated property, states, transitions,
 // levels, statistics and counterexample, which replays to the violation
 // (fingerprints give the exact counts because no two of these states
 // collide, which at these sizes, about 2^-40 at most, a run does not
@@ -76,10 +76,10 @@ func TestDiskSearchEveryClaim(t *testing.T) {
 	limit, fpLimit := int64(5_000), int64(3_000)
 	every := 1
 	if testing.Short() {
-		limit = 3_000
+		limit, fpLimit = 3_000, 1_000
 	}
 	if racebuild.Enabled {
-		limit, every = 3_000, 4
+		limit, fpLimit, every = 3_000, 1_000, 4
 	}
 	n, compared, failed := 0, 0, 0
 	for _, d := range protocols.All() {
