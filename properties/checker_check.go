@@ -259,8 +259,11 @@ func (c *Checker) checkForms(before, after *model.World, a model.Action) error {
 		}
 		st.delta = st.delta[:n]
 		clear(st.delta)
-		add := func(q int, v int64) { st.delta[q] += v }
-		sub := func(q int, v int64) { st.delta[q] -= v }
+		if st.addD == nil {
+			st.addD = func(q int, v int64) { st.delta[q] += v }
+			st.subD = func(q int, v int64) { st.delta[q] -= v }
+		}
+		add, sub := st.addD, st.subD
 		for _, j := range st.nodes[:changed] {
 			cs.Node(before, j, sub)
 			cs.Node(after, j, add)

@@ -161,17 +161,21 @@ type stubborn struct {
 	queue    []int
 	needSeen []bool
 	// Per node of the state being examined (newState): its Pending and
-	// its localSends, when known (mayAt holds the state's generation).
-	may, own []uint64
-	mayAt    []uint32
-	gen      uint32
-	w1, w2   model.World
-	w3, w4   model.World  // checkCommutes: d(w) and t(w)
-	out2     model.Outbox // checkCommutes' outboxes (see invisibleSteps)
-	out3     model.Outbox
-	outD     model.Outbox
-	enc1     []byte
-	enc2     []byte
+	// its localSends, when known (mayAt and ownAt hold the state's
+	// generation; each is computed only when needed).
+	may, own     []uint64
+	mayAt, ownAt []uint32
+	gen          uint32
+	// addD and subD add to and subtract from delta (checkForms), made
+	// once: closures made per call escape to the heap.
+	addD, subD func(int, int64)
+	w1, w2     model.World
+	w3, w4     model.World  // checkCommutes: d(w) and t(w)
+	out2       model.Outbox // checkCommutes' outboxes (see invisibleSteps)
+	out3       model.Outbox
+	outD       model.Outbox
+	enc1       []byte
+	enc2       []byte
 	// counts (shared by forks): states expanded with fewer actions than
 	// enabled, and actions left out.
 	counts *[2]atomic.Int64
@@ -313,27 +317,38 @@ search:
 	return mask
 }
 
-// newState starts the examination of a state: what ownMay knew of the
-// previous one is forgotten.
+// newState starts the examination of a state: what ownOf and mayOf knew
+// of the previous one is forgotten.
 func (st *stubborn) newState() {
 	if len(st.mayAt) < st.P {
-		st.may, st.own, st.mayAt = make([]uint64, st.P), make([]uint64, st.P), make([]uint32, st.P)
+		st.may, st.own, st.mayAt, st.ownAt = make([]uint64, st.P), make([]uint64, st.P), make([]uint32, st.P), make([]uint32, st.P)
 	}
 	if st.gen++; st.gen == 0 {
 		clear(st.mayAt)
+		clear(st.ownAt)
 		st.gen = 1
 	}
 }
 
-// ownMay makes st.own[j] and st.may[j] node j's localSends and Pending in
-// w, the state examined since newState.
-func (c *Checker) ownMay(w *model.World, j int) {
+// ownOf returns node j's localSends in w, the state examined since
+// newState (computed once per state: it encodes the node).
+func (c *Checker) ownOf(w *model.World, j int) uint64 {
+	st := c.stb
+	if st.ownAt[j] != st.gen {
+		st.own[j] = c.localSends(w.Nodes[j], j)
+		st.ownAt[j] = st.gen
+	}
+	return st.own[j]
+}
+
+// mayOf returns node j's Pending in w, the state examined since newState.
+func (c *Checker) mayOf(w *model.World, j int) uint64 {
 	st := c.stb
 	if st.mayAt[j] != st.gen {
-		st.own[j] = c.localSends(w.Nodes[j], j)
 		st.may[j] = st.dep.Pending(w.Nodes[j])
 		st.mayAt[j] = st.gen
 	}
+	return st.may[j]
 }
 
 // stubbornSet keeps, of acts (the enabled actions of w, in enumeration
@@ -419,13 +434,12 @@ func (c *Checker) closure(w *model.World, s int) uint64 {
 			return
 		}
 		st.needSeen[j*P+m] = true
-		c.ownMay(w, j)
 		mb := uint64(1) << uint(m)
-		if st.may[j]&mb != 0 {
+		if c.mayOf(w, j)&mb != 0 {
 			add(j, true) // any step of j, a commuting delivery too
 			return
 		}
-		if st.own[j]&mb != 0 {
+		if c.ownOf(w, j)&mb != 0 {
 			add(j, false) // j's own steps
 		}
 		// The deliveries k->j whose Triggers name m: T holds one already
@@ -444,9 +458,8 @@ func (c *Checker) closure(w *model.World, s int) uint64 {
 	}
 	st.queue = append(st.queue[:0], s)
 	inN |= 1 << uint(s)
-	for len(st.queue) > 0 {
-		m := st.queue[0]
-		st.queue = st.queue[1:]
+	for h := 0; h < len(st.queue); h++ {
+		m := st.queue[h]
 		// T holds m's steps and its deliveries that do not commute; the
 		// commuting ones too where m is full (they may send where an
 		// enabling set needs m to), or Waiting (they may enable a
@@ -470,8 +483,7 @@ func (c *Checker) closure(w *model.World, s int) uint64 {
 func (c *Checker) checkStep(w *model.World, a model.Action, after model.Node, out *model.Outbox) error {
 	st := c.stb
 	i := int(a.Node)
-	c.ownMay(w, i)
-	pending := st.may[i]
+	pending := c.mayOf(w, i)
 	var trig, sent uint64
 	deliver := c.Sys.Kinds[a.Kind] == model.Deliver
 	if deliver {
@@ -480,11 +492,17 @@ func (c *Checker) checkStep(w *model.World, a model.Action, after model.Node, ou
 	for _, t := range out.Sends {
 		sent |= 1 << uint(t.To)
 	}
-	own := st.own[i] // a step of i's own sends only there
-	if deliver {
-		own = pending | trig // a delivery only to its Triggers or Pending
+	// A step of i's own sends only where its own steps could; a delivery
+	// only to its Triggers or Pending. The localSends of i before and
+	// after the step (each encodes the node) are computed only where
+	// they can change the outcome.
+	var own uint64
+	switch {
+	case deliver:
+		own = pending | trig
+	case sent != 0:
+		own = c.ownOf(w, i)
 	}
-	later := c.localSends(after, i) | st.dep.Pending(after)
 	if extra := sent &^ own; extra != 0 {
 		why := "its own steps could not send to before"
 		if deliver {
@@ -492,7 +510,25 @@ func (c *Checker) checkStep(w *model.World, a model.Action, after model.Node, ou
 		}
 		return c.wrongDeps(a, fmt.Sprintf("it sends to node %d, which %s", bits.TrailingZeros64(extra), why))
 	}
-	if extra := later &^ (st.own[i] | pending | trig); extra != 0 {
+	all := ^uint64(0) >> uint(64-st.P)
+	allowed := pending | trig
+	if allowed != all {
+		allowed |= c.ownOf(w, i)
+	}
+	if allowed == all {
+		return nil // the node could send anywhere before the step
+	}
+	later := st.dep.Pending(after)
+	if deliver {
+		later |= c.localSends(after, i)
+	}
+	// After a step of its own, what the node's own steps may send to is
+	// within what they could before, by construction: localSends from
+	// the state before tries that step and every own step after it
+	// (localSends(after) is a subset of own, both being cut at
+	// localSendsCap to all nodes), so only Pending is checked. After a
+	// delivery it is what the declaration (Triggers) must cover.
+	if extra := later &^ allowed; extra != 0 {
 		why := "Pending may grow only by a delivery's Triggers"
 		if deliver {
 			why = fmt.Sprintf("Triggers(%d, %d) does not name it", a.Peer, a.Node)
