@@ -86,6 +86,10 @@ type Checker struct {
 	deferState bool   // see DeferStateChecks
 	ends2      []int  // scratch for renamedIfSmaller
 	touched    []bool // scratch for invariantsAfter
+	// formsOK: the properties (by index, the first 64) whose State
+	// checkForms found holding in next, the successor being passed to
+	// visit; invariantsAfter does not check them again there.
+	formsOK uint64
 
 	// While Successors expands a state (cacheOn): whether each node of
 	// the successor being canonicalised is unchanged from the expanded
@@ -387,7 +391,9 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 		c.next.SetStepMemo(sc)
 	}
 	var before uint64 // asleep: the transitions explored so far
+	defer func() { c.formsOK = 0 }()
 	for i, a := range c.acts {
+		c.formsOK = 0
 		var bit uint64
 		if asleep {
 			if bit = c.slp.bit(a); z&bit != 0 {
