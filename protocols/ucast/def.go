@@ -112,13 +112,23 @@ func New(cfg model.Config) (*Machine, error) {
 
 // Machine of a world built from a machine of this package (or of a
 // protocol built on it).
-func mach(w *model.World) *Machine { return w.Nodes[0].(interface{ Base() *Node }).Base().M }
+func mach(w *model.World) *Machine { return NodeAt(w, 0).M }
 
 // Base returns the UCAST part of the node.
 func (n *Node) Base() *Node { return n }
 
-// NodeAt returns the UCAST part of node i of w.
-func NodeAt(w *model.World, i int) *Node { return w.Nodes[i].(interface{ Base() *Node }).Base() }
+// NodeAt returns the UCAST part of node i of w. A UCAST node is found by
+// a concrete type assertion (a comparison), cheaper than the assertion to
+// an interface the other machines' nodes need.
+func NodeAt(w *model.World, i int) *Node {
+	if n, ok := w.Nodes[i].(*Node); ok {
+		return n
+	}
+	return baseOf(w.Nodes[i])
+}
+
+// baseOf returns the UCAST part of n, a node of a machine built on UCAST's.
+func baseOf(n model.Node) *Node { return n.(interface{ Base() *Node }).Base() }
 
 // Nodes appends every node's UCAST part to buf (properties that look at
 // every pair fetch them once).
