@@ -95,6 +95,10 @@ type bfs struct {
 
 	ck     *ckpt     // checkpoints (Options.Checkpoint), or nil
 	colCRC [2]uint32 // the checkpoint's CRCs of the key and parent columns
+
+	// storeBytes is MemBytes once the search freed its tables for the
+	// liveness analysis (releaseStore), else 0.
+	storeBytes int64
 }
 
 type encRef struct {
@@ -161,6 +165,9 @@ func (b *bfs) Levels() ([]int64, bool) {
 // the level being expanded and what the key and parent columns hold in
 // memory.
 func (b *bfs) MemBytes() int64 {
+	if b.storeBytes > 0 {
+		return b.storeBytes
+	}
 	n := b.roots.memBytes() + b.keys.memBytes(8) + b.keyCol.memBytes() + b.parent.memBytes() + int64(cap(b.frontKeys)+cap(b.frontSleep))*8
 	if !b.fp {
 		n += b.tr.memBytes()
@@ -340,9 +347,44 @@ func (b *bfs) search1() (Result, error) {
 	b.setCounts()
 	if s.g != nil {
 		s.g.off = append(s.g.off, s.g.edges())
+		ws = nil
+		b.releaseStore()
 		return s.liveness()
 	}
 	return s.finish(Pass, ""), nil
+}
+
+// releaseStore frees, before the liveness analysis, the tables that only
+// served to find states again during the search: the workers and their
+// caches, the level buffer and the root table's slots; and with a cover
+// (Live.Cover), whose counterexamples are built from the graph alone, the
+// trees and keys of the states too (without one, path needs them). The
+// analysis then has their memory. MemBytes goes on reporting the visited
+// set as it was.
+func (b *bfs) releaseStore() {
+	b.storeBytes = max(b.MemBytes(), 1)
+	b.ws = nil
+	b.frontKeys, b.frontSleep, b.front = nil, nil, nil
+	b.chunkGraph, b.chunkTrans, b.chunkSkip, b.chunkDone, b.chunkCounts = nil, nil, nil, nil, nil
+	for c := range b.lvl.chunks {
+		b.lvl.chunks[c].Store(nil)
+		b.lvl.auxs[c].Store(nil)
+	}
+	for i := range b.roots.sh {
+		b.roots.sh[i].slots = nil
+	}
+	if cv := b.opt.Live.Cover; cv == nil || cv.Size <= 1 {
+		return
+	}
+	b.keys = big[uint64]{}
+	for i := range b.tr.pairs.sh {
+		sh := &b.tr.pairs.sh[i]
+		sh.slots, sh.keys = nil, nil
+	}
+	for i := range b.tr.leaves.sh {
+		sh := &b.tr.leaves.sh[i]
+		sh.slots, sh.hashes, sh.refs, sh.ar = nil, nil, nil, arena{}
+	}
 }
 
 // store0 stores the initial state, with the encoding init and segment
