@@ -378,6 +378,9 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 	}
 	if c.Stubborn {
 		c.stb.newState()
+		if leaves {
+			c.stb.useLeaves(c.leafOwner, c.leafIDs, c.leafEnds)
+		}
 	}
 	if c.Stubborn && len(c.acts) > 1 {
 		if c.acts, err = c.stubbornSet(&c.cur, c.acts); err != nil {

@@ -166,6 +166,14 @@ type stubborn struct {
 	may, own     []uint64
 	mayAt, ownAt []uint32
 	gen          uint32
+	// The leaves of the state being examined, when the store gave them
+	// (leafIDs, by position; nil otherwise), and localSends memoised by
+	// leaf: a leaf at a position always decodes to the same node (as
+	// model.SegmentCache relies on), so it needs no encoding as a key.
+	leafIDs   []uint32
+	leafEnds  []int
+	leafOwner uint64
+	leafSends map[leafKey]uint64
 	// addD and subD add to and subtract from delta (checkForms), made
 	// once: closures made per call escape to the heap.
 	addD, subD func(int, int64)
@@ -317,9 +325,27 @@ search:
 	return mask
 }
 
+// leafKey names a node by the leaf its segment is stored as: the store's
+// leaf id, the node's position and the segment's length.
+type leafKey struct {
+	id  uint32
+	pos uint32
+	len int
+}
+
+// useLeaves says that the state examined since newState has segment j
+// stored as leaf ids[j] of the store owner, ending at ends[j].
+func (st *stubborn) useLeaves(owner uint64, ids []uint32, ends []int) {
+	if st.leafSends == nil || st.leafOwner != owner || len(st.leafSends) >= sendsMemoCap {
+		st.leafSends, st.leafOwner = map[leafKey]uint64{}, owner
+	}
+	st.leafIDs, st.leafEnds = ids, ends
+}
+
 // newState starts the examination of a state: what ownOf and mayOf knew
 // of the previous one is forgotten.
 func (st *stubborn) newState() {
+	st.leafIDs, st.leafEnds = nil, nil
 	if len(st.mayAt) < st.P {
 		st.may, st.own, st.mayAt, st.ownAt = make([]uint64, st.P), make([]uint64, st.P), make([]uint32, st.P), make([]uint32, st.P)
 	}
@@ -335,7 +361,21 @@ func (st *stubborn) newState() {
 func (c *Checker) ownOf(w *model.World, j int) uint64 {
 	st := c.stb
 	if st.ownAt[j] != st.gen {
-		st.own[j] = c.localSends(w.Nodes[j], j)
+		if st.leafIDs != nil {
+			start := 0
+			if j > 0 {
+				start = st.leafEnds[j-1]
+			}
+			k := leafKey{id: st.leafIDs[j], pos: uint32(j), len: st.leafEnds[j] - start}
+			m, ok := st.leafSends[k]
+			if !ok {
+				m = c.localSends(w.Nodes[j], j)
+				st.leafSends[k] = m
+			}
+			st.own[j] = m
+		} else {
+			st.own[j] = c.localSends(w.Nodes[j], j)
+		}
 		st.ownAt[j] = st.gen
 	}
 	return st.own[j]
