@@ -36,7 +36,7 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 	// Parallel with the other long comparisons of this package: each
 	// builds its own checkers, and CI's final stage then uses both cores.
 	t.Parallel()
-	limit := int64(400_000)
+	limit := int64(200_000)
 	if testing.Short() {
 		limit = 60_000
 	}

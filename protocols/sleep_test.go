@@ -105,7 +105,7 @@ func TestSleepSetsKeepStates(t *testing.T) {
 	// Parallel with the other long comparisons of this package: each
 	// builds its own checkers, and CI's final stage then uses both cores.
 	t.Parallel()
-	limit, syms := int64(300_000), []bool{true, false}
+	limit, syms := int64(150_000), []bool{true, false}
 	if testing.Short() {
 		limit, syms = 40_000, []bool{true}
 	}

@@ -19,7 +19,7 @@ import (
 // states in sequential breadth-first order, and counts up to a violation
 // in that order).
 func TestWorkersKeepResults(t *testing.T) {
-	limit := int64(300_000)
+	limit := int64(150_000)
 	stores := []bool{false, true}
 	if testing.Short() {
 		// CI runs the short tests under the race detector, where every
