@@ -346,7 +346,7 @@ func (b *bfs) search1() (Result, error) {
 	s.transitions = b.trans.Load()
 	b.setCounts()
 	if s.g != nil {
-		s.g.off = append(s.g.off, s.g.edges())
+		s.g.off.add(s.g.edges())
 		ws = nil
 		b.releaseStore()
 		return s.liveness()

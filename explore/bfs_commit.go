@@ -81,7 +81,7 @@ func (b *bfs) commit(lo int) {
 		g := b.search.g
 		for c, gc := range b.chunkGraph {
 			for i := range gc.lab {
-				g.off = append(g.off, g.edges())
+				g.off.add(g.edges())
 				end := len(gc.to)
 				if i+1 < len(gc.off) {
 					end = int(gc.off[i+1])
@@ -95,7 +95,7 @@ func (b *bfs) commit(lo int) {
 					}
 					g.addEdge(v, gc.code[e])
 				}
-				g.lab = append(g.lab, gc.lab[i])
+				g.lab.add(gc.lab[i])
 			}
 			b.chunkGraph[c] = nil
 		}

@@ -3,6 +3,7 @@ package explore
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -54,9 +55,10 @@ import (
 // action of each class it must take and visits a state where each other
 // weakly fair class is disabled.
 //
-// The graph costs about 6 bytes per transition (live_graph.go) and 16 per
-// state, the analysis about 5 more per state (per pair with a cover:
-// Pearce's numbering, and a bit for reachability); Options.MaxMemory
+// The graph costs about 5 bytes per transition (live_graph.go: 6 past 256
+// distinct action codes) and 9 per state, the analysis about 5 more per
+// state (per pair with a cover: Pearce's numbering, and a bit for
+// reachability); Options.MaxMemory
 // bounds both, and a search cut short by any limit is Incomplete and
 // checks no liveness property.
 //
@@ -180,7 +182,14 @@ func (s *search) liveness() (Result, error) {
 		if cv := s.opt.Live.Cover; cv != nil && cv.Size > 1 {
 			need = uint64(n) * uint64(cv.Size) * 5
 		}
-		if heap := s.sampleMemory(true); heap+need >= lim {
+		heap := s.sampleMemory(true)
+		if heap+need >= lim {
+			// The heap sampled counts garbage too, such as the tables
+			// the search just freed (releaseStore): collect it first.
+			runtime.GC()
+			heap = s.sampleMemory(true)
+		}
+		if heap+need >= lim {
 			return s.finish(Incomplete, fmt.Sprintf("memory limit %s reached (heap %s; the liveness analysis needs about %s more) after exploring all %d states",
 				FormatBytes(lim), FormatBytes(heap), FormatBytes(need), n)), nil
 		}
@@ -286,7 +295,7 @@ func (lc *liveCheck) edges(v uint32) (int64, int64) {
 	if lc.cv != nil {
 		v /= lc.sz
 	}
-	return lc.g.off[v], lc.g.off[v+1]
+	return lc.g.edgesOf(v)
 }
 
 // to is the target of edge e of state v.
@@ -320,7 +329,7 @@ func (lc *liveCheck) classOfCode(e int64) int {
 			lc.cls = append(lc.cls, int32(lc.live.ClassOf(code)))
 		}
 	}
-	return int(lc.cls[c.narrow.at(e)])
+	return int(lc.cls[c.index(e)])
 }
 
 // code is the action code of edge e of state v for a counterexample.
@@ -335,18 +344,18 @@ func (lc *liveCheck) code(v uint32, e int64) uint32 {
 // hold in state v (with a cover, a reachable pair).
 func (lc *liveCheck) bad(v uint32) bool {
 	if lc.cv == nil {
-		return lc.g.lab[v]&lc.goal == 0
+		return lc.g.lab.at(int64(v))&lc.goal == 0
 	}
-	return lc.seen[v/64]&(1<<(v%64)) != 0 && lc.g.lab[v/lc.sz]&lc.goalG[v%lc.sz] == 0
+	return lc.seen[v/64]&(1<<(v%64)) != 0 && lc.g.lab.at(int64(v/lc.sz))&lc.goalG[v%lc.sz] == 0
 }
 
 // triggered reports whether the trigger of the property being checked
 // holds in state v.
 func (lc *liveCheck) triggered(v uint32) bool {
 	if lc.cv == nil {
-		return lc.g.lab[v]&lc.trig != 0
+		return lc.g.lab.at(int64(v))&lc.trig != 0
 	}
-	return lc.g.lab[v/lc.sz]&lc.trigG[v%lc.sz] != 0
+	return lc.g.lab.at(int64(v/lc.sz))&lc.trigG[v%lc.sz] != 0
 }
 
 // reachable marks the pairs of the cover reachable from (initial,

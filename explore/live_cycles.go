@@ -31,7 +31,8 @@ func (lc *liveCheck) acyclic() error {
 		v := free[len(free)-1]
 		free = free[:len(free)-1]
 		removed++
-		for e := g.off[v]; e < g.off[v+1]; e++ {
+		lo, hi := g.edgesOf(v)
+		for e := lo; e < hi; e++ {
 			w := g.to.at(e)
 			if in[w]--; in[w] == 0 {
 				free = append(free, w)

@@ -440,7 +440,8 @@ func cmpU32(a, b uint32) int {
 // buildWith builds the graph of the component of states ids (sorted),
 // whose edges and labels expand gives.
 func (d *liveDFS) buildWith(ids []uint32, expand func(k int, add func(w, code uint32)) (uint64, error)) (*compGraph, error) {
-	cg := &compGraph{g: &graph{off: []int64{0}}, ids: ids}
+	cg := &compGraph{g: &graph{}, ids: ids}
+	cg.g.off.add(0)
 	num := d.rindex[ids[0]]
 	pat := map[uint32]uint32{}
 	m := uint32(len(cg.ids))
@@ -466,8 +467,8 @@ func (d *liveDFS) buildWith(ids []uint32, expand func(k int, add func(w, code ui
 		if err != nil {
 			return nil, err
 		}
-		cg.g.lab = append(cg.g.lab, lab)
-		cg.g.off = append(cg.g.off, cg.g.to.n)
+		cg.g.lab.add(lab)
+		cg.g.off.add(cg.g.to.n)
 	}
 	for _, p := range cg.pattern {
 		// An exit: for property j, a bad end state if its bit is set, a
@@ -478,8 +479,8 @@ func (d *liveDFS) buildWith(ids []uint32, expand func(k int, add func(w, code ui
 				lab |= 1 << (2*j + 1)
 			}
 		}
-		cg.g.lab = append(cg.g.lab, lab)
-		cg.g.off = append(cg.g.off, cg.g.to.n)
+		cg.g.lab.add(lab)
+		cg.g.off.add(cg.g.to.n)
 	}
 	return cg, nil
 }
@@ -518,7 +519,7 @@ func (d *liveDFS) component(comp []dinfo) error {
 		for v, id := range cg.ids {
 			if lc.bad(uint32(v)) && lc.reach[lc.top.comp(uint32(v))] {
 				d.bits[id] |= 1 << j
-				d.violates(j, id, cg.g.lab[v])
+				d.violates(j, id, cg.g.lab.at(int64(v)))
 			}
 		}
 	}
