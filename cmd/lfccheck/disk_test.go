@@ -139,3 +139,16 @@ func TestFingerprintPassSaysSo(t *testing.T) {
 		t.Errorf("exit %d, want a line starting %q and no claim of the complete state space:\n%s", code, want, out)
 	}
 }
+
+// TestFingerprintSweepSaysSo: sweep and suite with --fingerprint do not
+// call their passes verified over the complete state space.
+func TestFingerprintSweepSaysSo(t *testing.T) {
+	code, out, _ := runCLI("sweep", "--fingerprint", "--protocol", "ucast", "--nodes", "2")
+	if code != exitPass || !strings.Contains(out, "largest size passed with fingerprints (--fingerprint: not a proof") || strings.Contains(out, "verified") {
+		t.Errorf("sweep --fingerprint: exit %d:\n%s", code, out)
+	}
+	_, out, _ = runCLI("suite", "--fingerprint", "--max-states", "1")
+	if first, _, _ := strings.Cut(out, "\n"); strings.Contains(first, "complete state space") || !strings.Contains(first, "fingerprints") {
+		t.Errorf("suite --fingerprint: %q", first)
+	}
+}

@@ -360,7 +360,11 @@ func runSweep(args []string, e env) (int, error) {
 			Summary []summary      `json:"summary"`
 		}{all, sums}))
 	} else {
-		fmt.Fprintf(e.stdout, "\nlargest size verified (every smaller size passed too):\n")
+		if sf.fingerprint {
+			fmt.Fprintf(e.stdout, "\nlargest size passed with fingerprints (--fingerprint: not a proof, a state may have been missed; every smaller size passed too):\n")
+		} else {
+			fmt.Fprintf(e.stdout, "\nlargest size verified (every smaller size passed too):\n")
+		}
 		for _, sm := range sums {
 			line := fmt.Sprintf("  %-*s P=%d (%d states)", width, sm.Series, sm.LargestPassed, sm.States)
 			switch {
