@@ -7,11 +7,19 @@
 # Without arguments it runs the configurations listed in DEFAULT below.
 # For each configuration it runs
 #   lfccheck check --protocol mcast --nodes P --credits C --packets K --tree T --json
-# twice (with all its reductions, and with --symmetry off --no-reduce, the
-# like-for-like state count) and SPIN on mcast.pml (spin -a; gcc -DSAFETY
-# -DNOREDUCE; ./pan), and prints one table row per configuration.
+# with all its reductions (L), and for each form of the Promela model
+# (FORMS) lfccheck with the model's reductions (R, the like-for-like state
+# count) and SPIN on mcast.pml (spin -a; gcc -DSAFETY -DNOREDUCE; ./pan),
+# and prints one table row per configuration and form:
+#   unfused  R = --symmetry off --no-reduce --por off (no reduction),
+#            S = mcast.pml (one d_step per lfccheck action)
+#   fused    R = --symmetry off --por off (the ample-set fusion alone),
+#            S = mcast.pml -DFUSED=1 (a copy and the host's process of
+#            it as one d_step, as lfccheck's fusion takes them); the row's
+#            config ends in "fused"
 #
 # Environment:
+#   FORMS    the forms to run, in order (default "unfused fused")
 #   TIMEOUT  seconds per run, each tool (default 600)
 #   MEMLIM   megabytes per run, each tool (default 8000; pan's -DMEMLIM,
 #            lfccheck's --max-memory)
@@ -20,7 +28,8 @@
 #            for P >= 4 (tens of millions of states), and SPIN uses a bit
 #            array unless the unreduced lfccheck run completed with few
 #            enough states to store in full within MEMLIM (400 bytes
-#            each); 1: always; 0: never.  Compact means lfccheck
+#            each; fused rows: lfccheck uses --fingerprint for P >= 5);
+#            1: always; 0: never.  Compact means lfccheck
 #            --fingerprint (64-bit fingerprints) and SPIN -DBITSTATE with
 #            a 2^34-bit (2 GB) array and -k3.  Both may miss a few states
 #            through collisions; SPIN's counts are then lower bounds.
@@ -28,6 +37,8 @@
 #            model it lost 0.13% of the states at P=3 K=2 and 0.9% at P=4,
 #            see README.md.)
 #   SPIN_DEFS extra spin -D options for mcast.pml, e.g. "-DEXACT=0"
+#   PAN_OPT  gcc's optimisation flag for pan (default -O2; the test uses
+#            -O0, which compiles in a tenth of the time, for its tiny run)
 #   REPEAT   runs of each tool on a configuration that it completes in
 #            under a second (default 5): such times are tens of
 #            milliseconds, where one run's noise decides the ratio; the
@@ -69,7 +80,21 @@ REPEAT=$((10#$REPEAT))
 MEMLIM=${MEMLIM:-8000}
 COMPACT=${COMPACT:-auto}
 DEFAULT="binary:3:1:1 binomial:3:1:1 chain:4:1:1 binary:4:1:1 binomial:4:1:1 binary:2:4:6"
+FORMS=${FORMS:-unfused fused}
+read -r -a forms <<<"$FORMS"
+for form in "${forms[@]}"; do
+	case $form in unfused | fused) ;; *)
+		echo "compare.sh: FORMS lists unfused and/or fused, not '$form'" >&2
+		exit 2
+		;;
+	esac
+done
+[ ${#forms[@]} -eq 0 ] && {
+	echo "compare.sh: FORMS is empty" >&2
+	exit 2
+}
 SPIN_DEFS=${SPIN_DEFS:-}
+PAN_OPT=${PAN_OPT:--O2}
 configs=("$@")
 [ ${#configs[@]} -eq 0 ] && read -r -a configs <<<"$DEFAULT"
 
@@ -155,24 +180,25 @@ $(jnum "$again" elapsed_s)"
 	fi
 }
 
-compact() { # P -> status 0 if compact storage is used
+compact() { # P form -> status 0 if lfccheck's R run uses compact storage
 	case $COMPACT in 1) return 0 ;; 0) return 1 ;; esac
-	[ "$1" -ge 4 ]
+	# tens of millions of states unfused at P=4; a few million fused
+	if [ "$2" = fused ]; then [ "$1" -ge 5 ]; else [ "$1" -ge 4 ]; fi
 }
 
-spinrun() { # tag tree P C K BITSTATE(0/1) -> sets S_verdict S_states S_time S_mem
-	local tag=$1 tree=$2 p=$3 c=$4 k=$5 bits=$6 t
+spinrun() { # tag tree P C K BITSTATE(0/1) FUSED(0/1) W -> sets S_verdict S_states S_time S_mem
+	local tag=$1 tree=$2 p=$3 c=$4 k=$5 bits=$6 fused=$7 w=$8 t
 	case $tree in binary) t=0 ;; binomial) t=1 ;; chain) t=2 ;; *)
 		S_verdict="no-tree-$tree" S_states=- S_time=- S_mem=-
 		return ;;
 	esac
 	local dir="$work/$tag"
 	mkdir -p "$dir"
-	# exact: a hash table of 2^w slots (pan grows it when it fills up);
-	# compact: a bit array of 2^w bits, 3 bits per state
-	local flags=(-O2 -DSAFETY -DNOREDUCE "-DMEMLIM=$MEMLIM") args=(-w18)
+	# exact: a hash table of 2^w slots, w from R's count (pan grows it
+	# when it fills up); compact: a bit array of 2^34 bits, 3 bits per state
+	local flags=("$PAN_OPT" -DSAFETY -DNOREDUCE "-DMEMLIM=$MEMLIM") args=("-w$w")
 	[ "$bits" = 1 ] && flags+=(-DBITSTATE) && args=(-w34 -k3)
-	if ! (cd "$dir" && spin -DP="$p" -DC="$c" -DK="$k" -DTREE="$t" $SPIN_DEFS -a "$here/mcast.pml" >spin.log 2>&1 &&
+	if ! (cd "$dir" && spin -DP="$p" -DC="$c" -DK="$k" -DTREE="$t" -DFUSED="$fused" $SPIN_DEFS -a "$here/mcast.pml" >spin.log 2>&1 &&
 		gcc "${flags[@]}" -o pan pan.c >>spin.log 2>&1); then
 		S_verdict="build-error" S_states=- S_time=- S_mem=-
 		cp "$dir/spin.log" "$logs/$tag.spin.log" 2>/dev/null
@@ -224,36 +250,45 @@ $(sed -n 's/^pan: elapsed time \([0-9.e+-]*\) seconds.*/\1/p' "$dir/pan.again" |
 
 echo "lfccheck vs SPIN $(spin -V | sed -n 's/^Spin Version \([^ ]*\).*/\1/p') on MCAST ($(nproc 2>/dev/null || echo ?) cores; limits ${TIMEOUT}s and ${MEMLIM}MB per run; compact storage: $COMPACT)"
 [ -n "$SPIN_DEFS" ] && echo "mcast.pml options: $SPIN_DEFS"
-echo "L = lfccheck with its reductions (ample set + symmetry), R = lfccheck --symmetry off --no-reduce, S = SPIN"
+[ "$PAN_OPT" != -O2 ] && echo "pan compiled with $PAN_OPT"
+echo "L = lfccheck with its reductions (ample-set fusion, symmetry, stubborn sets), S = SPIN on mcast.pml, R = lfccheck with the model's reductions:"
+echo "  rows without 'fused': one d_step per lfccheck action, R = --symmetry off --no-reduce --por off"
+echo "  rows 'fused': mcast.pml -DFUSED=1 (copy + process as one d_step, lfccheck's fusion), R = --symmetry off --por off"
 echo "(*: lfccheck --fingerprint; ~: SPIN -DBITSTATE -w34 -k3, a lower bound); S-R = difference of the state counts"
 echo "times in s (search only; the median of $REPEAT runs where a run takes under a second), memory = peak RSS in MB (of the first run); ratios are R/S and L/S"
 echo
-printf '| %-20s | %-16s | %-14s | %9s | %11s | %11s | %5s | %7s | %7s | %7s | %7s | %7s | %7s | %6s | %6s | %6s | %6s |\n' \
+printf '| %-26s | %-16s | %-14s | %9s | %11s | %11s | %5s | %7s | %7s | %7s | %7s | %7s | %7s | %6s | %6s | %6s | %6s |\n' \
 	config "verdict L / R" "verdict S" "states L" "states R" "states S" "S-R" "time L" "time R" "time S" \
 	"mem L" "mem R" "mem S" "t R/S" "m R/S" "t L/S" "m L/S"
-printf '|%s|\n' "----------------------|------------------|----------------|-----------|-------------|-------------|-------|---------|---------|---------|---------|---------|---------|--------|--------|--------|--------"
+printf '|%s|\n' "----------------------------|------------------|----------------|-----------|-------------|-------------|-------|---------|---------|---------|---------|---------|---------|--------|--------|--------|--------"
 for cfg in "${configs[@]}"; do
 	IFS=: read -r tree p c k <<<"$cfg"
 	tag="$tree-P$p-C$c-K$k"
 	lfc "$tag.L" "$tree" "$p" "$c" "$k"
 	lv=$L_verdict ls=$L_states lt=$L_time lm=$L_mem
-	fp=() mark=
-	compact "$p" && fp=(--fingerprint) mark="*"
-	lfc "$tag.R" "$tree" "$p" "$c" "$k" --symmetry off --no-reduce "${fp[@]}"
-	rv=$L_verdict rs=$L_states rt=$L_time rm=$L_mem
-	bits=0
-	case $COMPACT in
-	1) bits=1 ;;
-	auto) case $rs in *[!0-9]* | '') bits=1 ;; *) [ $((rs * 400)) -gt $((MEMLIM * 1048576)) ] && bits=1 ;; esac ;;
-	esac
-	spinrun "$tag.S" "$tree" "$p" "$c" "$k" "$bits"
-	vl="$lv / $rv"
-	[ "$lv" = "$rv" ] && vl=$lv
-	diff=-
-	case $rs$S_states in *[!0-9]*) ;; *) diff=$((S_states - rs)) ;; esac
-	case $lv$rv$S_verdict in *fail*) diff=- ;; esac # stopped at the first error: not comparable
-	printf '| %-20s | %-16s | %-14s | %9s | %11s | %11s | %5s | %7s | %7s | %7s | %7s | %7s | %7s | %6s | %6s | %6s | %6s |\n' \
-		"$tree P=$p C=$c K=$k" "$vl" "$S_verdict" "$ls" "$rs$mark" "$S_states$([ "$bits" = 1 ] && echo "~")" "$diff" "$lt" "$rt" "$S_time" \
-		"$lm" "$rm" "$S_mem" "$(ratio "$rt" "$S_time")" "$(ratio "$rm" "$S_mem")" \
-		"$(ratio "$lt" "$S_time")" "$(ratio "$lm" "$S_mem")"
+	for form in "${forms[@]}"; do
+		fp=() mark= fused=0 label="$tree P=$p C=$c K=$k" rflags=(--symmetry off --no-reduce --por off) f=
+		if [ "$form" = fused ]; then
+			fused=1 label="$label fused" rflags=(--symmetry off --por off) f=F
+		fi
+		compact "$p" "$form" && fp=(--fingerprint) mark="*"
+		lfc "$tag.R$f" "$tree" "$p" "$c" "$k" "${rflags[@]}" "${fp[@]}"
+		rv=$L_verdict rs=$L_states rt=$L_time rm=$L_mem
+		bits=0 w=18
+		case $COMPACT in
+		1) bits=1 ;;
+		auto) case $rs in *[!0-9]* | '') bits=1 ;; *) [ $((rs * 400)) -gt $((MEMLIM * 1048576)) ] && bits=1 ;; esac ;;
+		esac
+		case $rs in *[!0-9]* | '') ;; *) while [ $w -lt 30 ] && [ $((1 << w)) -lt "$rs" ]; do w=$((w + 1)); done ;; esac
+		spinrun "$tag.S$f" "$tree" "$p" "$c" "$k" "$bits" "$fused" "$w"
+		vl="$lv / $rv"
+		[ "$lv" = "$rv" ] && vl=$lv
+		diff=-
+		case $rs$S_states in *[!0-9]*) ;; *) diff=$((S_states - rs)) ;; esac
+		case $lv$rv$S_verdict in *fail*) diff=- ;; esac # stopped at the first error: not comparable
+		printf '| %-26s | %-16s | %-14s | %9s | %11s | %11s | %5s | %7s | %7s | %7s | %7s | %7s | %7s | %6s | %6s | %6s | %6s |\n' \
+			"$label" "$vl" "$S_verdict" "$ls" "$rs$mark" "$S_states$([ "$bits" = 1 ] && echo "~")" "$diff" "$lt" "$rt" "$S_time" \
+			"$lm" "$rm" "$S_mem" "$(ratio "$rt" "$S_time")" "$(ratio "$rm" "$S_mem")" \
+			"$(ratio "$lt" "$S_time")" "$(ratio "$lm" "$S_mem")"
+	done
 done

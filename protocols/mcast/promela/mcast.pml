@@ -23,6 +23,9 @@
  *            (default 0)
  *   INV      1: assert credit conservation and the pool bound after
  *            every step                           (default 1)
+ *   FUSED    1: a copy and the process step it enables are one step,
+ *            as lfccheck's ample-set fusion takes them (default 0;
+ *            see below)
  *
  * Atomicity is lfccheck's: every option of the one `do` loop below is a
  * single d_step, so every SPIN state is a global state of lfccheck's
@@ -33,6 +36,17 @@
  *   copy(n)       "ni n copy"       oldest uncopied buffer -> host buffer,
  *                                   release if no forward is pending
  *   process(n)    "host n process"  pop the host queue
+ *
+ * With FUSED (-DFUSED, the form of lfccheck's default search) there is no
+ * process option: copy(n) is followed by process(n) in the same d_step.
+ * lfccheck declares "host n process" ample (it commutes with everything,
+ * nothing disables it, no property reads the host queue) and applies every
+ * enabled one right after the step that enabled it (properties'
+ * checker_reduction.go, fuse); only a copy makes a host queue non-empty,
+ * so its fused step is exactly "ni n copy" then "host n process", and no
+ * stored state has a non-empty host queue.  The states are then those of
+ * `lfccheck check --symmetry off --por off` (fusion alone), plus SPIN's
+ * end-of-process states.
  *
  * Deadlock: a state with no enabled option that is not FINISHED is an
  * invalid end state (the loop has no end label); a FINISHED state leaves
@@ -71,6 +85,9 @@
 #endif
 #ifndef INV
 #define INV 1
+#endif
+#ifndef FUSED
+#define FUSED 0
 #endif
 
 #if P < 2 || P > 6
@@ -485,10 +502,18 @@ inline invariants() {
 #endif
 
 /* the trailing skip keeps every loop exit inside its d_step */
+#if FUSED
+/* copy then process, one step; the invariants do not read the host queue,
+ * so checking them after both is checking them after the copy */
+#define NODE(n) \
+	:: d_step { CAN_LAUNCH(n) -> launch(n); invariants(); skip } \
+	:: d_step { CAN_COPY(n) -> copy(n); process(n); invariants(); skip }
+#else
 #define NODE(n) \
 	:: d_step { CAN_LAUNCH(n) -> launch(n); invariants(); skip } \
 	:: d_step { CAN_COPY(n) -> copy(n); invariants(); skip } \
 	:: d_step { qn[n] > 0 -> process(n); skip }
+#endif
 
 #define LINK(i, j) \
 	:: d_step { ln[PI(i, j)] > 0 -> deliver(i, j); invariants(); skip }
