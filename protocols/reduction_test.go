@@ -17,7 +17,7 @@ import (
 // rebuilt) and reproduce its property. Under the race detector: a
 // quarter of the configurations, with a smaller state limit (raceSample).
 func TestReductionKeepsVerdicts(t *testing.T) {
-	limit := int64(400_000)
+	limit := int64(150_000)
 	if testing.Short() {
 		limit = 60_000
 	}

@@ -129,7 +129,7 @@ func compareStubborn(t *testing.T, cfg model.Config, limit int) bool {
 // Commutes, see model.Dependencies). Under the race detector: a quarter
 // of the configurations, with a smaller state limit (raceSample).
 func TestStubbornSetsKeepEndStates(t *testing.T) {
-	limit := 300_000
+	limit := 150_000
 	if testing.Short() {
 		limit = 40_000
 	}

@@ -86,7 +86,7 @@ func symmetryVerdicts(t *testing.T, cfg model.Config, limit int64) bool {
 // Under the race detector: a quarter of the configurations, with a
 // smaller state limit (raceSample).
 func TestSymmetryKeepsVerdicts(t *testing.T) {
-	limit := int64(400_000)
+	limit := int64(150_000)
 	if testing.Short() {
 		limit = 60_000
 	}
