@@ -76,6 +76,11 @@ func TestREADMECommands(t *testing.T) {
 	if len(exs) < 10 {
 		t.Fatalf("found only %d README examples", len(exs))
 	}
+	type cost struct {
+		cmd  string
+		user time.Duration
+	}
+	var costs []cost
 	for _, ex := range exs {
 		if strings.HasPrefix(ex.cmd, "lfccheck serve ") {
 			// A server runs until interrupted: see serveExample.
@@ -92,6 +97,20 @@ func TestREADMECommands(t *testing.T) {
 		if err := matchShown(ex.want, string(out)); err != nil {
 			t.Errorf("$ %s\n%v\n--- output:\n%s", ex.cmd, err, out)
 		}
+		if cmd.ProcessState != nil {
+			costs = append(costs, cost{ex.cmd, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()})
+		}
+	}
+	// The costliest commands (CPU time, children included), for whoever
+	// keeps this test's time in check: go test -v -run TestREADMECommands.
+	slices.SortFunc(costs, func(a, b cost) int { return int(b.user - a.user) })
+	var total time.Duration
+	for _, c := range costs {
+		total += c.user
+	}
+	t.Logf("%d commands, %s of CPU", len(costs), total.Round(time.Millisecond))
+	for _, c := range costs[:min(12, len(costs))] {
+		t.Logf("%8s  %s", c.user.Round(time.Millisecond), c.cmd)
 	}
 }
 
