@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"lfccheck/internal/dist"
 )
 
 // TestMain runs the test binary as a local worker of check --distributed
@@ -237,4 +239,36 @@ func TestDistributedCheckpointAfterCrash(t *testing.T) {
 		t.Fatalf("left in the checkpoint directory: %v", left)
 	}
 	t.Logf("resumed from %s", bytes.TrimSpace(meta))
+}
+
+// TestDistributedProfile runs docs/distributed.md's profiling command:
+// with LFCCHECK_DIST_PROFILE set, each worker process writes its CPU
+// profile (gzip-compressed, as pprof writes them) and where its time went.
+func TestDistributedProfile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(dist.ProfileEnv, dir)
+	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for r := range 2 {
+		// (Rank 0 runs in this test's process, which may profile itself
+		// already: its times say so.)
+		times, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("times-%d.txt", r)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{fmt.Sprintf("rank: %d of 2\n", r), "\nexpand: ", "\nreceive: ", "\noutside expand"} {
+			if !strings.Contains(string(times), want) {
+				t.Fatalf("times-%d.txt has no %q:\n%s", r, want, times)
+			}
+		}
+		if r == 0 && strings.Contains(string(times), "cpu profile: not written") {
+			continue
+		}
+		prof, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", r)))
+		if err != nil || len(prof) < 2 || prof[0] != 0x1f || prof[1] != 0x8b {
+			t.Fatalf("cpu-%d.pprof: %d bytes, %v", r, len(prof), err)
+		}
+	}
 }

@@ -98,7 +98,13 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 			return explore.Result{}, Info{}, fmt.Errorf("worker %d: %w", o.Rank, err)
 		}
 	}
+	prof, err := startProfile(o.Rank)
+	if err != nil {
+		return explore.Result{}, Info{}, err
+	}
 	w := newWorker(m, o.Rank, n)
+	w.timed = prof != nil
+	defer prof.stop(&w.tm, n)
 	w.fp = o.Search.Fingerprint
 	w.store = w.newStore()
 	w.conns = make([]*grpc.ClientConn, n)

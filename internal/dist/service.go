@@ -39,6 +39,13 @@ const (
 	// maxMsg bounds a message: batches are far smaller (batchBytes), but a
 	// reply may carry a few lists.
 	maxMsg = 64 << 20
+	// window is gRPC's flow-control window of a stream and of a
+	// connection (the default, 64 KiB and growing with its estimate of
+	// the link's bandwidth-delay product, holds two batches at first, so
+	// a sender waited on every pause of its owner); the read and write
+	// buffers hold a batch with its framing.
+	window  = 4 << 20
+	bufSize = 256 << 10
 )
 
 // handler is what a worker serves.
@@ -69,8 +76,8 @@ var serviceDesc = grpc.ServiceDesc{
 		ClientStreams: true,
 		Handler: func(srv any, st grpc.ServerStream) error {
 			h := srv.(handler)
+			var b []byte // (reused: receive keeps nothing of a batch)
 			for {
-				var b []byte
 				err := st.RecvMsg(&b)
 				if err == io.EOF {
 					ack := []byte{}
@@ -88,7 +95,8 @@ var serviceDesc = grpc.ServiceDesc{
 }
 
 func newServer(h handler) *grpc.Server {
-	s := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}), grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg))
+	s := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}), grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+		grpc.InitialWindowSize(window), grpc.InitialConnWindowSize(2*window), grpc.ReadBufferSize(bufSize), grpc.WriteBufferSize(bufSize))
 	s.RegisterService(&serviceDesc, h)
 	return s
 }
@@ -96,6 +104,7 @@ func newServer(h handler) *grpc.Server {
 func dial(addr string) (*grpc.ClientConn, error) {
 	return grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(window), grpc.WithInitialConnWindowSize(2*window), grpc.WithReadBufferSize(bufSize), grpc.WithWriteBufferSize(bufSize),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)))
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -31,7 +32,7 @@ const (
 )
 
 // batchBytes bounds a batch of successors sent to one owner.
-const batchBytes = 32 << 10
+const batchBytes = 128 << 10
 
 // worker holds the states one rank owns.
 type worker struct {
@@ -47,6 +48,8 @@ type worker struct {
 	npath      [][]byte // per state of the level being built: the smallest path that reaches it
 	nz         []uint64 // its sleep set (the intersection over its incoming transitions)
 	nl         []byte   // with sleep sets: the smallest key of a transition into an expanded state
+	lv         *leaves  // nil unless the model uses the numbers of segments (explore.LeafUser)
+	nseg       []uint32 // with lv: per state of the level being built, its segments' numbers and ends (2p values)
 
 	sleep  bool
 	sl     explore.Sleeper
@@ -54,9 +57,11 @@ type worker struct {
 	flo    int                  // the level being expanded: ids [flo, levelStart)
 	fpath  [][]byte             // its paths
 	fz     []uint64             // its sleep sets
-	order  []int32              // its indexes in the order of their paths
-	ftrans []int64              // per state expanded: transitions counted
-	fskip  []int64              // per state expanded: transitions left out by sleep sets
+	fseg   []uint32             // with lv: their segments (nseg), numbered under fowner
+	fowner uint64
+	order  []int32 // its indexes in the order of their paths
+	ftrans []int64 // per state expanded: transitions counted
+	fskip  []int64 // per state expanded: transitions left out by sleep sets
 
 	// The model's statistics (explore.Counter) before the level being
 	// expanded, and, once a violation ends the search, those of the states
@@ -66,6 +71,9 @@ type worker struct {
 	countsFail []int64
 
 	sent     atomic.Int64 // bytes of batches sent to other workers
+	rends    []int        // receive's scratch
+	timed    bool         // ProfileEnv is set: tm is kept
+	tm       timing
 	done     chan struct{}
 	doneOnce sync.Once
 	abort    error // set before done is closed: the search ended with an error
@@ -80,6 +88,7 @@ func newWorker(m explore.Model, rank, n int) *worker {
 		fc.DeferStateChecks()
 		w.fc = fc
 	}
+	w.lv = newLeaves(m)
 	return w
 }
 
@@ -89,7 +98,13 @@ func owner(h uint64, n int) int { return int((h >> 32) % uint64(n)) }
 
 // receive stores a batch of successors.
 func (w *worker) receive(batch []byte) error {
-	w.mu.Lock()
+	if w.timed {
+		t0 := time.Now()
+		w.lock()
+		defer func() { w.tm.recvWall.Add(int64(time.Since(t0))); w.tm.batches.Add(1) }()
+	} else {
+		w.mu.Lock()
+	}
 	defer w.mu.Unlock()
 	d := dec{b: batch}
 	for len(d.b) > 0 && d.err == nil {
@@ -98,25 +113,38 @@ func (w *worker) receive(batch []byte) error {
 		if w.sleep {
 			z = d.u()
 		}
+		w.rends = d.ends(w.rends[:0])
 		if d.err != nil {
 			break
 		}
-		w.insert(e, k, z)
+		w.insertH(explore.Hash(e), e, k, z, w.rends)
 	}
 	return d.err
 }
 
-// insert stores successor e, reached by the transition with key k (its
-// path), whose sleep set is z; under mu.
-func (w *worker) insert(e, k []byte, z uint64) { w.insertH(explore.Hash(e), e, k, z) }
+// lock takes mu, timing the wait.
+func (w *worker) lock() {
+	if !w.timed {
+		w.mu.Lock()
+		return
+	}
+	t0 := time.Now()
+	w.mu.Lock()
+	w.tm.lockWall.Add(int64(time.Since(t0)))
+}
 
-// insertH is insert of e with hash h; it reports whether e is a new state.
-func (w *worker) insertH(h uint64, e, k []byte, z uint64) bool {
+// insertH stores successor e, whose hash is h, reached by the transition
+// with key k (its path), whose sleep set is z and whose segments end at
+// ends (if known); it reports whether e is a new state. Under mu.
+func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) bool {
 	id, fresh := w.store.Add(h, e)
 	switch {
 	case fresh:
 		w.npath = append(w.npath, slices.Clone(k))
 		w.nz = append(w.nz, z)
+		if w.lv != nil && w.lv.p > 0 {
+			w.nseg = w.lv.appendSeg(w.nseg, e, ends)
+		}
 	case int(id) >= w.levelStart:
 		j := int(id) - w.levelStart
 		if bytes.Compare(k, w.npath[j]) < 0 {
@@ -153,7 +181,17 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 			return nil, err
 		}
 	case opExpand:
+		var t0 time.Time
+		var c0 time.Duration
+		if w.timed {
+			t0, c0 = time.Now(), processCPU()
+		}
 		r, err := w.expand(ctx)
+		if w.timed {
+			w.tm.expandWall.Add(int64(time.Since(t0)))
+			w.tm.expandCPU.Add(int64(processCPU() - c0))
+			w.tm.levels.Add(1)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -168,6 +206,13 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.mu.Lock()
 		w.flo, w.levelStart = w.levelStart, w.store.Len()
 		w.fpath, w.fz, w.npath, w.nz = w.npath, w.nz, nil, nil
+		w.fseg, w.nseg = w.nseg, w.fseg[:0]
+		if w.lv != nil {
+			w.fowner = w.lv.owner
+			if len(w.lv.ids) > leafMax {
+				w.lv.reset(w.lv.p)
+			}
+		}
 		if w.fp && w.flo < w.levelStart {
 			w.store.Release(w.flo) // (the encodings of the states expanded)
 		}
@@ -277,11 +322,19 @@ func (w *worker) init(sleep bool) error {
 		w.ct.ResetCounts()
 	}
 	w.npath, w.nz, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil
+	w.nseg, w.fseg = nil, nil
 	w.flo, w.levelStart = 0, 0
 	init, _ := w.m.Initial()
+	if w.lv != nil {
+		w.lv.reset(len(w.lv.sg.Segments(nil)))
+		w.fowner = w.lv.owner
+	}
 	if owner(explore.Hash(init), w.n) == w.rank {
 		w.store.Add(explore.Hash(init), init)
 		w.fpath, w.fz = [][]byte{{}}, []uint64{0}
+		if w.lv != nil && w.lv.p > 0 {
+			w.fseg = w.lv.appendSeg(nil, init, w.lv.sg.Segments(nil))
+		}
 	}
 	w.order = w.order[:0]
 	for i := range w.fpath {
@@ -340,7 +393,14 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			sent[r] = new(explore.ExactStore)
 		}
 	}
-	var key []byte
+	var (
+		key  []byte
+		ends []int
+		lv   = w.lv
+	)
+	if lv != nil && (lv.p == 0 || len(w.fseg) != 2*lv.p*len(w.fpath)) {
+		lv = nil // (a level loaded from a checkpoint has no segments)
+	}
 	flush := func(r int) error {
 		b := bufs[r]
 		bufs[r] = nil
@@ -348,7 +408,15 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			return w.receive(b)
 		}
 		w.sent.Add(int64(len(b)))
-		if err := streams[r].send(b); err != nil {
+		var t0 time.Time
+		if w.timed {
+			t0 = time.Now()
+		}
+		err := streams[r].send(b)
+		if w.timed {
+			w.tm.sendWall.Add(int64(time.Since(t0)))
+		}
+		if err != nil {
 			return fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err)
 		}
 		return nil
@@ -379,12 +447,15 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 		h := explore.Hash(succ)
 		r := owner(h, w.n)
+		if lv != nil {
+			ends = lv.sg.Segments(ends[:0])
+		}
 		if r == w.rank {
 			// Stored at once: the store says whether it is new (its
 			// invariants are then checked).
 			key = appendIdx(append(key[:0], path...), i)
-			w.mu.Lock()
-			fresh := w.insertH(h, succ, key, z)
+			w.lock()
+			fresh := w.insertH(h, succ, key, z, ends)
 			w.mu.Unlock()
 			if fresh && w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
@@ -421,6 +492,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		if w.sleep {
 			b = appendUvarint(b, z)
 		}
+		b = appendEnds(b, ends)
 		bufs[r] = b
 		if len(b) >= batchBytes {
 			if ferr = flush(r); ferr != nil {
@@ -433,15 +505,22 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	if w.ct != nil {
 		w.countsPrev = w.ct.Counts(w.countsPrev[:0])
 	}
+	var tLoop time.Time
+	if w.timed {
+		tLoop = time.Now()
+	}
 	for j, i32 := range w.order {
 		i := int(i32)
 		if j%256 == 0 && ctx.Err() != nil {
 			return enc{}, ctx.Err()
 		}
-		w.mu.Lock()
+		w.lock()
 		state = append(state[:0], w.store.State(w.flo+i)...)
 		w.mu.Unlock()
 		path, idx, skip = w.fpath[i], 0, 0
+		if lv != nil {
+			lv.useLeaves(w.fowner, w.fseg[2*lv.p*i:2*lv.p*(i+1)])
+		}
 		var err error
 		if w.sleep {
 			err = w.sl.SuccessorsAsleep(state, w.fz[i], visit)
@@ -470,12 +549,20 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			}
 		}
 	}
+	var tClose time.Time
+	if w.timed {
+		tClose = time.Now()
+		w.tm.loopWall.Add(int64(tClose.Sub(tLoop)))
+	}
 	for r, st := range streams {
 		if st != nil {
 			if err := st.close(); err != nil {
 				return enc{}, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err)
 			}
 		}
+	}
+	if w.timed {
+		w.tm.closeWall.Add(int64(time.Since(tClose)))
 	}
 	var out enc
 	out.i(trans)

@@ -1,0 +1,102 @@
+package dist
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"sync/atomic"
+	"time"
+)
+
+// ProfileEnv names a directory: when it is set, every worker process of a
+// distributed search (the local workers of check --distributed inherit it;
+// on a cluster, set it in every task's environment) writes a CPU profile
+// of its whole run to DIR/cpu-R.pprof and where its time went to
+// DIR/times-R.txt (R its rank), for `go tool pprof`.
+const ProfileEnv = "LFCCHECK_DIST_PROFILE"
+
+// timing is where a worker's time goes; the durations are nanoseconds,
+// added to from the search's goroutine (expand) and from gRPC's (receive).
+type timing struct {
+	expandWall atomic.Int64 // inside expand: the level's own states, sending, and waiting for the owners to take the batches
+	loopWall   atomic.Int64 // of which expanding this worker's states (with the sends it blocks on)
+	sendWall   atomic.Int64 // of which blocked in sending a batch (gRPC flow control, marshalling)
+	closeWall  atomic.Int64 // of which waiting, after the last batch, until every owner has stored them
+	recvWall   atomic.Int64 // storing the batches received (on gRPC's goroutines, beside expand)
+	lockWall   atomic.Int64 // waiting for the store's lock (expand and receive both take it)
+	expandCPU  atomic.Int64 // the process's CPU (user+sys) while inside expand
+	levels     atomic.Int64
+	batches    atomic.Int64 // batches received
+}
+
+// profiler writes a worker's profile and timings (ProfileEnv).
+type profiler struct {
+	dir   string
+	rank  int
+	start time.Time
+	cpu0  time.Duration
+	f     *os.File // nil: no CPU profile, for the reason why
+	why   string
+}
+
+// startProfile starts the CPU profile of this worker, if ProfileEnv is set.
+func startProfile(rank int) (*profiler, error) {
+	dir := os.Getenv(ProfileEnv)
+	if dir == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("$%s: %v", ProfileEnv, err)
+	}
+	name := filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", rank))
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("$%s: %v", ProfileEnv, err)
+	}
+	p := &profiler{dir: dir, rank: rank, start: time.Now(), cpu0: processCPU(), f: f}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		// (One profile per process: workers run in one process in tests.)
+		f.Close()
+		os.Remove(name)
+		p.f, p.why = nil, err.Error()
+	}
+	return p, nil
+}
+
+// stop ends the profile and writes the timings.
+func (p *profiler) stop(t *timing, n int) {
+	if p == nil {
+		return
+	}
+	if p.f != nil {
+		pprof.StopCPUProfile()
+		p.f.Close()
+	}
+	wall := time.Since(p.start)
+	cpu := processCPU() - p.cpu0
+	user, sys := processUserSys()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	d := func(v int64) string { return fmt.Sprintf("%.3fs", time.Duration(v).Seconds()) }
+	ew := t.expandWall.Load()
+	s := fmt.Sprintf("rank: %d of %d\nwall: %.3fs\ncpu: %.3fs (user %.3fs, sys %.3fs, whole process)\n"+
+		"expand: %s wall, %s cpu, %d levels\n  own states: %s (blocked sending: %s)\n  waiting for owners to store: %s\n"+
+		"outside expand (barriers, coordinator, start): %s\nreceive: %s in %d batches\nstore lock waits: %s\n"+
+		"gc: %d cycles, %.3fs paused, GOGC=%s\n",
+		p.rank, n, wall.Seconds(), cpu.Seconds(), user.Seconds(), sys.Seconds(),
+		d(ew), d(t.expandCPU.Load()), t.levels.Load(), d(t.loopWall.Load()), d(t.sendWall.Load()), d(t.closeWall.Load()),
+		d(int64(wall)-ew), d(t.recvWall.Load()), t.batches.Load(), d(t.lockWall.Load()),
+		ms.NumGC, time.Duration(ms.PauseTotalNs).Seconds(), os.Getenv("GOGC"))
+	if p.f == nil {
+		s += "cpu profile: not written: " + p.why + "\n"
+	}
+	_ = os.WriteFile(filepath.Join(p.dir, fmt.Sprintf("times-%d.txt", p.rank)), []byte(s), 0o644)
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	u, s := processUserSys()
+	return u + s
+}
