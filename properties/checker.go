@@ -267,7 +267,7 @@ func (c *Checker) Initial() ([]byte, error) {
 	err := c.CheckState(w)
 	if err == nil && c.Reduce {
 		var ierr error
-		if err, ierr = c.fuse(w, nil, c.cyclic); ierr != nil {
+		if err, ierr = c.fuse(w, nil, c.cyclic, false); ierr != nil {
 			err = ierr // a wrong declaration: the search ends on it
 		}
 	}
@@ -426,7 +426,7 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 		verr := c.checkRules(&c.next, a, &c.out)
 		if verr == nil && c.Reduce {
 			var err error
-			if verr, err = c.fuseDeferred(&c.next); err != nil {
+			if verr, err = c.fuse(&c.next, nil, c.cyclic, true); err != nil {
 				return err
 			}
 		}

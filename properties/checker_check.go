@@ -133,7 +133,7 @@ func (c *Checker) checkRules(w *model.World, a model.Action, out *model.Outbox) 
 // it was new (and a renaming of it satisfies the same properties), so
 // every reachable state is still checked, once. The states that fusion
 // passes through satisfy what the state where it stops does (see
-// fuseDeferred).
+// fuse).
 func (c *Checker) DeferStateChecks() { c.deferState = true }
 
 // CheckFresh implements explore.FreshChecker: it checks the invariants of

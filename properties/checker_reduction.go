@@ -218,7 +218,21 @@ func (c *Checker) firstAmple(w *model.World) (model.Action, bool) {
 // not nil. It returns the violation (a property error) or an internal
 // error. With check set it makes the run-time checks of a reduction on a
 // graph with cycles (ampleStep).
-func (c *Checker) fuse(w *model.World, done *[]model.Action, check bool) (verr error, err error) {
+//
+// Without deferred it checks each step as CheckStep does: the transition
+// rules, then the invariants of the state reached. With deferred (for
+// Successors) it checks the transition rules of each action it applies,
+// and no invariant: an ample action is invisible to every checked
+// property (model.ActionKind.Ample; a property that sees the kind switches
+// the reduction off), so each state it passes through satisfies the same
+// invariants and goals as the state where it stops, which the caller
+// checks (or defers, see DeferStateChecks). A violation in a state passed
+// through is therefore reported for the transition, with the same
+// message, and Actions, which checks every state, ends the trace there, as
+// before. With deferred and check (on a graph with cycles,
+// ReducesCycles) it also checks the invariants of every state it passes
+// through, before leaving it.
+func (c *Checker) fuse(w *model.World, done *[]model.Action, check, deferred bool) (verr error, err error) {
 	for n := 0; ; n++ {
 		a, ok := c.firstAmple(w)
 		if !ok {
@@ -228,6 +242,11 @@ func (c *Checker) fuse(w *model.World, done *[]model.Action, check bool) (verr e
 			return nil, c.endless(w)
 		}
 		if check {
+			if deferred {
+				if verr := c.invariants(w); verr != nil {
+					return verr, nil
+				}
+			}
 			c.beforeAmple(w)
 		}
 		if err := w.Apply(a, &c.out); err != nil {
@@ -241,47 +260,12 @@ func (c *Checker) fuse(w *model.World, done *[]model.Action, check bool) (verr e
 				return nil, err
 			}
 		}
-		if verr := c.CheckStep(w, a, &c.out); verr != nil {
-			return verr, nil
+		if deferred {
+			verr = c.checkRules(w, a, &c.out)
+		} else {
+			verr = c.CheckStep(w, a, &c.out)
 		}
-	}
-}
-
-// fuseDeferred is fuse for Successors: it checks the transition rules of
-// each action it applies, and no invariant: an ample action is invisible
-// to every checked property (model.ActionKind.Ample; a property that sees
-// the kind switches the reduction off), so each state it passes through
-// satisfies the same invariants and goals as the state where it stops,
-// which the caller checks (or defers, see DeferStateChecks). A violation
-// in a state passed through is therefore reported for the transition, with
-// the same message, and Actions, which checks every state, ends the trace
-// there, as before. On a graph with cycles (ReducesCycles) it also
-// checks the invariants of every state it passes through, and makes the
-// run-time checks of ampleStep.
-func (c *Checker) fuseDeferred(w *model.World) (verr error, err error) {
-	for n := 0; ; n++ {
-		a, ok := c.firstAmple(w)
-		if !ok {
-			return nil, nil
-		}
-		if n == fuseLimit {
-			return nil, c.endless(w)
-		}
-		if c.cyclic {
-			if verr := c.invariants(w); verr != nil {
-				return verr, nil
-			}
-			c.beforeAmple(w)
-		}
-		if err := w.Apply(a, &c.out); err != nil {
-			return nil, fmt.Errorf("enabled ample action failed: %w", err)
-		}
-		if c.cyclic {
-			if err := c.afterAmple(w, a); err != nil {
-				return nil, err
-			}
-		}
-		if verr := c.checkRules(w, a, &c.out); verr != nil {
+		if verr != nil {
 			return verr, nil
 		}
 	}
@@ -356,7 +340,7 @@ func (c *Checker) Actions(codes []uint32, loop int) ([]model.Action, int) {
 	w := c.Sys.Initial()
 	violated := false
 	if c.Reduce {
-		if verr, err := c.fuse(w, &acts, false); verr != nil || err != nil {
+		if verr, err := c.fuse(w, &acts, false, false); verr != nil || err != nil {
 			violated = true
 		}
 	}
@@ -385,7 +369,7 @@ func (c *Checker) Actions(codes []uint32, loop int) ([]model.Action, int) {
 		if !c.Reduce {
 			continue
 		}
-		if verr, err := c.fuse(w, &acts, false); verr != nil || err != nil {
+		if verr, err := c.fuse(w, &acts, false, false); verr != nil || err != nil {
 			violated = true
 		}
 	}
