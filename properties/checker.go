@@ -90,6 +90,14 @@ type Checker struct {
 	// checkForms found holding in next, the successor being passed to
 	// visit; invariantsAfter does not check them again there.
 	formsOK uint64
+	// formsLater: with deferState, the conserved properties (by index,
+	// the first 64) whose sums and bounds checkForms found kept by the
+	// step to next, and whose State it left to CheckFresh (see
+	// checkForms); formsAct is that step, formsErr the disagreement
+	// CheckFresh found, which Successors returns after visit.
+	formsLater uint64
+	formsAct   model.Action
+	formsErr   error
 
 	// While Successors expands a state (cacheOn): whether each node of
 	// the successor being canonicalised is unchanged from the expanded
@@ -394,9 +402,9 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 		c.next.SetStepMemo(sc)
 	}
 	var before uint64 // asleep: the transitions explored so far
-	defer func() { c.formsOK = 0 }()
+	defer func() { c.formsOK, c.formsLater, c.formsErr = 0, 0, nil }()
 	for i, a := range c.acts {
-		c.formsOK = 0
+		c.formsOK, c.formsLater = 0, 0
 		var bit uint64
 		if asleep {
 			if bit = c.slp.bit(a); z&bit != 0 {
@@ -453,7 +461,10 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 			code = explore.PermCode(code, h+1)
 		}
 		if !visit(code, c.buf, verr) {
-			return nil
+			return c.formsErr
+		}
+		if c.formsErr != nil {
+			return c.formsErr
 		}
 	}
 	return nil

@@ -142,7 +142,20 @@ func (c *Checker) DeferStateChecks() { c.deferState = true }
 // being expanded passed them (the explorer expands only states that
 // did), so the properties with Local are checked where the successor's
 // steps changed something (invariantsAfter).
-func (c *Checker) CheckFresh() error { return c.invariantsAfter(&c.next) }
+//
+// The States of conserved properties that checkForms left to it
+// (formsLater) are evaluated first, as checkForms would have: where one
+// fails although the step kept its sums, the declaration is wrong, and
+// Successors returns that error once visit returns (CheckFresh then
+// reports no violation).
+func (c *Checker) CheckFresh() error {
+	if c.formsLater != 0 {
+		if c.laterForms(); c.formsErr != nil {
+			return nil
+		}
+	}
+	return c.invariantsAfter(&c.next)
+}
 
 // CheckFinal checks the conditions on a state without enabled actions,
 // including the liveness properties checked on end states.
@@ -299,29 +312,73 @@ func (c *Checker) checkForms(before, after *model.World, a model.Action) error {
 				step = err.Error()
 			}
 		}
-		var state error
-		if p.Local == nil {
-			state = p.State(after)
-		} else {
-			for _, j := range st.nodes {
-				if state = p.Local(after, j); state != nil {
-					break
-				}
-			}
+		if step == "" && c.deferState && after == &c.next && i < 64 {
+			// The step keeps every sum and bound: State must hold in
+			// after. Where after is new to the search, CheckFresh checks
+			// that; a state met before was checked when it was new (the
+			// search ends at a state that fails it), so the check would
+			// only repeat itself there (most successors of a search are
+			// states met before).
+			c.formsLater |= 1 << uint(i)
+			c.formsAct = a
+			continue
 		}
-		if state == nil && i < 64 {
-			// Local held at every node the steps changed and at the ends
-			// of every link they changed, in a successor of a state where
-			// every invariant held: State holds (as invariantsAfter
-			// assumes), and need not be checked again.
-			c.formsOK |= 1 << uint(i)
-		}
-		switch {
-		case step != "" && state == nil:
-			return fmt.Errorf("stubborn sets: property %s's conserved form is wrong: after %s, %s, and State holds", p.Name, c.Sys.ActionName(a), step)
-		case step == "" && state != nil:
-			return fmt.Errorf("stubborn sets: property %s's conserved form is wrong: State fails after %s, which keeps every sum and bound (%v)", p.Name, c.Sys.ActionName(a), state)
+		if err := c.formState(i, after, a, step); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// formState evaluates the State of conserved property i in after, the
+// successor checkForms compared by step (its Local at the nodes that
+// checkForms collected), and returns the error that names the property's
+// conserved form wrong when the two disagree (step says whether the
+// step broke a sum or bound). Where State holds it notes so in formsOK.
+func (c *Checker) formState(i int, after *model.World, a model.Action, step string) error {
+	p := &c.Props[i]
+	var state error
+	if p.Local == nil {
+		state = p.State(after)
+	} else {
+		for _, j := range c.stb.nodes {
+			if state = p.Local(after, j); state != nil {
+				break
+			}
+		}
+	}
+	if state == nil && i < 64 {
+		// Local held at every node the steps changed and at the ends
+		// of every link they changed, in a successor of a state where
+		// every invariant held: State holds (as invariantsAfter
+		// assumes), and need not be checked again.
+		c.formsOK |= 1 << uint(i)
+	}
+	switch {
+	case step != "" && state == nil:
+		return fmt.Errorf("stubborn sets: property %s's conserved form is wrong: after %s, %s, and State holds", p.Name, c.Sys.ActionName(a), step)
+	case step == "" && state != nil:
+		return fmt.Errorf("stubborn sets: property %s's conserved form is wrong: State fails after %s, which keeps every sum and bound (%v)", p.Name, c.Sys.ActionName(a), state)
+	}
+	return nil
+}
+
+// laterForms evaluates the States that checkForms left to CheckFresh
+// (formsLater) in next, the new successor being visited; a disagreement
+// is kept in formsErr, which Successors returns after visit.
+func (c *Checker) laterForms() {
+	later := c.formsLater
+	c.formsLater = 0
+	for i := range c.Props {
+		if i >= 64 || later == 0 {
+			break
+		}
+		if later&(1<<uint(i)) == 0 {
+			continue
+		}
+		later &^= 1 << uint(i)
+		if err := c.formState(i, &c.next, c.formsAct, ""); err != nil && c.formsErr == nil {
+			c.formsErr = err
+		}
+	}
 }
