@@ -119,6 +119,12 @@ type World struct {
 	changedAll bool
 	dec        Decoder  // Decode's, which would escape to the heap at every call as a local
 	memo       StepMemo // see SetStepMemo
+	// held: after DecodeLeaves, the cached segment (of heldBy) that each
+	// position holds a copy of, so that the next DecodeLeaves need not
+	// copy a segment again where it holds it already; emptied by every
+	// change and copy (noteChange, clearChanges).
+	held   []*decodedSegment
+	heldBy *SegmentCache
 }
 
 // StepMemo performs the protocol's handler calls of World.Apply for a
@@ -157,6 +163,7 @@ func (w *World) RunHandler(a Action, pkt Packet, out *Outbox) {
 const maxChanged = 64
 
 func (w *World) noteChange(k int) {
+	w.held = w.held[:0]
 	if w.changedAll {
 		return
 	}
@@ -167,7 +174,9 @@ func (w *World) noteChange(k int) {
 	w.changed = append(w.changed, k)
 }
 
-func (w *World) clearChanges() { w.changed, w.changedAll = w.changed[:0], false }
+func (w *World) clearChanges() {
+	w.changed, w.changedAll, w.held = w.changed[:0], false, w.held[:0]
+}
 
 // ClearChanges makes w's present state the base that Changed reports the
 // changes from (as CopyFrom, Decode and Restore do), for a driver that
@@ -518,6 +527,16 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 	if c.owner != owner || c.segs == nil || len(c.segs) >= c.max {
 		c.owner, c.segs = owner, make(map[uint64]*decodedSegment)
 	}
+	// held: the segments w holds from the last DecodeLeaves with c, if
+	// nothing changed w since (consecutive states share many).
+	held := w.held
+	if w.heldBy != c || len(held) != P {
+		held = held[:0]
+		for range P {
+			held = append(held, nil)
+		}
+	}
+	w.held = nil // until w is whole again
 	d := &w.dec
 	st := 0
 	for j := 0; j < P; j++ {
@@ -550,7 +569,7 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 				}
 			}
 			c.segs[key] = ds
-		} else {
+		} else if held[j] != ds {
 			w.Nodes[j].CopyFrom(ds.node)
 			for k := 0; k < P; k++ {
 				if k != j {
@@ -561,10 +580,12 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 				w.Budget = append(w.Budget[:0], ds.budget...)
 			}
 		}
+		held[j] = ds
 		spans = append(spans, st, st+ds.nodeLen)
 		st = ends[j]
 	}
 	w.clearChanges()
+	w.held, w.heldBy = held, c
 	return spans, nil
 }
 
