@@ -923,18 +923,43 @@ func (d *diskSearch) advance(lm, pm, vm fileMeta, fresh int64) error {
 
 // mergeVisited merges two files of the visited set (disjoint) into one.
 func (d *diskSearch) mergeVisited(a, b fileMeta) (fileMeta, error) {
-	ra, err := openRecs(d.path(a.Name), a, false)
+	open := func(path string, m fileMeta) (*recReader, error) { return openRecs(path, m, false) }
+	create := func(path string) (*recWriter, error) { return createRecs(path, false) }
+	return mergeSorted(d, a, b, ".states", open, create, func(x, y drec) int { return bytes.Compare(x.enc, y.enc) }, "")
+}
+
+// sortedIn reads a sorted file of the visited set (next moves to the
+// next record, head is the record moved to); sortedOut writes one.
+type sortedIn[T any] interface {
+	next() (bool, error)
+	head() T
+	close()
+}
+
+type sortedOut[T any] interface {
+	add(T)
+	abort()
+	close(sync bool) (fileMeta, error)
+}
+
+// mergeSorted merges two files of the visited set, a and b, read with
+// open, into a new one, visited-<serial><ext>, written with create; cmp
+// orders the records. With twice set (what a record is called), a record
+// in both files is an error: b is damaged (the files are disjoint).
+func mergeSorted[T any, R sortedIn[T], W sortedOut[T]](d *diskSearch, a, b fileMeta, ext string,
+	open func(string, fileMeta) (R, error), create func(string) (W, error), cmp func(x, y T) int, twice string) (fileMeta, error) {
+	ra, err := open(d.path(a.Name), a)
 	if err != nil {
 		return fileMeta{}, err
 	}
 	defer ra.close()
-	rb, err := openRecs(d.path(b.Name), b, false)
+	rb, err := open(d.path(b.Name), b)
 	if err != nil {
 		return fileMeta{}, err
 	}
 	defer rb.close()
 	d.man.Serial++
-	w, err := createRecs(d.path(fmt.Sprintf("visited-%d.states", d.man.Serial)), false)
+	w, err := create(d.path(fmt.Sprintf("visited-%d%s", d.man.Serial, ext)))
 	if err != nil {
 		return fileMeta{}, d.ioErr(err)
 	}
@@ -949,11 +974,20 @@ func (d *diskSearch) mergeVisited(a, b fileMeta) (fileMeta, error) {
 		return fileMeta{}, err
 	}
 	for okA || okB {
-		if okA && (!okB || bytes.Compare(ra.cur.enc, rb.cur.enc) < 0) {
-			w.add(ra.cur)
+		takeA := okA
+		if okA && okB {
+			c := cmp(ra.head(), rb.head())
+			if c == 0 && twice != "" {
+				w.abort()
+				return fileMeta{}, diskFileErr(d.path(b.Name), "damaged (a %s also in %s)", twice, a.Name)
+			}
+			takeA = c < 0
+		}
+		if takeA {
+			w.add(ra.head())
 			okA, err = ra.next()
 		} else {
-			w.add(rb.cur)
+			w.add(rb.head())
 			okB, err = rb.next()
 		}
 		if err != nil {

@@ -49,13 +49,52 @@ type drec struct {
 	code uint32
 }
 
+// fileOut is a file of the disk search being written (of records or
+// of bits): the bytes written and their CRC.
+type fileOut struct {
+	f     *os.File
+	w     *bufio.Writer
+	crc   uint32
+	bytes int64
+}
+
+func (w *fileOut) write(b []byte) {
+	w.crc = crc32.Update(w.crc, crcTable, b)
+	w.w.Write(b)
+	w.bytes += int64(len(b))
+}
+
+// writeCRC writes the CRC of the bytes written before.
+func (w *fileOut) writeCRC() {
+	var c [4]byte
+	binary.LittleEndian.PutUint32(c[:], w.crc)
+	w.w.Write(c[:])
+}
+
+// close writes the CRC, flushes, syncs when asked (files a manifest will
+// name) and closes the file; the meta's N is the caller's to set.
+func (w *fileOut) close(sync bool) (fileMeta, error) {
+	w.writeCRC()
+	err := w.w.Flush()
+	if err == nil && sync && diskSync {
+		err = w.f.Sync()
+	}
+	if e := w.f.Close(); err == nil {
+		err = e
+	}
+	return fileMeta{Name: filepath.Base(w.f.Name()), Bytes: w.bytes + 4, CRC: w.crc}, err
+}
+
+// abort closes and removes a file being written.
+func (w *fileOut) abort() {
+	w.f.Close()
+	os.Remove(w.f.Name())
+}
+
 // recWriter writes records to a file, counting them and their CRC.
 type recWriter struct {
-	f       *os.File
-	w       *bufio.Writer
-	crc     uint32
+	fileOut
 	n       int64
-	bytes   int64
 	withSeq bool
 	buf     []byte
 	prev    []byte // the encoding of the record before
@@ -66,18 +105,12 @@ func createRecs(path string, withSeq bool) (*recWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &recWriter{f: f, w: bufio.NewWriterSize(f, 1<<18), withSeq: withSeq}, nil
+	return &recWriter{fileOut: fileOut{f: f, w: bufio.NewWriterSize(f, 1<<18)}, withSeq: withSeq}, nil
 }
 
 // runIOBuf is the buffer size of a sorted run's reader or writer for runs
 // of at most limit bytes: many runs are open at once when they are merged.
 func runIOBuf(limit int) int { return min(1<<18, max(4096, limit/8)) }
-
-func (w *recWriter) write(b []byte) {
-	w.crc = crc32.Update(w.crc, crcTable, b)
-	w.w.Write(b)
-	w.bytes += int64(len(b))
-}
 
 func (w *recWriter) add(r drec) {
 	k := 0
@@ -107,32 +140,16 @@ func (w *recWriter) addFixed(parent, code uint32) {
 // finish writes the CRC of a run written to a shared writer and
 // describes it.
 func (w *recWriter) finish(name string, off int64) fileMeta {
-	var c [4]byte
-	binary.LittleEndian.PutUint32(c[:], w.crc)
-	w.w.Write(c[:])
+	w.writeCRC()
 	return fileMeta{Name: name, N: w.n, Bytes: w.bytes + 4, CRC: w.crc, Off: off}
 }
 
 // close writes the CRC, flushes, syncs when asked (files a manifest will
 // name) and closes the file.
 func (w *recWriter) close(sync bool) (fileMeta, error) {
-	var c [4]byte
-	binary.LittleEndian.PutUint32(c[:], w.crc)
-	w.w.Write(c[:])
-	err := w.w.Flush()
-	if err == nil && sync && diskSync {
-		err = w.f.Sync()
-	}
-	if e := w.f.Close(); err == nil {
-		err = e
-	}
-	return fileMeta{Name: filepath.Base(w.f.Name()), N: w.n, Bytes: w.bytes + 4, CRC: w.crc}, err
-}
-
-// abort closes and removes a file being written.
-func (w *recWriter) abort() {
-	w.f.Close()
-	os.Remove(w.f.Name())
+	m, err := w.fileOut.close(sync)
+	m.N = w.n
+	return m, err
 }
 
 // fileMeta describes a file the search wrote: its name in the directory,
@@ -147,14 +164,60 @@ type fileMeta struct {
 	Off int64 `json:"-"`
 }
 
+// fileIn is a file of the disk search being read (of records or of
+// bits): the CRC of the bytes read.
+type fileIn struct {
+	f    *os.File // nil for a run of a shared file (openRun)
+	r    *bufio.Reader
+	path string
+	crc  uint32
+}
+
+// openChecked opens the file of the disk search at path and checks that
+// it has the size m gives it; valid false (m's size cannot be a file of
+// its kind) counts as a wrong size.
+func openChecked(path string, m fileMeta, valid bool) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, diskFileErr(path, "missing")
+		}
+		return nil, diskFileErr(path, "%v", err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != m.Bytes || !valid {
+		f.Close()
+		if err != nil {
+			return nil, diskFileErr(path, "%v", err)
+		}
+		return nil, diskFileErr(path, "%d bytes, %d written", fi.Size(), m.Bytes)
+	}
+	return f, nil
+}
+
+// checkCRC reads the CRC at the end of the file and compares it with the
+// CRC of the bytes read.
+func (r *fileIn) checkCRC() error {
+	var c [4]byte
+	if _, err := io.ReadFull(r.r, c[:]); err != nil {
+		return diskFileErr(r.path, "cut short (%v)", err)
+	}
+	if binary.LittleEndian.Uint32(c[:]) != r.crc {
+		return diskFileErr(r.path, "damaged (CRC mismatch)")
+	}
+	return nil
+}
+
+func (r *fileIn) close() {
+	if r.f != nil {
+		r.f.Close()
+	}
+}
+
 // recReader reads the n records of a file and checks its CRC after the
 // last.
 type recReader struct {
-	f       *os.File
-	r       *bufio.Reader
-	path    string
+	fileIn
 	left    int64
-	crc     uint32
 	withSeq bool
 	cur     drec
 	enc     []byte // the encoding of the record read last
@@ -168,27 +231,17 @@ func diskFileErr(path string, format string, a ...any) error {
 }
 
 func openRecs(path string, m fileMeta, withSeq bool) (*recReader, error) {
-	f, err := os.Open(path)
+	f, err := openChecked(path, m, true)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, diskFileErr(path, "missing")
-		}
-		return nil, diskFileErr(path, "%v", err)
+		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil || fi.Size() != m.Bytes {
-		f.Close()
-		if err != nil {
-			return nil, diskFileErr(path, "%v", err)
-		}
-		return nil, diskFileErr(path, "%d bytes, %d written", fi.Size(), m.Bytes)
-	}
-	return &recReader{f: f, r: bufio.NewReaderSize(f, 1<<18), path: path, left: m.N, withSeq: withSeq}, nil
+	return &recReader{fileIn: fileIn{f: f, r: bufio.NewReaderSize(f, 1<<18), path: path}, left: m.N, withSeq: withSeq}, nil
 }
 
 // openRun reads run m of the open file f (not closed with the reader).
 func openRun(f *os.File, m fileMeta, size int) *recReader {
 	sr := io.NewSectionReader(f, m.Off, m.Bytes)
-	return &recReader{r: bufio.NewReaderSize(sr, size), path: f.Name(), left: m.N, withSeq: true}
+	return &recReader{fileIn: fileIn{r: bufio.NewReaderSize(sr, size), path: f.Name()}, left: m.N, withSeq: true}
 }
 
 func (r *recReader) read(b []byte) error {
@@ -203,12 +256,8 @@ func (r *recReader) read(b []byte) error {
 // false at the end, once the CRC is checked.
 func (r *recReader) next() (bool, error) {
 	if r.left == 0 {
-		var c [4]byte
-		if _, err := io.ReadFull(r.r, c[:]); err != nil {
-			return false, diskFileErr(r.path, "cut short (%v)", err)
-		}
-		if binary.LittleEndian.Uint32(c[:]) != r.crc {
-			return false, diskFileErr(r.path, "damaged (CRC mismatch)")
+		if err := r.checkCRC(); err != nil {
+			return false, err
 		}
 		r.left = -1
 		return false, nil
@@ -245,6 +294,9 @@ func (r *recReader) next() (bool, error) {
 	return true, nil
 }
 
+// head is the record read last (sortedIn), valid until the next call.
+func (r *recReader) head() drec { return r.cur }
+
 // uvarint reads a uvarint of a record.
 func (r *recReader) uvarint() (uint64, error) {
 	var lb [binary.MaxVarintLen64]byte
@@ -268,31 +320,15 @@ func (r *recReader) uvarint() (uint64, error) {
 	return v, nil
 }
 
-func (r *recReader) close() {
-	if r.f != nil {
-		r.f.Close()
-	}
-}
-
 // verifyFile reads a whole file of records (or of fixed records, with
 // fixed set) and checks its count and CRC.
 func verifyFile(path string, m fileMeta, withSeq, fixed bool) error {
 	if fixed {
-		f, err := os.Open(path)
+		f, err := openChecked(path, m, m.Bytes == m.N*8+4)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return diskFileErr(path, "missing")
-			}
-			return diskFileErr(path, "%v", err)
+			return err
 		}
 		defer f.Close()
-		fi, err := f.Stat()
-		if err != nil {
-			return diskFileErr(path, "%v", err)
-		}
-		if fi.Size() != m.Bytes || m.Bytes != m.N*8+4 {
-			return diskFileErr(path, "%d bytes, %d written", fi.Size(), m.Bytes)
-		}
 		h := crc32.New(crcTable)
 		br := bufio.NewReader(f)
 		if _, err := io.CopyN(h, br, m.Bytes-4); err != nil {
@@ -413,7 +449,7 @@ func (b *runBuf) spill() error {
 		}
 		b.f, b.fw = f, bufio.NewWriterSize(f, runIOBuf(b.limit))
 	}
-	w := &recWriter{w: b.fw, withSeq: true}
+	w := &recWriter{fileOut: fileOut{w: b.fw}, withSeq: true}
 	var prev []byte
 	for i, x := range b.idx {
 		e := b.enc(x)

@@ -178,52 +178,8 @@ func smallestTwo(v []fileMeta) (int, int) {
 
 // mergeFPs merges two visited files of fingerprints (disjoint) into one.
 func (d *diskSearch) mergeFPs(a, b fileMeta) (fileMeta, error) {
-	ra, err := openFPs(d.path(a.Name), a, fpBufSize)
-	if err != nil {
-		return fileMeta{}, err
-	}
-	defer ra.close()
-	rb, err := openFPs(d.path(b.Name), b, fpBufSize)
-	if err != nil {
-		return fileMeta{}, err
-	}
-	defer rb.close()
-	d.man.Serial++
-	w, err := createFPs(d.path(fmt.Sprintf("visited-%d.fps", d.man.Serial)))
-	if err != nil {
-		return fileMeta{}, d.ioErr(err)
-	}
-	if _, err := ra.next(); err != nil {
-		w.abort()
-		return fileMeta{}, err
-	}
-	if _, err := rb.next(); err != nil {
-		w.abort()
-		return fileMeta{}, err
-	}
-	for ra.ok || rb.ok {
-		if ra.ok && rb.ok && ra.cur == rb.cur {
-			w.abort()
-			return fileMeta{}, diskFileErr(d.path(b.Name), "damaged (a fingerprint also in %s)", a.Name)
-		}
-		if ra.ok && (!rb.ok || ra.cur < rb.cur) {
-			w.add(ra.cur)
-			_, err = ra.next()
-		} else {
-			w.add(rb.cur)
-			_, err = rb.next()
-		}
-		if err != nil {
-			w.abort()
-			return fileMeta{}, err
-		}
-	}
-	m, err := w.close(true)
-	if err != nil {
-		return fileMeta{}, d.ioErr(err)
-	}
-	d.grew(m.Bytes, true)
-	return m, nil
+	open := func(path string, m fileMeta) (*fpReader, error) { return openFPs(path, m, fpBufSize) }
+	return mergeSorted(d, a, b, ".fps", open, createFPs, cmpU64, "fingerprint")
 }
 
 // traceFP rebuilds the actions from the initial state to state i of

@@ -3,13 +3,11 @@ package explore
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math/bits"
 	"os"
-	"path/filepath"
 )
 
 // The fingerprint mode of the disk search (Options.DiskFingerprint; see
@@ -111,13 +109,10 @@ func sipHash24(k0, k1 uint64, m []byte) uint64 {
 // bitWriter writes a bit-coded file: bits least significant first, the
 // CRC of the bytes at the end.
 type bitWriter struct {
-	f     *os.File
-	w     *bufio.Writer
-	crc   uint32
-	bytes int64
-	acc   uint64
-	n     uint
-	buf   []byte
+	fileOut
+	acc uint64
+	n   uint
+	buf []byte
 }
 
 func createBits(path string) (*bitWriter, error) {
@@ -125,7 +120,7 @@ func createBits(path string) (*bitWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bitWriter{f: f, w: bufio.NewWriterSize(f, 1<<16), buf: make([]byte, 0, 4096)}, nil
+	return &bitWriter{fileOut: fileOut{f: f, w: bufio.NewWriterSize(f, 1<<16)}, buf: make([]byte, 0, 4096)}, nil
 }
 
 // put writes the low nb bits of v (nb <= 64).
@@ -166,9 +161,7 @@ func (w *bitWriter) rice(g uint64, k uint) {
 }
 
 func (w *bitWriter) flushBuf() {
-	w.crc = crc32.Update(w.crc, crcTable, w.buf)
-	w.w.Write(w.buf)
-	w.bytes += int64(len(w.buf))
+	w.write(w.buf)
 	w.buf = w.buf[:0]
 }
 
@@ -180,22 +173,7 @@ func (w *bitWriter) close(sync bool) (fileMeta, error) {
 		w.acc, w.n = 0, 0
 	}
 	w.flushBuf()
-	var c [4]byte
-	binary.LittleEndian.PutUint32(c[:], w.crc)
-	w.w.Write(c[:])
-	err := w.w.Flush()
-	if err == nil && sync && diskSync {
-		err = w.f.Sync()
-	}
-	if e := w.f.Close(); err == nil {
-		err = e
-	}
-	return fileMeta{Name: filepath.Base(w.f.Name()), Bytes: w.bytes + 4, CRC: w.crc}, err
-}
-
-func (w *bitWriter) abort() {
-	w.f.Close()
-	os.Remove(w.f.Name())
+	return w.fileOut.close(sync)
 }
 
 // riceParam is the Rice parameter that codes the gaps gs in the fewest
@@ -335,11 +313,8 @@ func (w *parentWriter) close(sync bool) (fileMeta, error) {
 // bitReader reads a bit-coded file of a known size, checking its CRC at
 // the end.
 type bitReader struct {
-	f     *os.File
-	r     *bufio.Reader
-	path  string
+	fileIn
 	left  int64 // bytes of bits not yet read from the file
-	crc   uint32
 	chunk []byte
 	pos   int
 	acc   uint64
@@ -347,21 +322,11 @@ type bitReader struct {
 }
 
 func openBits(path string, m fileMeta, bufSize int) (*bitReader, error) {
-	f, err := os.Open(path)
+	f, err := openChecked(path, m, m.Bytes >= 4)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, diskFileErr(path, "missing")
-		}
-		return nil, diskFileErr(path, "%v", err)
+		return nil, err
 	}
-	if fi, err := f.Stat(); err != nil || fi.Size() != m.Bytes || m.Bytes < 4 {
-		f.Close()
-		if err != nil {
-			return nil, diskFileErr(path, "%v", err)
-		}
-		return nil, diskFileErr(path, "%d bytes, %d written", fi.Size(), m.Bytes)
-	}
-	return &bitReader{f: f, r: bufio.NewReaderSize(f, 16), path: path, left: m.Bytes - 4, chunk: make([]byte, 0, bufSize)}, nil
+	return &bitReader{fileIn: fileIn{f: f, r: bufio.NewReaderSize(f, 16), path: path}, left: m.Bytes - 4, chunk: make([]byte, 0, bufSize)}, nil
 }
 
 func (r *bitReader) damaged(what string) error {
@@ -465,20 +430,7 @@ func (r *bitReader) end() error {
 	if r.n >= 8 || r.acc != 0 || r.left != 0 || r.pos != len(r.chunk) {
 		return r.damaged("bits after the last record")
 	}
-	var c [4]byte
-	if _, err := io.ReadFull(r.r, c[:]); err != nil {
-		return diskFileErr(r.path, "cut short (%v)", err)
-	}
-	if binary.LittleEndian.Uint32(c[:]) != r.crc {
-		return r.damaged("CRC mismatch")
-	}
-	return nil
-}
-
-func (r *bitReader) close() {
-	if r.f != nil {
-		r.f.Close()
-	}
+	return r.checkCRC()
 }
 
 // fpReader reads a visited file of fingerprints.
@@ -497,6 +449,9 @@ func openFPs(path string, m fileMeta, bufSize int) (*fpReader, error) {
 	}
 	return &fpReader{bitReader: r, n: m.N}, nil
 }
+
+// head is the fingerprint read last (sortedIn).
+func (r *fpReader) head() uint64 { return r.cur }
 
 // next reads the next fingerprint into r.cur; false at the end, once the
 // CRC is checked.
