@@ -140,12 +140,6 @@ func (w *worker) load(dir string, depth int) error {
 	}
 	w.flo, w.levelStart = flo, w.store.Len()
 	w.fpath, w.fz, w.npath, w.nz, w.nl = nil, nil, nil, nil, nil
-	w.fseg, w.nseg = nil, nil // (the level is expanded without its segments' numbers)
-	if w.lv != nil {
-		_, _ = w.m.Initial()
-		w.lv.reset(len(w.lv.sg.Segments(nil)))
-		w.fowner = w.lv.owner
-	}
 	for range n - flo {
 		w.fpath = append(w.fpath, slices.Clone(d.bytes()))
 		w.fz = append(w.fz, d.u())

@@ -48,8 +48,6 @@ type worker struct {
 	npath      [][]byte // per state of the level being built: the smallest path that reaches it
 	nz         []uint64 // its sleep set (the intersection over its incoming transitions)
 	nl         []byte   // with sleep sets: the smallest key of a transition into an expanded state
-	lv         *leaves  // nil unless the model uses the numbers of segments (explore.LeafUser)
-	nseg       []uint32 // with lv: per state of the level being built, its segments' numbers and ends (2p values)
 
 	sleep  bool
 	sl     explore.Sleeper
@@ -57,11 +55,9 @@ type worker struct {
 	flo    int                  // the level being expanded: ids [flo, levelStart)
 	fpath  [][]byte             // its paths
 	fz     []uint64             // its sleep sets
-	fseg   []uint32             // with lv: their segments (nseg), numbered under fowner
-	fowner uint64
-	order  []int32 // its indexes in the order of their paths
-	ftrans []int64 // per state expanded: transitions counted
-	fskip  []int64 // per state expanded: transitions left out by sleep sets
+	order  []int32              // its indexes in the order of their paths
+	ftrans []int64              // per state expanded: transitions counted
+	fskip  []int64              // per state expanded: transitions left out by sleep sets
 
 	// The model's statistics (explore.Counter) before the level being
 	// expanded, and, once a violation ends the search, those of the states
@@ -71,7 +67,6 @@ type worker struct {
 	countsFail []int64
 
 	sent     atomic.Int64 // bytes of batches sent to other workers
-	rends    []int        // receive's scratch
 	timed    bool         // ProfileEnv is set: tm is kept
 	tm       timing
 	done     chan struct{}
@@ -88,7 +83,6 @@ func newWorker(m explore.Model, rank, n int) *worker {
 		fc.DeferStateChecks()
 		w.fc = fc
 	}
-	w.lv = newLeaves(m)
 	return w
 }
 
@@ -113,11 +107,10 @@ func (w *worker) receive(batch []byte) error {
 		if w.sleep {
 			z = d.u()
 		}
-		w.rends = d.ends(w.rends[:0])
 		if d.err != nil {
 			break
 		}
-		w.insertH(explore.Hash(e), e, k, z, w.rends)
+		w.insertH(explore.Hash(e), e, k, z)
 	}
 	return d.err
 }
@@ -134,17 +127,14 @@ func (w *worker) lock() {
 }
 
 // insertH stores successor e, whose hash is h, reached by the transition
-// with key k (its path), whose sleep set is z and whose segments end at
-// ends (if known); it reports whether e is a new state. Under mu.
-func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) bool {
+// with key k (its path), whose sleep set is z; it reports whether e is a
+// new state. Under mu.
+func (w *worker) insertH(h uint64, e, k []byte, z uint64) bool {
 	id, fresh := w.store.Add(h, e)
 	switch {
 	case fresh:
 		w.npath = append(w.npath, slices.Clone(k))
 		w.nz = append(w.nz, z)
-		if w.lv != nil && w.lv.p > 0 {
-			w.nseg = w.lv.appendSeg(w.nseg, e, ends)
-		}
 	case int(id) >= w.levelStart:
 		j := int(id) - w.levelStart
 		if bytes.Compare(k, w.npath[j]) < 0 {
@@ -206,13 +196,6 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.mu.Lock()
 		w.flo, w.levelStart = w.levelStart, w.store.Len()
 		w.fpath, w.fz, w.npath, w.nz = w.npath, w.nz, nil, nil
-		w.fseg, w.nseg = w.nseg, w.fseg[:0]
-		if w.lv != nil {
-			w.fowner = w.lv.owner
-			if len(w.lv.ids) > leafMax {
-				w.lv.reset(w.lv.p)
-			}
-		}
 		if w.fp && w.flo < w.levelStart {
 			w.store.Release(w.flo) // (the encodings of the states expanded)
 		}
@@ -322,19 +305,11 @@ func (w *worker) init(sleep bool) error {
 		w.ct.ResetCounts()
 	}
 	w.npath, w.nz, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil
-	w.nseg, w.fseg = nil, nil
 	w.flo, w.levelStart = 0, 0
 	init, _ := w.m.Initial()
-	if w.lv != nil {
-		w.lv.reset(len(w.lv.sg.Segments(nil)))
-		w.fowner = w.lv.owner
-	}
 	if owner(explore.Hash(init), w.n) == w.rank {
 		w.store.Add(explore.Hash(init), init)
 		w.fpath, w.fz = [][]byte{{}}, []uint64{0}
-		if w.lv != nil && w.lv.p > 0 {
-			w.fseg = w.lv.appendSeg(nil, init, w.lv.sg.Segments(nil))
-		}
 	}
 	w.order = w.order[:0]
 	for i := range w.fpath {
@@ -393,14 +368,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			sent[r] = new(explore.ExactStore)
 		}
 	}
-	var (
-		key  []byte
-		ends []int
-		lv   = w.lv
-	)
-	if lv != nil && (lv.p == 0 || len(w.fseg) != 2*lv.p*len(w.fpath)) {
-		lv = nil // (a level loaded from a checkpoint has no segments)
-	}
+	var key []byte
 	flush := func(r int) error {
 		b := bufs[r]
 		bufs[r] = nil
@@ -447,15 +415,12 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 		h := explore.Hash(succ)
 		r := owner(h, w.n)
-		if lv != nil {
-			ends = lv.sg.Segments(ends[:0])
-		}
 		if r == w.rank {
 			// Stored at once: the store says whether it is new (its
 			// invariants are then checked).
 			key = appendIdx(append(key[:0], path...), i)
 			w.lock()
-			fresh := w.insertH(h, succ, key, z, ends)
+			fresh := w.insertH(h, succ, key, z)
 			w.mu.Unlock()
 			if fresh && w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
@@ -492,7 +457,6 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		if w.sleep {
 			b = appendUvarint(b, z)
 		}
-		b = appendEnds(b, ends)
 		bufs[r] = b
 		if len(b) >= batchBytes {
 			if ferr = flush(r); ferr != nil {
@@ -518,9 +482,6 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		state = append(state[:0], w.store.State(w.flo+i)...)
 		w.mu.Unlock()
 		path, idx, skip = w.fpath[i], 0, 0
-		if lv != nil {
-			lv.useLeaves(w.fowner, w.fseg[2*lv.p*i:2*lv.p*(i+1)])
-		}
 		var err error
 		if w.sleep {
 			err = w.sl.SuccessorsAsleep(state, w.fz[i], visit)
