@@ -31,12 +31,7 @@ func TestHMCPasses(t *testing.T) {
 	if racebuild.Enabled {
 		cfgs = cfgs[:2]
 	}
-	for _, cfg := range cfgs {
-		r, _ := checktest.Search(t, cfg)
-		if r.Verdict != explore.Pass {
-			t.Errorf("%s: %s %v", cfg.Describe(), r.Verdict, r.Violation)
-		}
-	}
+	checktest.Passes(t, cfgs...)
 }
 
 // Every broken variant fails its property with a counterexample that
@@ -88,32 +83,7 @@ func TestClaims(t *testing.T) {
 			return checktest.Dropped(loop, "ack") && checktest.StepWith(loop, "host 1 timeout", "")
 		},
 	}
-	fails := 0
-	for _, c := range hmc.Def.Claims {
-		if c.Expect == "pass" {
-			continue
-		}
-		fails++
-		t.Run(c.Name, func(t *testing.T) {
-			var show func([]traces.Step) bool
-			for k, f := range shows {
-				if strings.Contains(c.Name, k) {
-					show = f
-				}
-			}
-			if show == nil {
-				t.Fatalf("no mechanism to look for in the loop")
-			}
-			o := checktest.Caught(t, c.Config, "eventual-delivery")
-			if o.Loop == 0 {
-				t.Fatalf("no loop: %s", o.Violation)
-			}
-			if loop := o.Steps[len(o.Steps)-o.Loop:]; !show(loop) {
-				t.Fatalf("the loop does not show the mechanism:\n%s", checktest.StepsText(loop))
-			}
-		})
-	}
-	if fails != 2 {
+	if fails := checktest.CatchLoops(t, hmc.Def.Claims, "eventual-delivery", shows, nil); fails != 2 {
 		t.Errorf("%d claims expected to fail, want 2", fails)
 	}
 	// The crossing groups with one buffer: I_mc fails, H_mc passes.
@@ -150,17 +120,7 @@ func TestParams(t *testing.T) {
 		{"hmc", [][2]string{{"window", "2"}, {"seq-mod", "2"}}, "must exceed the window"},
 		{"imc", [][2]string{{"timer", "links"}}, "imc has no parameter"},
 	} {
-		p := imc.DefaultsFor(c.proto)
-		var err error
-		for _, s := range c.settings {
-			if err = p.Set(s[0], s[1]); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			_, err = p.Resolve(4)
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := checktest.Apply(imc.DefaultsFor(c.proto), c.settings, 4); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %v: got %v, want an error with %q", c.proto, c.settings, err, c.want)
 		}
 	}
@@ -170,14 +130,8 @@ func TestParams(t *testing.T) {
 	if err := cfg.Params.Set("timer", "links"); err != nil {
 		t.Fatal(err)
 	}
-	q := imc.DefaultsFor("hmc")
-	for _, st := range cfg.Params.Settings() {
-		if err := q.Set(st.Key, st.Value); err != nil {
-			t.Fatalf("%s=%s: %v", st.Key, st.Value, err)
-		}
-	}
-	if a, b := cfg.Params.Describe(), q.Describe(); a != b || !strings.HasSuffix(a, "timer=links") {
-		t.Fatalf("%s\n%s", a, b)
+	if d := checktest.Resettle(t, cfg.Params, imc.DefaultsFor("hmc")); !strings.HasSuffix(d, "timer=links") {
+		t.Fatalf("no timer=links: %s", d)
 	}
 	if racebuild.Enabled {
 		return // 27,000 states: not under the race detector

@@ -36,12 +36,7 @@ func TestHRXPasses(t *testing.T) {
 	if racebuild.Enabled {
 		cfgs = cfgs[2:4] // the race stage: two small ones
 	}
-	for _, cfg := range cfgs {
-		r, _ := checktest.Search(t, cfg)
-		if r.Verdict != explore.Pass {
-			t.Errorf("%s: %s %v", cfg.Describe(), r.Verdict, r.Violation)
-		}
-	}
+	checktest.Passes(t, cfgs...)
 }
 
 // The broken variants are caught as I_rx's are: irx's
@@ -62,36 +57,13 @@ func TestLivelocks(t *testing.T) {
 			return checktest.Dropped(loop, "d0#2") && checktest.StepWith(loop, "host 0 timeout", "")
 		},
 	}
-	n := 0
-	for _, c := range hrx.Def.Claims {
-		if c.Expect == "pass" {
-			continue
+	skip := func(c model.Claim) string {
+		if racebuild.Enabled && strings.Contains(c.Name, "flows=0:2:2,1:2:2") {
+			return "about 76,000 states: not under the race detector"
 		}
-		n++
-		t.Run(c.Name, func(t *testing.T) {
-			if racebuild.Enabled && strings.Contains(c.Name, "flows=0:2:2,1:2:2") {
-				t.Skip("about 76,000 states: not under the race detector")
-			}
-			if c.Expect != "fail eventual-delivery" {
-				t.Fatalf("expect %q", c.Expect)
-			}
-			o := checktest.Caught(t, c.Config, "eventual-delivery")
-			if o.Loop == 0 {
-				t.Fatalf("no loop: %s", o.Violation)
-			}
-			loop := o.Steps[len(o.Steps)-o.Loop:]
-			for key, show := range shows {
-				if strings.Contains(c.Name, key) {
-					if !show(loop) {
-						t.Fatalf("the loop does not show the livelock:\n%s", checktest.StepsText(loop))
-					}
-					return
-				}
-			}
-			t.Fatalf("no test of what the loop shows")
-		})
+		return ""
 	}
-	if n != len(shows) {
+	if n := checktest.CatchLoops(t, hrx.Def.Claims, "eventual-delivery", shows, skip); n != len(shows) {
 		t.Errorf("%d failing claims, %d checked for what they show", n, len(shows))
 	}
 }

@@ -28,12 +28,7 @@ func TestIMCPasses(t *testing.T) {
 	if racebuild.Enabled {
 		cfgs = cfgs[:2]
 	}
-	for _, cfg := range cfgs {
-		r, _ := checktest.Search(t, cfg)
-		if r.Verdict != explore.Pass {
-			t.Errorf("%s: %s %v", cfg.Describe(), r.Verdict, r.Violation)
-		}
-	}
+	checktest.Passes(t, cfgs...)
 }
 
 // Every broken variant fails its property with a counterexample that
@@ -67,24 +62,18 @@ func TestRingLivelocks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the suite checks these claims; about 4 s")
 	}
-	n := 0
+	var claims []model.Claim
 	for _, c := range imc.Def.Claims {
-		if c.Expect == "pass" || c.Config.Variant != "" {
-			continue
+		if c.Config.Variant == "" {
+			claims = append(claims, c)
 		}
-		n++
-		t.Run(c.Name, func(t *testing.T) {
-			o := checktest.Caught(t, c.Config, "eventual-delivery")
-			if o.Loop == 0 {
-				t.Fatalf("no loop: %s", o.Violation)
-			}
-			loop := o.Steps[len(o.Steps)-o.Loop:]
-			if !checktest.Dropped(loop, "d") || !strings.Contains(checktest.StepsText(loop), "timeout") {
-				t.Fatalf("the loop does not retransmit dropped packets:\n%s", checktest.StepsText(loop))
-			}
-		})
 	}
-	if n != 2 {
+	// The loop retransmits data packets that are dropped.
+	retransmits := func(loop []traces.Step) bool {
+		return checktest.Dropped(loop, "d") && strings.Contains(checktest.StepsText(loop), "timeout")
+	}
+	shows := map[string]func([]traces.Step) bool{"casts=0:1,1:1,2:1": retransmits, "crossing groups": retransmits}
+	if n := checktest.CatchLoops(t, claims, "eventual-delivery", shows, nil); n != 2 {
 		t.Errorf("%d failing claims of the correct protocol, want the ring and the crossing groups", n)
 	}
 }
@@ -103,17 +92,7 @@ func TestBadParams(t *testing.T) {
 		{[][2]string{{"cast", "g/0:1"}}, 4, ""},
 		{[][2]string{{"flow", "0:1:1"}}, 4, "no parameter"},
 	} {
-		p := imc.Defaults()
-		var err error
-		for _, s := range c.settings {
-			if err = p.Set(s[0], s[1]); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			_, err = p.Resolve(c.nodes)
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := checktest.Apply(imc.Defaults(), c.settings, c.nodes); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want an error with %q", c.settings, err, c.want)
 		}
 	}
@@ -123,14 +102,8 @@ func TestBadParams(t *testing.T) {
 // carry it so), and gives the same verdict as the tree family it spells.
 func TestTopologySettings(t *testing.T) {
 	cfg := imc.TopologyConfig("nodes 3\ngroup all 0 1 2\ntree all 0 0->1 1->2\ntree all * star\n", 1, 1, "", cast(0, 2))
-	q := imc.Defaults()
-	for _, st := range cfg.Params.Settings() {
-		if err := q.Set(st.Key, st.Value); err != nil {
-			t.Fatalf("%s=%s: %v", st.Key, st.Value, err)
-		}
-	}
-	if a, b := cfg.Params.Describe(), q.Describe(); a != b || !strings.Contains(a, "0->1 1->2") {
-		t.Fatalf("%s\n%s", a, b)
+	if d := checktest.Resettle(t, cfg.Params, imc.Defaults()); !strings.Contains(d, "0->1 1->2") {
+		t.Fatalf("no explicit tree: %s", d)
 	}
 	r1, _ := checktest.Search(t, cfg)
 	r2, _ := checktest.Search(t, imc.Config(3, "chain", 1, 1, "", cast(0, 2)))

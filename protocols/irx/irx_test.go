@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"lfccheck/explore"
 	"lfccheck/model"
 	_ "lfccheck/protocols" // registers the protocols
 	"lfccheck/protocols/hrx"
@@ -17,18 +16,13 @@ import (
 // I_rx passes over reliable links and over links that lose, duplicate
 // and corrupt packets, at P=2 and P=3, with sequence numbers that wrap.
 func TestIRXPasses(t *testing.T) {
-	for _, cfg := range []model.Config{
+	checktest.Passes(t,
 		irx.Config(2, 2, 2, ""),
 		irx.FlowConfig(2, 2, 1, "loss:1,dup:1", ucast.Flow{Src: 0, Dst: 1, Count: 4}),
 		irx.FlowConfig(2, 1, 1, "loss:2", ucast.Flow{Src: 0, Dst: 1, Count: 2}),
 		irx.FlowConfig(2, 2, 2, "corrupt@0->1:1,loss@1->0:1", ucast.Flow{Src: 0, Dst: 1, Count: 3}),
 		irx.FlowConfig(3, 2, 1, "loss:1,dup:1", ucast.Flow{Src: 0, Dst: 2, Count: 2}, ucast.Flow{Src: 1, Dst: 2, Count: 1}),
-	} {
-		r, _ := checktest.Search(t, cfg)
-		if r.Verdict != explore.Pass {
-			t.Errorf("%s: %s %v", cfg.Describe(), r.Verdict, r.Violation)
-		}
-	}
+	)
 }
 
 // Every broken variant, of I_rx and of H_rx, fails by the property
