@@ -277,12 +277,12 @@ func (w *World) applyFault(f FaultKind, a Action, l int, out *Outbox) {
 		w.Links[l][0] = pkt
 		return
 	case FaultCorrupt:
-		if h, ok := w.Sys.M.(CorruptionHandler); ok {
+		if _, ok := w.Sys.M.(CorruptionHandler); ok {
 			out.Arrived, out.Arrival = pkt, true
 			if w.memo != nil {
 				w.memo.Handle(w, a, pkt, out)
 			} else {
-				h.Corrupted(w.Nodes[a.Node], a.Peer, pkt, out)
+				w.RunHandler(a, pkt, out)
 			}
 			w.noteChange(int(a.Node))
 		}

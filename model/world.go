@@ -300,7 +300,7 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		if w.memo != nil {
 			w.memo.Handle(w, a, pkt, out)
 		} else {
-			w.Sys.M.Receive(n, a.Peer, pkt, out)
+			w.RunHandler(a, pkt, out)
 		}
 	} else if k.fault != 0 {
 		l := int(a.Peer)*P + int(a.Node)
@@ -315,7 +315,7 @@ func (w *World) Apply(a Action, out *Outbox) error {
 		if w.memo != nil {
 			w.memo.Handle(w, a, Packet{}, out)
 		} else {
-			k.Apply(n, out)
+			w.RunHandler(a, Packet{}, out)
 		}
 	}
 	w.noteChange(int(a.Node))
