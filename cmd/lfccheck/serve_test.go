@@ -83,6 +83,17 @@ func startServe(t *testing.T, args ...string) (url string, stop func() (int, str
 	return url, stop
 }
 
+// getJSON decodes the JSON that a GET of url answers into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(v)
+	resp.Body.Close()
+}
+
 func postJSON(t *testing.T, url string, body any) (int, []byte) {
 	t.Helper()
 	data, _ := json.Marshal(body)
@@ -115,12 +126,7 @@ func TestServeCommand(t *testing.T) {
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		resp, err := http.Get(url + "api/check")
-		if err != nil {
-			t.Fatal(err)
-		}
-		json.NewDecoder(resp.Body).Decode(&st)
-		resp.Body.Close()
+		getJSON(t, url+"api/check", &st)
 		if !st.Running {
 			break
 		}
@@ -150,18 +156,13 @@ func TestServeCommand(t *testing.T) {
 	}
 	// With --trace, the trace's configuration and path.
 	url, _ = startServe(t, "--trace", file, "--addr", "localhost:0")
-	resp, err := http.Get(url + "api/session")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sess struct {
 		Describe string `json:"describe"`
 		Trace    struct {
 			Actions []string `json:"actions"`
 		} `json:"trace"`
 	}
-	json.NewDecoder(resp.Body).Decode(&sess)
-	resp.Body.Close()
+	getJSON(t, url+"api/session", &sess)
 	if !strings.Contains(sess.Describe, "tree=chain") || len(sess.Trace.Actions) != 16 {
 		t.Fatalf("serve --trace: %+v", sess)
 	}

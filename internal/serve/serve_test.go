@@ -94,6 +94,21 @@ func post(t *testing.T, ts *httptest.Server, path string, body any) (int, map[st
 		data, _ = json.Marshal(b)
 	}
 	resp, err := http.Post(ts.URL+path, "application/json", bytes.NewReader(data))
+	return readAnswer(t, resp, err)
+}
+
+func get(t *testing.T, ts *httptest.Server, path string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(ts.URL + path)
+	code, m, _ := readAnswer(t, resp, err)
+	return code, m
+}
+
+// readAnswer reads the response of a request: its status, its body as
+// JSON (nil where it is not) and as bytes; a request that failed (err)
+// ends the test.
+func readAnswer(t *testing.T, resp *http.Response, err error) (int, map[string]any, []byte) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,19 +117,6 @@ func post(t *testing.T, ts *httptest.Server, path string, body any) (int, map[st
 	var m map[string]any
 	json.Unmarshal(raw, &m)
 	return resp.StatusCode, m, raw
-}
-
-func get(t *testing.T, ts *httptest.Server, path string) (int, map[string]any) {
-	t.Helper()
-	resp, err := http.Get(ts.URL + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	json.Unmarshal(raw, &m)
-	return resp.StatusCode, m
 }
 
 type view struct {
