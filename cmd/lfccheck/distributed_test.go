@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -270,5 +271,18 @@ func TestDistributedProfile(t *testing.T) {
 		if err != nil || len(prof) < 2 || prof[0] != 0x1f || prof[1] != 0x8b {
 			t.Fatalf("cpu-%d.pprof: %d bytes, %v", r, len(prof), err)
 		}
+	}
+	if testing.Short() {
+		return
+	}
+	// The document's second command: pprof reads the worker's profile
+	// (the workers are this test binary started again).
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pout, err := exec.Command("go", "tool", "pprof", "-top", exe, filepath.Join(dir, "cpu-1.pprof")).CombinedOutput()
+	if err != nil || !strings.Contains(string(pout), "Type: cpu") {
+		t.Fatalf("go tool pprof: %v\n%s", err, pout)
 	}
 }
