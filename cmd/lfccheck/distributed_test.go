@@ -259,7 +259,7 @@ func TestDistributedProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{fmt.Sprintf("rank: %d of 2\n", r), "\nexpand: ", "\nreceive: ", "\noutside expand"} {
+		for _, want := range []string{fmt.Sprintf("rank: %d of 2\n", r), "\nexpand: ", "\nreceive: ", "\noutside expand", "\nper level, ms expanding own states / in expand: "} {
 			if !strings.Contains(string(times), want) {
 				t.Fatalf("times-%d.txt has no %q:\n%s", r, want, times)
 			}

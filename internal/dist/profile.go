@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -29,6 +30,18 @@ type timing struct {
 	expandCPU  atomic.Int64 // the process's CPU (user+sys) while inside expand
 	levels     atomic.Int64
 	batches    atomic.Int64 // batches received
+
+	mu    sync.Mutex
+	loops []time.Duration // per level: expanding this worker's states (as loopWall)
+	ends  []time.Duration // per level: the whole of expand (as expandWall)
+}
+
+// level notes the times of one level's expansion.
+func (t *timing) level(loop, all time.Duration) {
+	t.mu.Lock()
+	t.loops = append(t.loops, loop)
+	t.ends = append(t.ends, all)
+	t.mu.Unlock()
 }
 
 // profiler writes a worker's profile and timings (ProfileEnv).
@@ -89,6 +102,13 @@ func (p *profiler) stop(t *timing, n int) {
 		d(ew), d(t.expandCPU.Load()), t.levels.Load(), d(t.loopWall.Load()), d(t.sendWall.Load()), d(t.closeWall.Load()),
 		d(int64(wall)-ew), d(t.recvWall.Load()), t.batches.Load(), d(t.lockWall.Load()),
 		ms.NumGC, time.Duration(ms.PauseTotalNs).Seconds(), os.Getenv("GOGC"))
+	t.mu.Lock()
+	s += "per level, ms expanding own states / in expand:"
+	for i := range t.loops {
+		s += fmt.Sprintf(" %.1f/%.1f", float64(t.loops[i].Microseconds())/1000, float64(t.ends[i].Microseconds())/1000)
+	}
+	s += "\n"
+	t.mu.Unlock()
 	if p.f == nil {
 		s += "cpu profile: not written: " + p.why + "\n"
 	}

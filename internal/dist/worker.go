@@ -176,8 +176,10 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		if w.timed {
 			t0, c0 = time.Now(), processCPU()
 		}
+		loop0 := w.tm.loopWall.Load()
 		r, err := w.expand(ctx)
 		if w.timed {
+			w.tm.level(time.Duration(w.tm.loopWall.Load()-loop0), time.Since(t0))
 			w.tm.expandWall.Add(int64(time.Since(t0)))
 			w.tm.expandCPU.Add(int64(processCPU() - c0))
 			w.tm.levels.Add(1)
