@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 
-	"lfccheck/internal/fileio"
-	"lfccheck/properties"
 	"lfccheck/traces"
 )
 
@@ -19,36 +17,13 @@ func runReplay(args []string, e env) (int, error) {
 	if err := parseFlags(fs, args, "[--json] [--svg FILE] [--html FILE] [--steps FROM:TO] FILE"); err != nil {
 		return 0, err
 	}
-	if fs.NArg() != 1 {
-		return 0, usagef("replay: want exactly one trace file, got %d arguments", fs.NArg())
-	}
-	if err := pf.check(); err != nil {
+	path, file, ck, acts, err := readTrace("replay", fs.Args(), &pf, e)
+	if err != nil {
 		return 0, err
-	}
-	path := fs.Arg(0)
-	pf.trace = path
-	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: path}}, pf.outputs()); err != nil {
-		return 0, usageError{err}
 	}
 	report := e.stdout
 	if pf.svg == "-" || pf.html == "-" {
 		report = e.stderr // the picture on standard output
-	}
-	data, err := e.readInput(path, maxInputBytes)
-	if err != nil {
-		return 0, usagef("replay: %v", err)
-	}
-	file, err := traces.Parse(data)
-	if err != nil {
-		return 0, usagef("replay: %s: %v", path, err)
-	}
-	ck, err := properties.Build(file.Config)
-	if err != nil {
-		return 0, usagef("replay: %s: config: %v", path, err)
-	}
-	acts, err := traces.ParseActions(ck.Sys, file.Actions)
-	if err != nil {
-		return 0, usagef("replay: %s: %v", path, err)
 	}
 	if pf.window != nil {
 		if _, err := (traces.Options{Steps: pf.window}).Resolve(len(acts)); err != nil {

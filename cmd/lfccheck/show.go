@@ -105,6 +105,44 @@ func (p *pictureFlags) write(sys *model.System, acts []model.Action, o traces.Ou
 	return nil
 }
 
+// readTrace reads the one trace file that command cmd (replay, show) was
+// given in args, once the picture flags pf are checked and none of their
+// outputs is that file: its path, the file, its checker and its actions.
+// Every error is a usage error that names cmd.
+func readTrace(cmd string, args []string, pf *pictureFlags, e env) (string, traces.File, *properties.Checker, []model.Action, error) {
+	fail := func(err error) (string, traces.File, *properties.Checker, []model.Action, error) {
+		return "", traces.File{}, nil, nil, err
+	}
+	if len(args) != 1 {
+		return fail(usagef("%s: want exactly one trace file, got %d arguments", cmd, len(args)))
+	}
+	if err := pf.check(); err != nil {
+		return fail(err)
+	}
+	path := args[0]
+	pf.trace = path
+	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: path}}, pf.outputs()); err != nil {
+		return fail(usageError{err})
+	}
+	data, err := e.readInput(path, maxInputBytes)
+	if err != nil {
+		return fail(usagef("%s: %v", cmd, err))
+	}
+	file, err := traces.Parse(data)
+	if err != nil {
+		return fail(usagef("%s: %s: %v", cmd, path, err))
+	}
+	ck, err := properties.Build(file.Config)
+	if err != nil {
+		return fail(usagef("%s: %s: config: %v", cmd, path, err))
+	}
+	acts, err := traces.ParseActions(ck.Sys, file.Actions)
+	if err != nil {
+		return fail(usagef("%s: %s: %v", cmd, path, err))
+	}
+	return path, file, ck, acts, nil
+}
+
 func runShow(args []string, e env) (int, error) {
 	fs := newFlags("show", e)
 	var pf pictureFlags
@@ -112,32 +150,9 @@ func runShow(args []string, e env) (int, error) {
 	if err := parseFlags(fs, args, "[--svg FILE] [--html FILE] [--steps FROM:TO] TRACE"); err != nil {
 		return 0, err
 	}
-	if fs.NArg() != 1 {
-		return 0, usagef("show: want exactly one trace file, got %d arguments", fs.NArg())
-	}
-	if err := pf.check(); err != nil {
+	path, file, ck, acts, err := readTrace("show", fs.Args(), &pf, e)
+	if err != nil {
 		return 0, err
-	}
-	path := fs.Arg(0)
-	pf.trace = path
-	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: path}}, pf.outputs()); err != nil {
-		return 0, usageError{err}
-	}
-	data, err := e.readInput(path, maxInputBytes)
-	if err != nil {
-		return 0, usagef("show: %v", err)
-	}
-	file, err := traces.Parse(data)
-	if err != nil {
-		return 0, usagef("show: %s: %v", path, err)
-	}
-	ck, err := properties.Build(file.Config)
-	if err != nil {
-		return 0, usagef("show: %s: config: %v", path, err)
-	}
-	acts, err := traces.ParseActions(ck.Sys, file.Actions)
-	if err != nil {
-		return 0, usagef("show: %s: %v", path, err)
 	}
 	var o traces.Outcome
 	if pf.svg == "" && pf.html == "" {
