@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -255,27 +254,12 @@ func TestCheckpointInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "lfccheck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildCLI(t, t.TempDir())
 	dir := filepath.Join(t.TempDir(), "ckpt")
-	cmd := exec.Command(bin, "check", "--nodes", "3", "--packets", "2", "--json", "-q", "--checkpoint", dir, "--checkpoint-every", "1ms", "--workers", "1")
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(800 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-		t.Fatalf("exit %v, stderr %s", err, e.String())
-	}
+	o := interruptCLI(t, bin, 800*time.Millisecond, "check", "--nodes", "3", "--packets", "2", "--json", "-q", "--checkpoint", dir, "--checkpoint-every", "1ms", "--workers", "1")
 	var m map[string]any
-	if json.Unmarshal(o.Bytes(), &m) != nil || !strings.HasPrefix(m["reason"].(string), "interrupted") {
-		t.Fatalf("stdout %s", o.String())
+	if json.Unmarshal([]byte(o), &m) != nil || !strings.HasPrefix(m["reason"].(string), "interrupted") {
+		t.Fatalf("stdout %s", o)
 	}
 	if ck, _ := m["checkpoint"].(map[string]any); ck["kept"] != true || ck["depth"].(float64) < 1 {
 		t.Fatalf("checkpoint %v", m["checkpoint"])

@@ -249,43 +249,51 @@ func TestExactStateLimit(t *testing.T) {
 	}
 }
 
+// buildCLI builds the lfccheck binary into dir and returns its path.
+func buildCLI(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "lfccheck")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// interruptCLI runs the binary bin with args, sends it SIGINT after
+// wait, and returns its standard output: it must exit 3.
+func interruptCLI(t *testing.T, bin string, wait time.Duration, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(wait)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("%s: exit %v, stdout %s, stderr %s", args[0], err, o.String(), e.String())
+	}
+	return o.String()
+}
+
 // SIGINT during a long check: verdict incomplete (interrupted), statistics,
 // the JSON object, exit 3.
 func TestInterruptPrintsResult(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "lfccheck")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "check", "--nodes", "4", "--packets", "2", "--json", "-q")
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-		t.Fatalf("exit %v, stderr %s", err, e.String())
-	}
+	bin := buildCLI(t, t.TempDir())
+	o := interruptCLI(t, bin, 1500*time.Millisecond, "check", "--nodes", "4", "--packets", "2", "--json", "-q")
 	var m map[string]any
-	if json.Unmarshal(o.Bytes(), &m) != nil || m["verdict"] != "incomplete" || !strings.HasPrefix(m["reason"].(string), "interrupted") || m["states"].(float64) < 1000 {
-		t.Fatalf("stdout %s", o.String())
+	if json.Unmarshal([]byte(o), &m) != nil || m["verdict"] != "incomplete" || !strings.HasPrefix(m["reason"].(string), "interrupted") || m["states"].(float64) < 1000 {
+		t.Fatalf("stdout %s", o)
 	}
 	// The suite prints the rows it finished and ends as incomplete.
-	cmd = exec.Command(bin, "suite", "-q")
-	o.Reset()
-	cmd.Stdout = &o
-	cmd.Start()
-	time.Sleep(2 * time.Second)
-	cmd.Process.Signal(syscall.SIGINT)
-	err = cmd.Wait()
-	if !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.Contains(o.String(), "interrupted") || !strings.Contains(o.String(), "  ok\n") {
-		t.Fatalf("suite: exit %v\n%s", err, o.String())
+	if o := interruptCLI(t, bin, 2*time.Second, "suite", "-q"); !strings.Contains(o, "interrupted") || !strings.Contains(o, "  ok\n") {
+		t.Fatalf("suite:\n%s", o)
 	}
 }
 

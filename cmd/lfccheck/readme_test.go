@@ -43,9 +43,7 @@ func TestREADMECommands(t *testing.T) {
 		readme = append(append(readme, data...), '\n')
 	}
 	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "lfccheck"), ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	buildCLI(t, bin)
 	work := t.TempDir()
 	root, _ := filepath.Abs("../..")
 	os.Symlink(filepath.Join(root, "examples"), filepath.Join(work, "examples"))
