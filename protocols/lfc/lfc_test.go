@@ -506,14 +506,13 @@ func testFetchAndAdd(t *testing.T, proto string) {
 	}
 }
 
-// Conformance on Close: a recording cluster (RecordOn) checks its run
-// against the model when it closes. A broken protocol variant run live
-// (the server's NI increments its fetch-and-add variable only once) is
-// caught there, by the property the checker names, and the run is a
-// trace file for lfccheck replay. By default (and with RecordOff)
-// nothing is recorded, in tests as in programs.
-func TestConformanceOnClose(t *testing.T) {
-	c, err := lfc.Start(lfc.Options{Nodes: 3, Variant: "fa-no-increment", Record: lfc.RecordOn, Handler: func(int, lfc.Packet) {}})
+// runNoIncrement starts a cluster of three nodes running the broken
+// variant fa-no-increment (the server's NI increments its fetch-and-add
+// variable only once), recording as rec says, and has nodes 1, 2 and 1
+// fetch and add.
+func runNoIncrement(t *testing.T, rec lfc.RecordMode) *lfc.Cluster {
+	t.Helper()
+	c, err := lfc.Start(lfc.Options{Nodes: 3, Variant: "fa-no-increment", Record: rec, Handler: func(int, lfc.Packet) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -522,7 +521,18 @@ func TestConformanceOnClose(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err = c.Close()
+	return c
+}
+
+// Conformance on Close: a recording cluster (RecordOn) checks its run
+// against the model when it closes. A broken protocol variant run live
+// (the server's NI increments its fetch-and-add variable only once) is
+// caught there, by the property the checker names, and the run is a
+// trace file for lfccheck replay. By default (and with RecordOff)
+// nothing is recorded, in tests as in programs.
+func TestConformanceOnClose(t *testing.T) {
+	c := runNoIncrement(t, lfc.RecordOn)
+	_, err := c.Close()
 	var ce *lfc.ConformanceError
 	if !errors.As(err, &ce) || ce.Violation == nil || ce.Violation.Property != "fa-values" {
 		t.Fatalf("Close of a run of fa-no-increment: %v", err)

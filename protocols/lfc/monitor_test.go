@@ -102,22 +102,14 @@ func checkedAll(t *testing.T, c *lfc.Cluster) {
 // checker names, while the cluster runs (Conformance) and at Close, with
 // the steps that led there.
 func TestMonitorCatchesVariant(t *testing.T) {
-	c, err := lfc.Start(lfc.Options{Nodes: 3, Variant: "fa-no-increment", Record: lfc.RecordMonitor, Handler: func(int, lfc.Packet) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, node := range []int{1, 2, 1} {
-		if _, err := c.Node(node).FetchAndAdd(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := runNoIncrement(t, lfc.RecordMonitor)
 	var ce *lfc.ConformanceError
 	for deadline := time.Now().Add(10 * time.Second); !errors.As(c.Conformance(), &ce); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the running cluster's monitor reports nothing")
 		}
 	}
-	_, err = c.Close()
+	_, err := c.Close()
 	if !errors.As(err, &ce) || ce.Violation == nil || ce.Violation.Property != "fa-values" || len(ce.Recent) == 0 {
 		t.Fatalf("Close of a monitored run of fa-no-increment: %v", err)
 	}
