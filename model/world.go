@@ -531,10 +531,7 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 	// nothing changed w since (consecutive states share many).
 	held := w.held
 	if w.heldBy != c || len(held) != P {
-		held = held[:0]
-		for range P {
-			held = append(held, nil)
-		}
+		held = append(held[:0], make([]*decodedSegment, P)...)
 	}
 	w.held = nil // until w is whole again
 	d := &w.dec

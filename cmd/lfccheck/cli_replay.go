@@ -17,10 +17,11 @@ func runReplay(args []string, e env) (int, error) {
 	if err := parseFlags(fs, args, "[--json] [--svg FILE] [--html FILE] [--steps FROM:TO] FILE"); err != nil {
 		return 0, err
 	}
-	path, file, ck, acts, err := readTrace("replay", fs.Args(), &pf, e)
+	t, err := readTrace("replay", fs.Args(), &pf, e)
 	if err != nil {
 		return 0, err
 	}
+	path, file, ck, acts := t.path, t.file, t.ck, t.acts
 	report := e.stdout
 	if pf.svg == "-" || pf.html == "-" {
 		report = e.stderr // the picture on standard output

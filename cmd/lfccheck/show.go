@@ -105,42 +105,44 @@ func (p *pictureFlags) write(sys *model.System, acts []model.Action, o traces.Ou
 	return nil
 }
 
+// trace is a trace file read by readTrace: its path, contents, checker
+// (built from its configuration) and actions.
+type trace struct {
+	path string
+	file traces.File
+	ck   *properties.Checker
+	acts []model.Action
+}
+
 // readTrace reads the one trace file that command cmd (replay, show) was
 // given in args, once the picture flags pf are checked and none of their
-// outputs is that file: its path, the file, its checker and its actions.
-// Every error is a usage error that names cmd.
-func readTrace(cmd string, args []string, pf *pictureFlags, e env) (string, traces.File, *properties.Checker, []model.Action, error) {
-	fail := func(err error) (string, traces.File, *properties.Checker, []model.Action, error) {
-		return "", traces.File{}, nil, nil, err
-	}
+// outputs is that file. Every error is a usage error that names cmd.
+func readTrace(cmd string, args []string, pf *pictureFlags, e env) (trace, error) {
 	if len(args) != 1 {
-		return fail(usagef("%s: want exactly one trace file, got %d arguments", cmd, len(args)))
+		return trace{}, usagef("%s: want exactly one trace file, got %d arguments", cmd, len(args))
 	}
 	if err := pf.check(); err != nil {
-		return fail(err)
+		return trace{}, err
 	}
-	path := args[0]
-	pf.trace = path
-	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: path}}, pf.outputs()); err != nil {
-		return fail(usageError{err})
+	t := trace{path: args[0]}
+	pf.trace = t.path
+	if err := fileio.Distinct([]fileio.Named{{Flag: "the trace file", Path: t.path}}, pf.outputs()); err != nil {
+		return trace{}, usageError{err}
 	}
-	data, err := e.readInput(path, maxInputBytes)
+	data, err := e.readInput(t.path, maxInputBytes)
 	if err != nil {
-		return fail(usagef("%s: %v", cmd, err))
+		return trace{}, usagef("%s: %v", cmd, err)
 	}
-	file, err := traces.Parse(data)
-	if err != nil {
-		return fail(usagef("%s: %s: %v", cmd, path, err))
+	if t.file, err = traces.Parse(data); err != nil {
+		return trace{}, usagef("%s: %s: %v", cmd, t.path, err)
 	}
-	ck, err := properties.Build(file.Config)
-	if err != nil {
-		return fail(usagef("%s: %s: config: %v", cmd, path, err))
+	if t.ck, err = properties.Build(t.file.Config); err != nil {
+		return trace{}, usagef("%s: %s: config: %v", cmd, t.path, err)
 	}
-	acts, err := traces.ParseActions(ck.Sys, file.Actions)
-	if err != nil {
-		return fail(usagef("%s: %s: %v", cmd, path, err))
+	if t.acts, err = traces.ParseActions(t.ck.Sys, t.file.Actions); err != nil {
+		return trace{}, usagef("%s: %s: %v", cmd, t.path, err)
 	}
-	return path, file, ck, acts, nil
+	return t, nil
 }
 
 func runShow(args []string, e env) (int, error) {
@@ -150,10 +152,11 @@ func runShow(args []string, e env) (int, error) {
 	if err := parseFlags(fs, args, "[--svg FILE] [--html FILE] [--steps FROM:TO] TRACE"); err != nil {
 		return 0, err
 	}
-	path, file, ck, acts, err := readTrace("show", fs.Args(), &pf, e)
+	t, err := readTrace("show", fs.Args(), &pf, e)
 	if err != nil {
 		return 0, err
 	}
+	path, file, ck, acts := t.path, t.file, t.ck, t.acts
 	var o traces.Outcome
 	if pf.svg == "" && pf.html == "" {
 		o, err = traces.RunLasso(ck, acts, file.Loop())

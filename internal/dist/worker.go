@@ -94,11 +94,9 @@ func owner(h uint64, n int) int { return int((h >> 32) % uint64(n)) }
 func (w *worker) receive(batch []byte) error {
 	if w.timed {
 		t0 := time.Now()
-		w.lock()
 		defer func() { w.tm.recvWall.Add(int64(time.Since(t0))); w.tm.batches.Add(1) }()
-	} else {
-		w.mu.Lock()
 	}
+	w.lock()
 	defer w.mu.Unlock()
 	d := dec{b: batch}
 	for len(d.b) > 0 && d.err == nil {
