@@ -77,6 +77,7 @@ type Checker struct {
 	tmp        model.World  // scratch for decoding the relative form
 	segs       []byte       // relRep: each node's relative segment
 	segAt      []int        // their start and end offsets in segs
+	segRef     [][]byte     // the segments by position, in segs or the expanded state's encoding
 	cur, next  model.World
 	ren        model.World // scratch for renamings
 	acts       []model.Action
@@ -395,11 +396,14 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 			return err
 		}
 	}
-	// next starts as a copy of cur; after each successor only what its
-	// steps changed is copied back (model.World.Restore).
-	c.next.CopyFrom(&c.cur)
+	// next starts as a copy of cur (of what differs from the state
+	// expanded before, model.World.Resync); after each successor only
+	// what its steps changed is copied back (model.World.Restore).
 	if sc != nil {
+		c.next.CopyFrom(&c.cur)
 		c.next.SetStepMemo(sc)
+	} else {
+		c.next.Resync(&c.cur)
 	}
 	var before uint64 // asleep: the transitions explored so far
 	defer func() { c.formsOK, c.formsLater, c.formsErr = 0, 0, nil }()

@@ -181,11 +181,14 @@ func (c *Checker) relRep(w *model.World, buf []byte) ([]byte, int) {
 		c.ren = *w.Sys.Initial()
 	}
 	c.segs, c.segAt = c.segs[:0], c.segAt[:0]
+	c.segRef = c.segRef[:0]
 	for i := 0; i < P; i++ {
 		st := len(c.segs)
 		switch {
 		case c.cacheOn && c.segSame[i] == 1:
-			c.segs = append(c.segs, c.pEnc[c.pAt[2*i]:c.segEnd(i)]...)
+			// Unchanged with its links: read in place (-1 below).
+			c.segAt = append(c.segAt, -1, -1)
+			continue
 		case c.cacheOn && c.same[i] == 1:
 			// The node is as in the expanded state, whose encoding
 			// holds its relative form: only its links are renamed.
@@ -210,6 +213,13 @@ func (c *Checker) relRep(w *model.World, buf []byte) ([]byte, int) {
 		}
 		c.segAt = append(c.segAt, st, len(c.segs))
 	}
+	for i := 0; i < P; i++ {
+		if c.segAt[2*i] < 0 {
+			c.segRef = append(c.segRef, c.pEnc[c.pAt[2*i]:c.segEnd(i)])
+		} else {
+			c.segRef = append(c.segRef, c.segs[c.segAt[2*i]:c.segAt[2*i+1]])
+		}
+	}
 	// seg is the segment at position j when renaming h (an index in sym,
 	// -1 for the identity) is applied: node i goes to h(i), so position j
 	// holds R of h's preimage of j.
@@ -217,7 +227,7 @@ func (c *Checker) relRep(w *model.World, buf []byte) ([]byte, int) {
 		if h >= 0 {
 			j = int(c.symInv[h].Node[j])
 		}
-		return c.segs[c.segAt[2*j]:c.segAt[2*j+1]]
+		return c.segRef[j]
 	}
 	best := -1
 	for h := range c.sym {

@@ -289,20 +289,34 @@ func (n *Node) CopyNode(s *Node) {
 		n.PCB = make([]PCB, len(s.PCB))
 	}
 	for p := range s.PCB {
-		n.PCB[p].SendCredits = s.PCB[p].SendCredits
-		n.PCB[p].FreeCredits = s.PCB[p].FreeCredits
-		n.PCB[p].Blocked = append(n.PCB[p].Blocked[:0], s.PCB[p].Blocked...)
+		d, f := &n.PCB[p], &s.PCB[p]
+		d.SendCredits, d.FreeCredits = f.SendCredits, f.FreeCredits
+		d.Blocked = copyOf(d.Blocked, f.Blocked)
 	}
-	n.Recv = append(n.Recv[:0], s.Recv...)
-	n.Send = append(n.Send[:0], s.Send...)
-	n.Free = append(n.Free[:0], s.Free...)
+	n.Recv = copyOf(n.Recv, s.Recv)
+	n.Send = copyOf(n.Send, s.Send)
+	n.Free = copyOf(n.Free, s.Free)
 	n.Next = s.Next
-	n.Queue = append(n.Queue[:0], s.Queue...)
-	n.Held = append(n.Held[:0], s.Held...)
-	n.Up = append(n.Up[:0], s.Up...)
+	n.Queue = copyOf(n.Queue, s.Queue)
+	n.Held = copyOf(n.Held, s.Held)
+	n.Up = copyOf(n.Up, s.Up)
 	n.Extra = s.Extra
-	n.Log = append(n.Log[:0], s.Log...)
+	n.Log = copyOf(n.Log, s.Log)
 	n.FA.CopyFrom(&s.FA)
+}
+
+// copyOf is append(dst[:0], src...) without the call to copy nothing
+// (most of a node's lists are empty, and it is copied for every step).
+func copyOf[T any](dst, src []T) []T {
+	if len(src) == 0 {
+		return dst[:0]
+	}
+	if cap(dst) >= len(src) {
+		dst = dst[:len(src)]
+		copy(dst, src)
+		return dst
+	}
+	return append(dst[:0], src...)
 }
 
 func descList(ds []Desc) string {
