@@ -34,6 +34,11 @@ const (
 // batchBytes bounds a batch of successors sent to one owner.
 const batchBytes = 128 << 10
 
+// inboxBytes bounds the batches received that wait for the expanding
+// goroutine to store them; beyond it, gRPC's goroutine stores a batch
+// itself (as it does outside the expansion of this worker's states).
+const inboxBytes = 32 << 20
+
 // worker holds the states one rank owns.
 type worker struct {
 	m     explore.Model
@@ -48,6 +53,18 @@ type worker struct {
 	npath      [][]byte // per state of the level being built: the smallest path that reaches it
 	nz         []uint64 // its sleep set (the intersection over its incoming transitions)
 	nl         []byte   // with sleep sets: the smallest key of a transition into an expanded state
+	arena      []byte   // where the paths of npath and nl are kept (see keep)
+
+	// While expand runs through this worker's states (inActive), the
+	// batches received wait in inbox and the expanding goroutine stores
+	// them between two states, under mu, which it holds while it expands
+	// a state: the store is then written by one goroutine, without a lock
+	// taken per successor, and a process keeps one busy thread.
+	inMu      sync.Mutex
+	inActive  bool
+	inbox     [][]byte
+	inBytes   int
+	inPending atomic.Bool // inbox is not empty
 
 	sleep  bool
 	sl     explore.Sleeper
@@ -90,14 +107,68 @@ func newWorker(m explore.Model, rank, n int) *worker {
 // store's table uses the low bits).
 func owner(h uint64, n int) int { return int((h >> 32) % uint64(n)) }
 
-// receive stores a batch of successors.
+// receive takes a batch of successors: while expand runs through this
+// worker's states, it queues a copy for the expanding goroutine to store
+// (an owner's batch is stored before its expand returns, so before the
+// level's barrier); otherwise it stores the batch itself.
 func (w *worker) receive(batch []byte) error {
+	w.inMu.Lock()
+	if w.inActive && w.inBytes+len(batch) <= inboxBytes {
+		w.inbox = append(w.inbox, slices.Clone(batch))
+		w.inBytes += len(batch)
+		w.inPending.Store(true)
+		w.inMu.Unlock()
+		return nil
+	}
+	w.inMu.Unlock()
+	w.lock()
+	defer w.mu.Unlock()
+	return w.store1(batch)
+}
+
+// startInbox makes receive queue the batches for the expanding goroutine.
+func (w *worker) startInbox() {
+	w.inMu.Lock()
+	w.inActive = true
+	w.inMu.Unlock()
+}
+
+// stopInbox makes receive store the batches itself again, and returns
+// those queued.
+func (w *worker) stopInbox() [][]byte {
+	w.inMu.Lock()
+	defer w.inMu.Unlock()
+	w.inActive = false
+	return w.takeInbox()
+}
+
+// takeInbox empties the inbox. Under inMu.
+func (w *worker) takeInbox() [][]byte {
+	q := w.inbox
+	w.inbox, w.inBytes = nil, 0
+	w.inPending.Store(false)
+	return q
+}
+
+// drainInbox stores the batches queued. Under mu, on the expanding goroutine.
+func (w *worker) drainInbox() error {
+	w.inMu.Lock()
+	q := w.takeInbox()
+	w.inMu.Unlock()
+	for _, b := range q {
+		if err := w.store1(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// store1 stores a batch of successors. Under mu.
+func (w *worker) store1(batch []byte) error {
 	if w.timed {
 		t0 := time.Now()
 		defer func() { w.tm.recvWall.Add(int64(time.Since(t0))); w.tm.batches.Add(1) }()
 	}
-	w.lock()
-	defer w.mu.Unlock()
 	d := dec{b: batch}
 	for len(d.b) > 0 && d.err == nil {
 		e, k := d.bytes(), d.bytes()
@@ -131,18 +202,29 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64) bool {
 	id, fresh := w.store.Add(h, e)
 	switch {
 	case fresh:
-		w.npath = append(w.npath, slices.Clone(k))
+		w.npath = append(w.npath, w.keep(k))
 		w.nz = append(w.nz, z)
 	case int(id) >= w.levelStart:
 		j := int(id) - w.levelStart
 		if bytes.Compare(k, w.npath[j]) < 0 {
-			w.npath[j] = slices.Clone(k)
+			w.npath[j] = w.keep(k)
 		}
 		w.nz[j] &= z
 	case w.sleep && (w.nl == nil || bytes.Compare(k, w.nl) < 0):
 		w.nl = slices.Clone(k)
 	}
 	return fresh
+}
+
+// keep returns a copy of path k, in a block shared with other paths (one
+// allocation per 64 KiB of paths instead of one per path). Under mu.
+func (w *worker) keep(k []byte) []byte {
+	if cap(w.arena)-len(w.arena) < len(k) {
+		w.arena = make([]byte, 0, max(64<<10, len(k)))
+	}
+	n := len(w.arena)
+	w.arena = append(w.arena, k...)
+	return w.arena[n:len(w.arena):len(w.arena)]
 }
 
 // control serves the coordinator's commands.
@@ -369,12 +451,10 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 	}
 	var key []byte
+	var full []int // the owners whose batch is to be sent once the state is expanded
 	flush := func(r int) error {
 		b := bufs[r]
 		bufs[r] = nil
-		if r == w.rank {
-			return w.receive(b)
-		}
 		w.sent.Add(int64(len(b)))
 		var t0 time.Time
 		if w.timed {
@@ -419,9 +499,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			// Stored at once: the store says whether it is new (its
 			// invariants are then checked).
 			key = appendIdx(append(key[:0], path...), i)
-			w.lock()
 			fresh := w.insertH(h, succ, key, z)
-			w.mu.Unlock()
 			if fresh && w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
 					best.offer(slices.Clone(key), int64(i)-skip, skip, true)
@@ -457,12 +535,10 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		if w.sleep {
 			b = appendUvarint(b, z)
 		}
-		bufs[r] = b
-		if len(b) >= batchBytes {
-			if ferr = flush(r); ferr != nil {
-				return false
-			}
+		if len(b) >= batchBytes && len(bufs[r]) < batchBytes {
+			full = append(full, r)
 		}
+		bufs[r] = b
 		return true
 	}
 	w.ftrans, w.fskip = make([]int64, len(w.fpath)), make([]int64, len(w.fpath))
@@ -473,14 +549,42 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	if w.timed {
 		tLoop = time.Now()
 	}
+	// The batches received are stored here, between two states (see
+	// receive), and the batches to send are sent between two states, with
+	// mu released, so that a sender blocked by an owner's flow control
+	// does not keep its own store from the batches that owner sends.
+	w.startInbox()
+	stopped := false
+	stop := func() error {
+		stopped = true
+		q := w.stopInbox()
+		w.lock()
+		defer w.mu.Unlock()
+		for _, b := range q {
+			if err := w.store1(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	defer func() {
+		if !stopped {
+			w.stopInbox()
+		}
+	}()
 	for j, i32 := range w.order {
 		i := int(i32)
 		if j%256 == 0 && ctx.Err() != nil {
 			return enc{}, ctx.Err()
 		}
 		w.lock()
+		if w.inPending.Load() {
+			if err := w.drainInbox(); err != nil {
+				w.mu.Unlock()
+				return enc{}, err
+			}
+		}
 		state = append(state[:0], w.store.State(w.flo+i)...)
-		w.mu.Unlock()
 		path, idx, skip = w.fpath[i], 0, 0
 		var err error
 		if w.sleep {
@@ -488,6 +592,13 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		} else {
 			err = w.m.Successors(state, visit)
 		}
+		w.mu.Unlock()
+		for _, r := range full {
+			if ferr = flush(r); ferr != nil {
+				break
+			}
+		}
+		full = full[:0]
 		if ferr != nil {
 			return enc{}, ferr
 		}
@@ -509,6 +620,9 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 				return enc{}, err
 			}
 		}
+	}
+	if err := stop(); err != nil {
+		return enc{}, err
 	}
 	var tClose time.Time
 	if w.timed {
