@@ -540,7 +540,17 @@ type SegmentCache struct {
 	owner uint64 // the store the ids are of
 	segs  map[uint64]*decodedSegment
 	max   int
+	// hot: a direct-mapped cache of segs' entries in front of it.
+	hot []segHit
 }
+
+type segHit struct {
+	key uint64
+	ds  *decodedSegment
+}
+
+// segHotBits is log2 of the number of entries of SegmentCache.hot.
+const segHotBits = 12
 
 type decodedSegment struct {
 	node    Node
@@ -570,6 +580,11 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 	}
 	if c.owner != owner || c.segs == nil || len(c.segs) >= c.max {
 		c.owner, c.segs = owner, make(map[uint64]*decodedSegment)
+		if c.hot == nil {
+			c.hot = make([]segHit, 1<<segHotBits)
+		} else {
+			clear(c.hot)
+		}
 	}
 	// held: the segments w holds from the last DecodeLeaves with c, if
 	// nothing changed w since (consecutive states share many).
@@ -588,7 +603,14 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 		if ends[j] < st {
 			return spans, errCorrupt
 		}
-		ds := c.segs[key]
+		hot := &c.hot[(key*0x9e3779b97f4a7c15)>>(64-segHotBits)]
+		ds := hot.ds
+		if ds == nil || hot.key != key {
+			ds = c.segs[key]
+			if ds != nil {
+				*hot = segHit{key, ds}
+			}
+		}
 		if ds == nil || ds.segLen != ends[j]-st {
 			*d = Decoder{b: b[st:ends[j]]}
 			var p *Perm
@@ -613,6 +635,7 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 				}
 			}
 			c.segs[key] = ds
+			*hot = segHit{key, ds}
 			rewrote |= 1 << uint(j&63)
 		} else if held[j] != ds {
 			rewrote |= 1 << uint(j&63)

@@ -174,6 +174,9 @@ type stubborn struct {
 	leafEnds  []int
 	leafOwner uint64
 	leafSends map[leafKey]uint64
+	// leafHot: a direct-mapped cache of leafSends' entries in front of
+	// it (a lookup in the map costs about what it saves).
+	leafHot []leafSendsHit
 	// addD and subD add to and subtract from delta (checkForms), made
 	// once: closures made per call escape to the heap.
 	addD, subD func(int, int64)
@@ -333,11 +336,31 @@ type leafKey struct {
 	len int
 }
 
+type leafSendsHit struct {
+	k    leafKey
+	m    uint64
+	full bool
+}
+
+// leafHotBits is log2 of the number of entries of stubborn.leafHot.
+const leafHotBits = 12
+
+// hot is k's entry in leafHot.
+func (st *stubborn) hot(k leafKey) *leafSendsHit {
+	h := (uint64(k.id)<<8 ^ uint64(k.pos) ^ uint64(k.len)<<40) * 0x9e3779b97f4a7c15
+	return &st.leafHot[h>>(64-leafHotBits)]
+}
+
 // useLeaves says that the state examined since newState has segment j
 // stored as leaf ids[j] of the store owner, ending at ends[j].
 func (st *stubborn) useLeaves(owner uint64, ids []uint32, ends []int) {
 	if st.leafSends == nil || st.leafOwner != owner || len(st.leafSends) >= sendsMemoCap {
 		st.leafSends, st.leafOwner = map[leafKey]uint64{}, owner
+		if st.leafHot == nil {
+			st.leafHot = make([]leafSendsHit, 1<<leafHotBits)
+		} else {
+			clear(st.leafHot)
+		}
 	}
 	st.leafIDs, st.leafEnds = ids, ends
 }
@@ -367,12 +390,16 @@ func (c *Checker) ownOf(w *model.World, j int) uint64 {
 				start = st.leafEnds[j-1]
 			}
 			k := leafKey{id: st.leafIDs[j], pos: uint32(j), len: st.leafEnds[j] - start}
-			m, ok := st.leafSends[k]
-			if !ok {
-				m = c.localSends(w.Nodes[j], j)
-				st.leafSends[k] = m
+			e := st.hot(k)
+			if !e.full || e.k != k {
+				m, ok := st.leafSends[k]
+				if !ok {
+					m = c.localSends(w.Nodes[j], j)
+					st.leafSends[k] = m
+				}
+				*e = leafSendsHit{k: k, m: m, full: true}
 			}
-			st.own[j] = m
+			st.own[j] = e.m
 		} else {
 			st.own[j] = c.localSends(w.Nodes[j], j)
 		}
