@@ -177,6 +177,9 @@ type stubborn struct {
 	// leafHot: a direct-mapped cache of leafSends' entries in front of
 	// it (a lookup in the map costs about what it saves).
 	leafHot []leafSendsHit
+	// afterHot: localSends after a delivery, by the leaf of the node
+	// before it and the delivery (deliverySends).
+	afterHot []afterSendsHit
 	// addD and subD add to and subtract from delta (checkForms), made
 	// once: closures made per call escape to the heap.
 	addD, subD func(int, int64)
@@ -342,6 +345,21 @@ type leafSendsHit struct {
 	full bool
 }
 
+type afterKey struct {
+	leaf leafKey
+	a    model.Action
+	pkt  model.Packet
+}
+
+type afterSendsHit struct {
+	k    afterKey
+	m    uint64
+	full bool
+}
+
+// afterHotBits is log2 of the number of entries of stubborn.afterHot.
+const afterHotBits = 13
+
 // leafHotBits is log2 of the number of entries of stubborn.leafHot.
 const leafHotBits = 12
 
@@ -358,8 +376,10 @@ func (st *stubborn) useLeaves(owner uint64, ids []uint32, ends []int) {
 		st.leafSends, st.leafOwner = map[leafKey]uint64{}, owner
 		if st.leafHot == nil {
 			st.leafHot = make([]leafSendsHit, 1<<leafHotBits)
+			st.afterHot = make([]afterSendsHit, 1<<afterHotBits)
 		} else {
 			clear(st.leafHot)
+			clear(st.afterHot)
 		}
 	}
 	st.leafIDs, st.leafEnds = ids, ends
@@ -406,6 +426,36 @@ func (c *Checker) ownOf(w *model.World, j int) uint64 {
 		st.ownAt[j] = st.gen
 	}
 	return st.own[j]
+}
+
+// deliverySends is localSends of node a.Node after delivery a, after
+// its state after it. A delivery's handler reads only the node and the
+// packet (model.World.RunHandler), so where the store gave the leaves of
+// w, the state before, the node after is named by its leaf before, the
+// action and the packet: a direct-mapped cache by those needs no
+// encoding of the node as a key.
+func (c *Checker) deliverySends(w *model.World, a model.Action, after model.Node, out *model.Outbox) uint64 {
+	st := c.stb
+	i := int(a.Node)
+	if st.leafIDs == nil || st.afterHot == nil || !out.Arrival {
+		return c.localSends(after, i)
+	}
+	start := 0
+	if i > 0 {
+		start = st.leafEnds[i-1]
+	}
+	k := afterKey{leaf: leafKey{id: st.leafIDs[i], pos: uint32(i), len: st.leafEnds[i] - start}, a: a, pkt: out.Arrived}
+	p := &k.pkt
+	h := uint64(k.leaf.id)<<8 ^ uint64(k.leaf.pos) ^ uint64(k.leaf.len)<<40 ^ uint64(a.Code())<<20
+	h ^= (uint64(p.Tag) | uint64(p.Src)<<8 | uint64(p.Credits)<<16 | uint64(p.Origin)<<24 | uint64(p.Hop)<<32 | uint64(p.Tree)<<40) * 0xff51afd7ed558ccd
+	h ^= (uint64(p.Seq) | uint64(p.Val)<<16) * 0xc4ceb9fe1a85ec53
+	e := &st.afterHot[(h*0x9e3779b97f4a7c15)>>(64-afterHotBits)]
+	if e.full && e.k == k {
+		return e.m
+	}
+	m := c.localSends(after, i)
+	*e = afterSendsHit{k: k, m: m, full: true}
+	return m
 }
 
 // mayOf returns node j's Pending in w, the state examined since newState.
@@ -587,7 +637,7 @@ func (c *Checker) checkStep(w *model.World, a model.Action, after model.Node, ou
 	}
 	later := st.dep.Pending(after)
 	if deliver {
-		later |= c.localSends(after, i)
+		later |= c.deliverySends(w, a, after, out)
 	}
 	// After a step of its own, what the node's own steps may send to is
 	// within what they could before, by construction: localSends from

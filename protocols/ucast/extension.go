@@ -112,7 +112,12 @@ func (m *Machine) Compose(ext Extension, f Features) {
 
 // NodeOf is the UCAST node inside a node of the machine's protocol (whose
 // node type embeds Node).
-func (m *Machine) NodeOf(n model.Node) *Node { return n.(interface{ Base() *Node }).Base() }
+func (m *Machine) NodeOf(n model.Node) *Node {
+	if b, ok := n.(*Node); ok {
+		return b // Base of a *Node is itself; this assertion is the cheaper
+	}
+	return n.(interface{ Base() *Node }).Base()
+}
 
 // PacketStream is UCAST's: one stream per origin.
 func (m *Machine) PacketStream(p model.Packet) int { return int(p.Origin) }
