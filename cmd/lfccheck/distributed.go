@@ -172,7 +172,7 @@ func (d *distFlags) run(fs *pflag.FlagSet, args []string, ck *properties.Checker
 			return checked{}, false, 0, err
 		}
 	}
-	o := dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, Search: opt}
+	o := dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, Search: opt, Pin: children != nil}
 	var info dist.Info
 	if rank != 0 {
 		if _, _, err := dist.Run(ck, o); err != nil {
@@ -226,7 +226,7 @@ func (d *distFlags) child(ck *properties.Checker, opt explore.Options, rankS str
 	}()
 	opt.Stop = stop
 	peers := strings.Split(strings.TrimSpace(line), ",")
-	_, _, err = dist.Run(ck, dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, Search: opt})
+	_, _, err = dist.Run(ck, dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, Search: opt, Pin: true})
 	if err != nil {
 		return usagef("%v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"google.golang.org/grpc"
@@ -12,6 +13,14 @@ import (
 
 	"lfccheck/explore"
 )
+
+// PinEnv, set to 1 in the environment, makes the worker processes that
+// Options.Pin allows to (those of check --distributed N) bind themselves
+// to one CPU each. It is off by default: on this project's 2-core machine
+// under load it made no difference beyond the noise (results.md, "The
+// distributed search's overhead, again"), and a process bound to a busy
+// CPU cannot move to an idle one.
+const PinEnv = "LFCCHECK_DIST_PIN"
 
 // Options configure one worker of a distributed search.
 type Options struct {
@@ -25,6 +34,12 @@ type Options struct {
 	// ConnectTimeout bounds the wait for the other workers to come up
 	// and, on a worker, for the coordinator to answer (default 30s).
 	ConnectTimeout time.Duration
+	// Pin lets this worker's process bind itself to one CPU, the
+	// Rank-th of those it may run on, if there are at least as many as
+	// workers and PinEnv is 1 (Linux only): for the worker processes of
+	// one machine, each in its own process (check --distributed N), so
+	// that the kernel does not move them from core to core.
+	Pin bool
 	// Search: the limits MaxStates, MaxDepth, Timeout, the interrupt Stop,
 	// and NoSleep apply; the rest of explore's options do not (Check
 	// refuses them).
@@ -101,6 +116,9 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 	prof, err := startProfile(o.Rank)
 	if err != nil {
 		return explore.Result{}, Info{}, err
+	}
+	if o.Pin && os.Getenv(PinEnv) == "1" {
+		pinCPU(o.Rank, n)
 	}
 	w := newWorker(m, o.Rank, n)
 	w.timed = prof != nil
