@@ -64,6 +64,7 @@ type worker struct {
 	inActive  bool
 	inbox     [][]byte
 	inBytes   int
+	inFree    [][]byte    // the inbox's buffers, stored and free again
 	inPending atomic.Bool // inbox is not empty
 
 	sleep  bool
@@ -114,7 +115,11 @@ func owner(h uint64, n int) int { return int((h >> 32) % uint64(n)) }
 func (w *worker) receive(batch []byte) error {
 	w.inMu.Lock()
 	if w.inActive && w.inBytes+len(batch) <= inboxBytes {
-		w.inbox = append(w.inbox, slices.Clone(batch))
+		var c []byte
+		if n := len(w.inFree); n > 0 {
+			c, w.inFree = w.inFree[n-1][:0], w.inFree[:n-1]
+		}
+		w.inbox = append(w.inbox, append(c, batch...))
 		w.inBytes += len(batch)
 		w.inPending.Store(true)
 		w.inMu.Unlock()
@@ -139,7 +144,18 @@ func (w *worker) stopInbox() [][]byte {
 	w.inMu.Lock()
 	defer w.inMu.Unlock()
 	w.inActive = false
-	return w.takeInbox()
+	q := w.takeInbox()
+	w.inFree = nil // (kept for one level only)
+	return q
+}
+
+// freeInbox gives the buffers of batches stored back to receive.
+func (w *worker) freeInbox(q [][]byte) {
+	w.inMu.Lock()
+	if w.inActive {
+		w.inFree = append(w.inFree, q...)
+	}
+	w.inMu.Unlock()
 }
 
 // takeInbox empties the inbox. Under inMu.
@@ -160,6 +176,7 @@ func (w *worker) drainInbox() error {
 			return err
 		}
 	}
+	w.freeInbox(q)
 	return nil
 }
 
@@ -524,6 +541,11 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			sentZ[r][id] &= z
 		}
 		b := bufs[r]
+		if b == nil {
+			// (A batch is sent once it holds batchBytes, after the
+			// successors of the state that filled it.)
+			b = make([]byte, 0, batchBytes+batchBytes/4)
+		}
 		b = appendUvarint(b, uint64(len(succ)))
 		b = append(b, succ...)
 		kl := len(path) + 1
