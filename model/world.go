@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"strings"
 )
 
@@ -126,15 +125,6 @@ type World struct {
 	// change and copy (noteChange, clearChanges).
 	held   []*decodedSegment
 	heldBy *SegmentCache
-	// gen counts the changes to w (every Apply step, copy and decode);
-	// after DecodeLeaves (which counts as two), rewrote is the set of
-	// segment positions it wrote and prevGen w's gen before it (Resync).
-	gen, prevGen uint64
-	rewrote      uint64
-	// syncOf and syncGen: the world w was last made a copy of
-	// (CopyFrom, Restore, Resync) and its gen then.
-	syncOf  *World
-	syncGen uint64
 }
 
 // StepMemo performs the protocol's handler calls of World.Apply for a
@@ -174,7 +164,6 @@ const maxChanged = 64
 
 func (w *World) noteChange(k int) {
 	w.held = w.held[:0]
-	w.gen++
 	if w.changedAll {
 		return
 	}
@@ -187,11 +176,7 @@ func (w *World) noteChange(k int) {
 
 func (w *World) clearChanges() {
 	w.changed, w.changedAll, w.held = w.changed[:0], false, w.held[:0]
-	w.gen++
 }
-
-// synced notes that w is now a copy of src.
-func (w *World) synced(src *World) { w.syncOf, w.syncGen = src, src.gen }
 
 // ClearChanges makes w's present state the base that Changed reports the
 // changes from (as CopyFrom, Decode and Restore do), for a driver that
@@ -237,35 +222,6 @@ func (w *World) Restore(src *World) {
 		}
 	}
 	w.clearChanges()
-	w.synced(src)
-}
-
-// Resync makes w a copy of src again, where w was a copy of src
-// (CopyFrom, Restore or Resync) before the Apply steps it took since and
-// src was then changed by one DecodeLeaves and nothing else: what those
-// steps changed and the segments DecodeLeaves wrote are copied back (a
-// state shares most of its segments with the state expanded before it).
-// Otherwise it is CopyFrom.
-func (w *World) Resync(src *World) {
-	P := len(src.Nodes)
-	if w.syncOf != src || src.gen != src.prevGen+2 || w.syncGen != src.prevGen || w.changedAll ||
-		w.Sys != src.Sys || len(w.Nodes) != P || P > 64 {
-		w.CopyFrom(src)
-		return
-	}
-	for m := src.rewrote; m != 0; m &= m - 1 {
-		j := bits.TrailingZeros64(m)
-		w.noteChange(j)
-		for k := 0; k < P; k++ {
-			if k != j {
-				w.noteChange(P + j*P + k)
-			}
-		}
-		if j == P-1 && src.Budget != nil {
-			w.noteChange(P + budgetLink(P))
-		}
-	}
-	w.Restore(src)
 }
 
 // Link returns the contents of link i->j, head first.
@@ -593,11 +549,8 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 		held = append(held[:0], make([]*decodedSegment, P)...)
 	}
 	w.held = nil // until w is whole again
-	prev := w.gen
-	w.gen++ // changed, even if it fails
 	d := &w.dec
 	st := 0
-	var rewrote uint64
 	for j := 0; j < P; j++ {
 		key := uint64(ids[j])<<16 | uint64(j)
 		if ends[j] < st {
@@ -636,9 +589,7 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 			}
 			c.segs[key] = ds
 			*hot = segHit{key, ds}
-			rewrote |= 1 << uint(j&63)
 		} else if held[j] != ds {
-			rewrote |= 1 << uint(j&63)
 			w.Nodes[j].CopyFrom(ds.node)
 			for k := 0; k < P; k++ {
 				if k != j {
@@ -655,7 +606,6 @@ func (s *System) DecodeLeaves(b []byte, w, scratch *World, spans []int, perm fun
 	}
 	w.clearChanges()
 	w.held, w.heldBy = held, c
-	w.prevGen, w.rewrote = prev, rewrote
 	return spans, nil
 }
 
@@ -674,7 +624,6 @@ func (w *World) CopyFrom(src *World) {
 		w.Budget = append(w.Budget[:0], src.Budget...)
 	}
 	w.clearChanges()
-	w.synced(src)
 }
 
 // Clone returns a deep copy of w.

@@ -396,14 +396,11 @@ func (c *Checker) successors(state []byte, z uint64, asleep bool, visit func(cod
 			return err
 		}
 	}
-	// next starts as a copy of cur (of what differs from the state
-	// expanded before, model.World.Resync); after each successor only
-	// what its steps changed is copied back (model.World.Restore).
+	// next starts as a copy of cur; after each successor only what its
+	// steps changed is copied back (model.World.Restore).
+	c.next.CopyFrom(&c.cur)
 	if sc != nil {
-		c.next.CopyFrom(&c.cur)
 		c.next.SetStepMemo(sc)
-	} else {
-		c.next.Resync(&c.cur)
 	}
 	var before uint64 // asleep: the transitions explored so far
 	defer func() { c.formsOK, c.formsLater, c.formsErr = 0, 0, nil }()
