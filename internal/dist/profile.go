@@ -25,8 +25,8 @@ type timing struct {
 	loopWall   atomic.Int64 // of which expanding this worker's states (with the sends it blocks on)
 	sendWall   atomic.Int64 // of which blocked in sending a batch (gRPC flow control, marshalling)
 	closeWall  atomic.Int64 // of which waiting, after the last batch, until every owner has stored them
-	recvWall   atomic.Int64 // storing the batches received (on gRPC's goroutines, beside expand)
-	lockWall   atomic.Int64 // waiting for the store's lock (expand and receive both take it)
+	recvWall   atomic.Int64 // storing the batches received (by expand between two states, or by gRPC's goroutines outside it)
+	lockWall   atomic.Int64 // waiting for the store's lock (expand takes it per state, receive outside expand)
 	expandCPU  atomic.Int64 // the process's CPU (user+sys) while inside expand
 	levels     atomic.Int64
 	batches    atomic.Int64 // batches received
