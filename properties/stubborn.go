@@ -176,10 +176,10 @@ type stubborn struct {
 	leafSends map[leafKey]uint64
 	// leafHot: a direct-mapped cache of leafSends' entries in front of
 	// it (a lookup in the map costs about what it saves).
-	leafHot []leafSendsHit
+	leafHot hotSends[leafKey]
 	// afterHot: localSends after a delivery, by the leaf of the node
 	// before it and the delivery (deliverySends).
-	afterHot []afterSendsHit
+	afterHot hotSends[afterKey]
 	// addD and subD add to and subtract from delta (checkForms), made
 	// once: closures made per call escape to the heap.
 	addD, subD func(int, int64)
@@ -339,34 +339,42 @@ type leafKey struct {
 	len int
 }
 
-type leafSendsHit struct {
-	k    leafKey
-	m    uint64
-	full bool
-}
-
 type afterKey struct {
 	leaf leafKey
 	a    model.Action
 	pkt  model.Packet
 }
 
-type afterSendsHit struct {
-	k    afterKey
+// hotSends is a direct-mapped cache of localSends masks by key K, 2^bits
+// entries (made by reset).
+type hotSends[K comparable] struct {
+	e    []hotSend[K]
+	bits uint
+}
+
+type hotSend[K comparable] struct {
+	k    K
 	m    uint64
 	full bool
 }
 
-// afterHotBits is log2 of the number of entries of stubborn.afterHot.
-const afterHotBits = 13
+// reset empties the cache, making it with 2^bits entries the first time.
+func (c *hotSends[K]) reset(bits uint) {
+	if c.e == nil {
+		c.e, c.bits = make([]hotSend[K], 1<<bits), bits
+		return
+	}
+	clear(c.e)
+}
 
-// leafHotBits is log2 of the number of entries of stubborn.leafHot.
-const leafHotBits = 12
+// slot is the entry for a key with hash h.
+func (c *hotSends[K]) slot(h uint64) *hotSend[K] {
+	return &c.e[(h*0x9e3779b97f4a7c15)>>(64-c.bits)]
+}
 
-// hot is k's entry in leafHot.
-func (st *stubborn) hot(k leafKey) *leafSendsHit {
-	h := (uint64(k.id)<<8 ^ uint64(k.pos) ^ uint64(k.len)<<40) * 0x9e3779b97f4a7c15
-	return &st.leafHot[h>>(64-leafHotBits)]
+// hash is a key's hash for hotSends' slot.
+func (k leafKey) hash() uint64 {
+	return uint64(k.id)<<8 ^ uint64(k.pos) ^ uint64(k.len)<<40
 }
 
 // useLeaves says that the state examined since newState has segment j
@@ -374,13 +382,8 @@ func (st *stubborn) hot(k leafKey) *leafSendsHit {
 func (st *stubborn) useLeaves(owner uint64, ids []uint32, ends []int) {
 	if st.leafSends == nil || st.leafOwner != owner || len(st.leafSends) >= sendsMemoCap {
 		st.leafSends, st.leafOwner = map[leafKey]uint64{}, owner
-		if st.leafHot == nil {
-			st.leafHot = make([]leafSendsHit, 1<<leafHotBits)
-			st.afterHot = make([]afterSendsHit, 1<<afterHotBits)
-		} else {
-			clear(st.leafHot)
-			clear(st.afterHot)
-		}
+		st.leafHot.reset(12)
+		st.afterHot.reset(13)
 	}
 	st.leafIDs, st.leafEnds = ids, ends
 }
@@ -410,14 +413,14 @@ func (c *Checker) ownOf(w *model.World, j int) uint64 {
 				start = st.leafEnds[j-1]
 			}
 			k := leafKey{id: st.leafIDs[j], pos: uint32(j), len: st.leafEnds[j] - start}
-			e := st.hot(k)
+			e := st.leafHot.slot(k.hash())
 			if !e.full || e.k != k {
 				m, ok := st.leafSends[k]
 				if !ok {
 					m = c.localSends(w.Nodes[j], j)
 					st.leafSends[k] = m
 				}
-				*e = leafSendsHit{k: k, m: m, full: true}
+				*e = hotSend[leafKey]{k: k, m: m, full: true}
 			}
 			st.own[j] = e.m
 		} else {
@@ -428,16 +431,16 @@ func (c *Checker) ownOf(w *model.World, j int) uint64 {
 	return st.own[j]
 }
 
-// deliverySends is localSends of node a.Node after delivery a, after
-// its state after it. A delivery's handler reads only the node and the
-// packet (model.World.RunHandler), so where the store gave the leaves of
-// w, the state before, the node after is named by its leaf before, the
-// action and the packet: a direct-mapped cache by those needs no
-// encoding of the node as a key.
-func (c *Checker) deliverySends(w *model.World, a model.Action, after model.Node, out *model.Outbox) uint64 {
+// deliverySends is localSends of node a.Node in the state after that
+// delivery a left it in. A delivery's handler reads only the node and the packet
+// (model.World.RunHandler), so where the store gave the leaves of the
+// state before, the node after is named by its leaf before, the action
+// and the packet: a direct-mapped cache by those needs no encoding of
+// the node as a key.
+func (c *Checker) deliverySends(a model.Action, after model.Node, out *model.Outbox) uint64 {
 	st := c.stb
 	i := int(a.Node)
-	if st.leafIDs == nil || st.afterHot == nil || !out.Arrival {
+	if st.leafIDs == nil || st.afterHot.e == nil || !out.Arrival {
 		return c.localSends(after, i)
 	}
 	start := 0
@@ -446,15 +449,15 @@ func (c *Checker) deliverySends(w *model.World, a model.Action, after model.Node
 	}
 	k := afterKey{leaf: leafKey{id: st.leafIDs[i], pos: uint32(i), len: st.leafEnds[i] - start}, a: a, pkt: out.Arrived}
 	p := &k.pkt
-	h := uint64(k.leaf.id)<<8 ^ uint64(k.leaf.pos) ^ uint64(k.leaf.len)<<40 ^ uint64(a.Code())<<20
+	h := k.leaf.hash() ^ uint64(a.Code())<<20
 	h ^= (uint64(p.Tag) | uint64(p.Src)<<8 | uint64(p.Credits)<<16 | uint64(p.Origin)<<24 | uint64(p.Hop)<<32 | uint64(p.Tree)<<40) * 0xff51afd7ed558ccd
 	h ^= (uint64(p.Seq) | uint64(p.Val)<<16) * 0xc4ceb9fe1a85ec53
-	e := &st.afterHot[(h*0x9e3779b97f4a7c15)>>(64-afterHotBits)]
+	e := st.afterHot.slot(h)
 	if e.full && e.k == k {
 		return e.m
 	}
 	m := c.localSends(after, i)
-	*e = afterSendsHit{k: k, m: m, full: true}
+	*e = hotSend[afterKey]{k: k, m: m, full: true}
 	return m
 }
 
@@ -637,7 +640,7 @@ func (c *Checker) checkStep(w *model.World, a model.Action, after model.Node, ou
 	}
 	later := st.dep.Pending(after)
 	if deliver {
-		later |= c.deliverySends(w, a, after, out)
+		later |= c.deliverySends(a, after, out)
 	}
 	// After a step of its own, what the node's own steps may send to is
 	// within what they could before, by construction: localSends from

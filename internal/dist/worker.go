@@ -139,7 +139,7 @@ func (w *worker) startInbox() {
 }
 
 // stopInbox makes receive store the batches itself again, and returns
-// those queued.
+// those queued (none when called again).
 func (w *worker) stopInbox() [][]byte {
 	w.inMu.Lock()
 	defer w.inMu.Unlock()
@@ -171,12 +171,20 @@ func (w *worker) drainInbox() error {
 	w.inMu.Lock()
 	q := w.takeInbox()
 	w.inMu.Unlock()
+	if err := w.storeAll(q); err != nil {
+		return err
+	}
+	w.freeInbox(q)
+	return nil
+}
+
+// storeAll stores the batches q. Under mu.
+func (w *worker) storeAll(q [][]byte) error {
 	for _, b := range q {
 		if err := w.store1(b); err != nil {
 			return err
 		}
 	}
-	w.freeInbox(q)
 	return nil
 }
 
@@ -576,24 +584,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	// mu released, so that a sender blocked by an owner's flow control
 	// does not keep its own store from the batches that owner sends.
 	w.startInbox()
-	stopped := false
-	stop := func() error {
-		stopped = true
-		q := w.stopInbox()
-		w.lock()
-		defer w.mu.Unlock()
-		for _, b := range q {
-			if err := w.store1(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	defer func() {
-		if !stopped {
-			w.stopInbox()
-		}
-	}()
+	defer w.stopInbox() // (on an early return; a second call finds it empty)
 	for j, i32 := range w.order {
 		i := int(i32)
 		if j%256 == 0 && ctx.Err() != nil {
@@ -643,7 +634,11 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			}
 		}
 	}
-	if err := stop(); err != nil {
+	q := w.stopInbox()
+	w.lock()
+	err := w.storeAll(q)
+	w.mu.Unlock()
+	if err != nil {
 		return enc{}, err
 	}
 	var tClose time.Time

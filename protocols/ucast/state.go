@@ -311,11 +311,6 @@ func copyOf[T any](dst, src []T) []T {
 	if len(src) == 0 {
 		return dst[:0]
 	}
-	if cap(dst) >= len(src) {
-		dst = dst[:len(src)]
-		copy(dst, src)
-		return dst
-	}
 	return append(dst[:0], src...)
 }
 
