@@ -140,6 +140,10 @@ func (w *worker) load(dir string, depth int) error {
 	}
 	w.flo, w.levelStart = flo, w.store.Len()
 	w.fpath, w.fz, w.npath, w.nz, w.nl = nil, nil, nil, nil, nil
+	w.fends, w.nends = nil, nil // (not saved: the level loaded is expanded without leaf ids)
+	if w.nseg > 0 {
+		w.leaves = explore.NewLeafInterner()
+	}
 	for range n - flo {
 		w.fpath = append(w.fpath, slices.Clone(d.bytes()))
 		w.fz = append(w.fz, d.u())

@@ -55,6 +55,22 @@ type worker struct {
 	nl         []byte   // with sleep sets: the smallest key of a transition into an expanded state
 	arena      []byte   // where the paths of npath and nl are kept (see keep)
 
+	// Leaf ids (explore.LeafUser): with a model that is a Segmenter and a
+	// LeafUser, every state stored keeps its nseg segment ends (nends for
+	// the level being built, fends for the level expanded; nseg per
+	// state, all 0 when unknown), sent with each successor in its batch;
+	// before a state is expanded its segments are interned in leaves and
+	// the model is given their ids, so that what it caches by leaf id
+	// (decoded segments, sends) serves this worker too.
+	sg     explore.Segmenter
+	lu     explore.LeafUser
+	nseg   int
+	leaves *explore.LeafInterner
+	nends  []int32
+	fends  []int32
+	ends   []int // scratch
+	ids    []uint32
+
 	// While expand runs through this worker's states (inActive), the
 	// batches received wait in inbox and the expanding goroutine stores
 	// them between two states, under mu, which it holds while it expands
@@ -100,6 +116,14 @@ func newWorker(m explore.Model, rank, n int) *worker {
 	if fc, ok := m.(explore.FreshChecker); ok {
 		fc.DeferStateChecks()
 		w.fc = fc
+	}
+	sg, sok := m.(explore.Segmenter)
+	lu, lok := m.(explore.LeafUser)
+	if sok && lok {
+		m.Initial()
+		if n := len(sg.Segments(nil)); n > 0 {
+			w.sg, w.lu, w.nseg = sg, lu, n
+		}
 	}
 	return w
 }
@@ -201,10 +225,23 @@ func (w *worker) store1(batch []byte) error {
 		if w.sleep {
 			z = d.u()
 		}
+		var ends []int
+		if w.nseg > 0 {
+			ends = w.ends[:0]
+			end := 0
+			for range w.nseg {
+				end += int(d.u())
+				ends = append(ends, end)
+			}
+			w.ends = ends
+			if end != len(e) {
+				ends = nil
+			}
+		}
 		if d.err != nil {
 			break
 		}
-		w.insertH(explore.Hash(e), e, k, z)
+		w.insertH(explore.Hash(e), e, k, z, ends)
 	}
 	return d.err
 }
@@ -221,14 +258,17 @@ func (w *worker) lock() {
 }
 
 // insertH stores successor e, whose hash is h, reached by the transition
-// with key k (its path), whose sleep set is z; it reports whether e is a
-// new state. Under mu.
-func (w *worker) insertH(h uint64, e, k []byte, z uint64) bool {
+// with key k (its path), whose sleep set is z, and whose segments end at
+// ends (nil: unknown); it reports whether e is a new state. Under mu.
+func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) bool {
 	id, fresh := w.store.Add(h, e)
 	switch {
 	case fresh:
 		w.npath = append(w.npath, w.keep(k))
 		w.nz = append(w.nz, z)
+		if w.nseg > 0 {
+			w.keepEnds(ends)
+		}
 	case int(id) >= w.levelStart:
 		j := int(id) - w.levelStart
 		if bytes.Compare(k, w.npath[j]) < 0 {
@@ -239,6 +279,44 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64) bool {
 		w.nl = slices.Clone(k)
 	}
 	return fresh
+}
+
+// keepEnds records the segment ends of the state just stored (zeros when
+// unknown). Under mu.
+func (w *worker) keepEnds(ends []int) {
+	if len(ends) != w.nseg {
+		w.nends = append(w.nends, make([]int32, w.nseg)...)
+		return
+	}
+	for _, e := range ends {
+		w.nends = append(w.nends, int32(e))
+	}
+}
+
+// useLeaves gives the model the leaf ids of state, the i-th of the level
+// expanded, when its segment ends are known. Under mu.
+func (w *worker) useLeaves(i int, state []byte) {
+	if w.nseg == 0 || len(w.fends) < (i+1)*w.nseg {
+		return
+	}
+	fe := w.fends[i*w.nseg : (i+1)*w.nseg]
+	if int(fe[w.nseg-1]) != len(state) {
+		return
+	}
+	w.ends, w.ids = w.ends[:0], w.ids[:0]
+	start := 0
+	for _, e := range fe {
+		if int(e) < start {
+			return
+		}
+		id, ok := w.leaves.Intern(state[start:e])
+		if !ok {
+			return
+		}
+		w.ends, w.ids = append(w.ends, int(e)), append(w.ids, id)
+		start = int(e)
+	}
+	w.lu.UseLeaves(w.leaves.Owner(), w.ids, w.ends)
 }
 
 // keep returns a copy of path k, in a block shared with other paths (one
@@ -303,6 +381,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.mu.Lock()
 		w.flo, w.levelStart = w.levelStart, w.store.Len()
 		w.fpath, w.fz, w.npath, w.nz = w.npath, w.nz, nil, nil
+		w.fends, w.nends = w.nends, nil
 		if w.fp && w.flo < w.levelStart {
 			w.store.Release(w.flo) // (the encodings of the states expanded)
 		}
@@ -354,7 +433,11 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		}
 		out.countsAndReached(counts, w.m)
 		w.mu.Lock()
-		out.i(w.store.MemBytes())
+		mem := w.store.MemBytes()
+		if w.leaves != nil {
+			mem += w.leaves.MemBytes()
+		}
+		out.i(mem)
 		w.mu.Unlock()
 		out.i(w.sent.Load())
 	case opDone:
@@ -412,11 +495,19 @@ func (w *worker) init(sleep bool) error {
 		w.ct.ResetCounts()
 	}
 	w.npath, w.nz, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil
+	w.nends, w.fends, w.leaves = nil, nil, nil
+	if w.nseg > 0 {
+		w.leaves = explore.NewLeafInterner()
+	}
 	w.flo, w.levelStart = 0, 0
 	init, _ := w.m.Initial()
 	if owner(explore.Hash(init), w.n) == w.rank {
 		w.store.Add(explore.Hash(init), init)
 		w.fpath, w.fz = [][]byte{{}}, []uint64{0}
+		if w.nseg > 0 {
+			w.keepEnds(w.sg.Segments(w.ends[:0]))
+			w.fends, w.nends = w.nends, nil
+		}
 	}
 	w.order = w.order[:0]
 	for i := range w.fpath {
@@ -476,6 +567,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 	}
 	var key []byte
+	var segEnds []int
 	var full []int // the owners whose batch is to be sent once the state is expanded
 	flush := func(r int) error {
 		b := bufs[r]
@@ -524,7 +616,12 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			// Stored at once: the store says whether it is new (its
 			// invariants are then checked).
 			key = appendIdx(append(key[:0], path...), i)
-			fresh := w.insertH(h, succ, key, z)
+			var ends []int
+			if w.nseg > 0 {
+				ends = w.sg.Segments(w.ends[:0])
+				w.ends = ends
+			}
+			fresh := w.insertH(h, succ, key, z, ends)
 			if fresh && w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
 					best.offer(slices.Clone(key), int64(i)-skip, skip, true)
@@ -565,6 +662,18 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		if w.sleep {
 			b = appendUvarint(b, z)
 		}
+		if w.nseg > 0 {
+			// The segments' lengths (0 when the model gives no ends).
+			segEnds = w.sg.Segments(segEnds[:0])
+			if len(segEnds) != w.nseg {
+				segEnds = append(segEnds[:0], make([]int, w.nseg)...)
+			}
+			start := 0
+			for _, e := range segEnds {
+				b = appendUvarint(b, uint64(max(e-start, 0)))
+				start = max(e, start)
+			}
+		}
 		if len(b) >= batchBytes && len(bufs[r]) < batchBytes {
 			full = append(full, r)
 		}
@@ -598,6 +707,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			}
 		}
 		state = append(state[:0], w.store.State(w.flo+i)...)
+		w.useLeaves(i, state)
 		path, idx, skip = w.fpath[i], 0, 0
 		var err error
 		if w.sleep {
