@@ -305,10 +305,7 @@ func (w *worker) useLeaves(i int, state []byte) {
 	}
 	w.ends, w.ids = w.ends[:0], w.ids[:0]
 	start := 0
-	for _, e := range fe {
-		if int(e) < start {
-			return
-		}
+	for _, e := range fe { // (ascending: lengths, or the model's ends)
 		id, ok := w.leaves.Intern(state[start:e])
 		if !ok {
 			return
@@ -663,15 +660,17 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			b = appendUvarint(b, z)
 		}
 		if w.nseg > 0 {
-			// The segments' lengths (0 when the model gives no ends).
+			// The segments' lengths, always nseg of them (zeros if the
+			// model gave other ends: store1 drops ends that do not add
+			// up to the encoding).
 			segEnds = w.sg.Segments(segEnds[:0])
 			if len(segEnds) != w.nseg {
 				segEnds = append(segEnds[:0], make([]int, w.nseg)...)
 			}
 			start := 0
 			for _, e := range segEnds {
-				b = appendUvarint(b, uint64(max(e-start, 0)))
-				start = max(e, start)
+				b = appendUvarint(b, uint64(e-start))
+				start = e
 			}
 		}
 		if len(b) >= batchBytes && len(bufs[r]) < batchBytes {
