@@ -91,7 +91,17 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 					ck.Reduce, ck.LivenessGraph = mode.reduce, mode.graph
 					ck.Symmetry = !mode.nosym && ck.SymmetryOff() == ""
 					ck.OnTheFly = mode.scc
-					opt := explore.Options{Fingerprint: mode.fp, MaxStates: limit}
+					// The unreduced searches stop at half the limit: most
+					// of this test's time went to unreduced searches that
+					// hit the limit (at 200,000 for both: 114
+					// configurations compared in 89 s; with this, 106 in
+					// 56 s). The reduced modes, with the full limit, still
+					// compare the larger ones among themselves.
+					most := limit
+					if !mode.reduce {
+						most = limit / 2
+					}
+					opt := explore.Options{Fingerprint: mode.fp, MaxStates: most}
 					search := explore.BFS
 					if mode.scc {
 						search = explore.LiveDFS
@@ -144,7 +154,7 @@ func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 		}
 	}
 	s.log(t, n, "configurations with liveness properties")
-	t.Logf("%d searches on the fly compared", onTheFly)
+	t.Logf("%d configurations compared (%d failing), %d searches on the fly compared", checked, failed, onTheFly)
 	if checked < s.atLeast(10) || failed < s.atLeast(2) || onTheFly < s.atLeast(10) {
 		t.Fatalf("compared %d configurations (%d failing, %d searches on the fly): too few to mean anything", checked, failed, onTheFly)
 	}
