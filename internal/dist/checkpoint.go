@@ -130,13 +130,14 @@ func (w *worker) load(dir string, depth int) error {
 	if d.err != nil || flo > n {
 		return fmt.Errorf("worker %d: %s is malformed", w.rank, path)
 	}
-	w.store = w.newStore()
+	w.store = w.newStore(true)
+	w.storeErr = nil
 	for range n {
 		s := d.bytes()
 		if d.err != nil {
 			break
 		}
-		w.store.Add(explore.Hash(s), s)
+		w.store.add(explore.Hash(s), s, nil)
 	}
 	w.flo, w.levelStart = flo, w.store.Len()
 	w.fpath, w.fz, w.npath, w.nz, w.nl = nil, nil, nil, nil, nil

@@ -46,8 +46,8 @@ type worker struct {
 	n     int
 	conns []*grpc.ClientConn // by rank, nil for this one
 
-	mu         sync.Mutex    // the store and the level being built (receive runs on gRPC's goroutines)
-	store      explore.Store // exact, or fingerprints (fp)
+	mu         sync.Mutex // the store and the level being built (receive runs on gRPC's goroutines)
+	store      states     // exact (the tree store with segments), or fingerprints (fp)
 	fp         bool
 	levelStart int      // ids from here are the level being built
 	npath      [][]byte // per state of the level being built: the smallest path that reaches it
@@ -100,6 +100,7 @@ type worker struct {
 	countsPrev []int64
 	countsFail []int64
 
+	storeErr error        // the store failed (see insertH); under mu
 	sent     atomic.Int64 // bytes of batches sent to other workers
 	timed    bool         // ProfileEnv is set: tm is kept
 	tm       timing
@@ -109,7 +110,7 @@ type worker struct {
 }
 
 func newWorker(m explore.Model, rank, n int) *worker {
-	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: new(explore.ExactStore)}
+	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: plainStates{new(explore.ExactStore)}}
 	if ct, ok := m.(explore.Counter); ok && len(ct.CountMax()) > 0 {
 		w.ct = ct
 	}
@@ -259,14 +260,22 @@ func (w *worker) lock() {
 
 // insertH stores successor e, whose hash is h, reached by the transition
 // with key k (its path), whose sleep set is z, and whose segments end at
-// ends (nil: unknown); it reports whether e is a new state. Under mu.
+// ends (nil: unknown); it reports whether e is a new state. An error (the
+// tree store's: ends that do not split e, a full table) is kept in
+// storeErr, and ends the search. Under mu.
 func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) bool {
-	id, fresh := w.store.Add(h, e)
+	id, fresh, err := w.store.add(h, e, ends)
+	if err != nil {
+		if w.storeErr == nil {
+			w.storeErr = fmt.Errorf("worker %d: %w", w.rank, err)
+		}
+		return false
+	}
 	switch {
 	case fresh:
 		w.npath = append(w.npath, w.keep(k))
 		w.nz = append(w.nz, z)
-		if w.nseg > 0 {
+		if w.nseg > 0 && w.leaves != nil {
 			w.keepEnds(ends)
 		}
 	case int(id) >= w.levelStart:
@@ -296,7 +305,11 @@ func (w *worker) keepEnds(ends []int) {
 // useLeaves gives the model the leaf ids of state, the i-th of the level
 // expanded, when its segment ends are known. Under mu.
 func (w *worker) useLeaves(i int, state []byte) {
-	if w.nseg == 0 || len(w.fends) < (i+1)*w.nseg {
+	if ts, ok := w.store.(treeStates); ok {
+		w.lu.UseLeaves(ts.Leaves())
+		return
+	}
+	if w.nseg == 0 || w.leaves == nil || len(w.fends) < (i+1)*w.nseg {
 		return
 	}
 	fe := w.fends[i*w.nseg : (i+1)*w.nseg]
@@ -370,6 +383,12 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		out = r
 	case opSummary:
 		w.mu.Lock()
+		if err := w.storeErr; err != nil {
+			// (A batch stored by gRPC's goroutine after this worker's
+			// expand had ended.)
+			w.mu.Unlock()
+			return nil, err
+		}
 		out.u(uint64(w.store.Len() - w.levelStart))
 		out.bytes(w.nl)
 		out.bool(w.nl != nil)
@@ -486,23 +505,31 @@ func (w *worker) init(sleep bool) error {
 		}
 		w.sleep, w.sl = true, sl
 	}
-	w.store = w.newStore()
+	w.store = w.newStore(false)
+	w.storeErr = nil
 	w.countsFail = nil
 	if w.ct != nil {
 		w.ct.ResetCounts()
 	}
 	w.npath, w.nz, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil
 	w.nends, w.fends, w.leaves = nil, nil, nil
-	if w.nseg > 0 {
+	if _, tree := w.store.(treeStates); w.nseg > 0 && !tree {
 		w.leaves = explore.NewLeafInterner()
 	}
 	w.flo, w.levelStart = 0, 0
 	init, _ := w.m.Initial()
 	if owner(explore.Hash(init), w.n) == w.rank {
-		w.store.Add(explore.Hash(init), init)
-		w.fpath, w.fz = [][]byte{{}}, []uint64{0}
+		var ends []int
 		if w.nseg > 0 {
-			w.keepEnds(w.sg.Segments(w.ends[:0]))
+			ends = w.sg.Segments(w.ends[:0])
+			w.ends = ends
+		}
+		if _, _, err := w.store.add(explore.Hash(init), init, ends); err != nil {
+			return fmt.Errorf("worker %d: %w", w.rank, err)
+		}
+		w.fpath, w.fz = [][]byte{{}}, []uint64{0}
+		if w.nseg > 0 && w.leaves != nil {
+			w.keepEnds(ends)
 			w.fends, w.nends = w.nends, nil
 		}
 	}
@@ -619,6 +646,9 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 				w.ends = ends
 			}
 			fresh := w.insertH(h, succ, key, z, ends)
+			if w.storeErr != nil {
+				return false
+			}
 			if fresh && w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
 					best.offer(slices.Clone(key), int64(i)-skip, skip, true)
@@ -724,6 +754,9 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		if ferr != nil {
 			return enc{}, ferr
 		}
+		if w.storeErr != nil {
+			return enc{}, w.storeErr
+		}
 		if err != nil {
 			var pe explore.PropertyError
 			if !errors.As(err, &pe) {
@@ -746,6 +779,9 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	q := w.stopInbox()
 	w.lock()
 	err := w.storeAll(q)
+	if err == nil {
+		err = w.storeErr
+	}
 	w.mu.Unlock()
 	if err != nil {
 		return enc{}, err
@@ -835,10 +871,48 @@ func (w *worker) countBefore(vk []byte) error {
 }
 
 // newStore returns an empty visited set: exact, or 64-bit fingerprints
-// (with the encodings of the states not yet expanded) and their ids.
-func (w *worker) newStore() explore.Store {
-	if w.fp {
-		return &explore.FingerprintStore{IDs: true}
+// (with the encodings of the states not yet expanded) and their ids. The
+// exact set is the tree store when the model's states split into segments
+// (every state stored then comes with its segment ends), except for a
+// search resumed from a checkpoint (resumed), which saves encodings only:
+// the exact store of whole encodings then keeps them.
+func (w *worker) newStore(resumed bool) states {
+	switch {
+	case w.fp:
+		return plainStates{&explore.FingerprintStore{IDs: true}}
+	case w.nseg > 0 && !resumed:
+		return treeStates{explore.NewSegmentStore(w.nseg)}
 	}
-	return new(explore.ExactStore)
+	return plainStates{new(explore.ExactStore)}
 }
+
+// states is a worker's visited set with the encodings of its states.
+type states interface {
+	// add stores state e (hash h, segments ending at ends, nil if
+	// unknown) unless it was stored before; see explore.Store.Add.
+	add(h uint64, e []byte, ends []int) (id uint32, fresh bool, err error)
+	State(id int) []byte
+	Release(id int)
+	Len() int
+	MemBytes() int64
+}
+
+// plainStates is a store of package explore (whole encodings, or
+// fingerprints), which needs no segments.
+type plainStates struct{ explore.Store }
+
+func (p plainStates) add(h uint64, e []byte, _ []int) (uint32, bool, error) {
+	id, fresh := p.Add(h, e)
+	return id, fresh, nil
+}
+
+// treeStates is the tree store (explore.SegmentStore): a state costs
+// its key and a slot, plus the segments and pairs it does not share.
+type treeStates struct{ *explore.SegmentStore }
+
+func (t treeStates) add(_ uint64, e []byte, ends []int) (uint32, bool, error) {
+	return t.Add(e, ends)
+}
+
+// Release implements states: the tree store frees nothing.
+func (treeStates) Release(int) {}

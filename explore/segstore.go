@@ -1,0 +1,95 @@
+package explore
+
+import (
+	"errors"
+	"slices"
+)
+
+// SegmentStore is an exact visited set over tree compression (see
+// treestore.go) for a search that keeps its states in a store of its own
+// (the distributed workers): each distinct segment is stored once in the
+// leaf table, each distinct pair of ids once in the pair table, and a
+// state is the 64-bit key at its tree's root, exact (equal keys, equal
+// encodings), kept per state id; the set maps keys to ids. A state costs
+// its key and a slot of the set, plus the segments and pairs it does not
+// share, instead of its whole encoding. The encoding of a state is
+// rebuilt from its key (State), together with the ids of its segments,
+// which a LeafUser model takes as they are (Leaves). One goroutine at a
+// time may use it.
+type SegmentStore struct {
+	t     tree
+	c     treeCache
+	set   fpSet    // mix64 of the root key (a bijection: exact) -> state id
+	low   [2]int64 // the ids of the states whose mixed key is 0 or 1 (fpSet keeps 0 as 1), -1 if none
+	keys  big[uint64]
+	n     int
+	ids   []uint32 // scratch
+	ref   treeRef  // the state State rebuilt last
+	owner uint64
+}
+
+// ErrStoreFull is returned when a table of the tree store has no room for
+// another entry.
+var ErrStoreFull = errors.New("a table of the tree store is full (2^26 distinct segments or pairs in one of its 64 shards)")
+
+// NewSegmentStore returns an empty store for states of k segments, with a
+// number of its own among the searches and stores of the process (the
+// owner a LeafUser is given with the ids).
+func NewSegmentStore(k int) *SegmentStore {
+	s := &SegmentStore{owner: storeSerial.Add(1), low: [2]int64{-1, -1}}
+	s.t.k = max(k, 1)
+	s.set.withIDs = true
+	return s
+}
+
+// Add stores state b, whose segments end at ends (one end per segment,
+// ascending, the last len(b)), unless it was stored before; it returns the
+// state's id and whether it is new. The state rebuilt last by State is
+// used to find the ids of the segments and subtrees it shares with b
+// without looking them up. An error says that ends do not split b into
+// the store's number of segments, or that the store is full.
+func (s *SegmentStore) Add(b []byte, ends []int) (uint32, bool, error) {
+	if len(ends) != s.t.k || ends[len(ends)-1] != len(b) || !slices.IsSorted(ends) || ends[0] < 0 {
+		return 0, false, errors.New("the segments given do not split the state into the store's segments")
+	}
+	k, ids, ok := s.t.key(b, ends, s.ids, &s.ref, &s.c)
+	s.ids = ids
+	if !ok {
+		return 0, false, ErrStoreFull
+	}
+	id := uint32(s.n)
+	f := mix64(k)
+	if f <= 1 {
+		if old := s.low[f]; old >= 0 {
+			return uint32(old), false, nil
+		}
+		s.low[f] = int64(id)
+	} else if old, fresh := s.set.insert(f, id); !fresh {
+		return old, false, nil
+	}
+	s.keys.add(k)
+	s.n++
+	return id, true, nil
+}
+
+// State returns the encoding of state id, valid until the next call of
+// State.
+func (s *SegmentStore) State(id int) []byte {
+	s.t.load(&s.ref, s.keys.at(id))
+	return s.ref.enc
+}
+
+// Leaves returns the store's owner number and the leaf ids and segment
+// ends of the state State rebuilt last (for LeafUser.UseLeaves), valid
+// until the next call of State.
+func (s *SegmentStore) Leaves() (owner uint64, ids []uint32, ends []int) {
+	return s.owner, s.ref.ids, s.ref.ends
+}
+
+// Len is the number of states stored.
+func (s *SegmentStore) Len() int { return s.n }
+
+// MemBytes estimates the memory the store holds.
+func (s *SegmentStore) MemBytes() int64 {
+	return s.t.memBytes() + s.set.memBytes() + s.keys.memBytes(8) + int64(cap(s.c.lbytes))
+}

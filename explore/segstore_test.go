@@ -1,0 +1,86 @@
+package explore_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"lfccheck/explore"
+)
+
+// TestSegmentStore: states of 5 segments drawn from a few values each are
+// stored once, keep their ids, are rebuilt byte for byte with the ends
+// given, equal segments get equal leaf ids, and ends that do not split a
+// state are an error, not a state stored.
+func TestSegmentStore(t *testing.T) {
+	const k = 5
+	rng := rand.New(rand.NewSource(1))
+	s := explore.NewSegmentStore(k)
+	byKey := map[string]uint32{}
+	var encs [][]byte
+	var endsOf [][]int
+	for range 20000 {
+		var b []byte
+		var ends []int
+		for range k {
+			b = append(b, fmt.Sprintf("seg%d-", rng.Intn(6))...)
+			if rng.Intn(4) == 0 {
+				b = append(b, 'x')
+			}
+			ends = append(ends, len(b))
+		}
+		id, fresh, err := s.Add(b, ends)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old, seen := byKey[string(b)]
+		switch {
+		case seen && (fresh || id != old):
+			t.Fatalf("%q stored again as %d (fresh %v), was %d", b, id, fresh, old)
+		case !seen && (!fresh || int(id) != len(encs)):
+			t.Fatalf("new %q: id %d fresh %v, want id %d fresh", b, id, fresh, len(encs))
+		case !seen:
+			byKey[string(b)] = id
+			encs = append(encs, b)
+			endsOf = append(endsOf, ends)
+		}
+	}
+	if s.Len() != len(encs) || len(encs) < 1000 {
+		t.Fatalf("%d states stored, %d distinct", s.Len(), len(encs))
+	}
+	leafOf := map[string]uint32{}
+	for id, want := range encs {
+		got := s.State(id)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("state %d rebuilt as %q, want %q", id, got, want)
+		}
+		_, ids, ends := s.Leaves()
+		if fmt.Sprint(ends) != fmt.Sprint(endsOf[id]) || len(ids) != k {
+			t.Fatalf("state %d: ends %v ids %v, want ends %v", id, ends, ids, endsOf[id])
+		}
+		start := 0
+		for i, e := range ends {
+			seg := string(want[start:e])
+			if l, ok := leafOf[seg]; ok && l != ids[i] {
+				t.Fatalf("segment %q has ids %d and %d", seg, l, ids[i])
+			}
+			leafOf[seg] = ids[i]
+			start = e
+		}
+	}
+	if len(leafOf) != 12 {
+		t.Fatalf("%d distinct leaves, want 12", len(leafOf))
+	}
+	for _, ends := range [][]int{nil, {1, 2, 3, 4}, {1, 2, 3, 4, 5}, {1, 6, 3, 4, 10}, {-1, 2, 3, 4, 10}} {
+		if _, _, err := s.Add([]byte("0123456789"), ends); err == nil {
+			t.Fatalf("ends %v accepted for a state of 10 bytes", ends)
+		}
+	}
+	if s.Len() != len(encs) {
+		t.Fatal("a state with wrong ends was stored")
+	}
+	if s.MemBytes() <= 0 {
+		t.Fatal("no memory counted")
+	}
+}
