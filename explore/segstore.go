@@ -23,8 +23,9 @@ type SegmentStore struct {
 	low   [2]int64 // the ids of the states whose mixed key is 0 or 1 (fpSet keeps 0 as 1), -1 if none
 	keys  big[uint64]
 	n     int
-	ids   []uint32 // scratch
-	ref   treeRef  // the state State rebuilt last
+	ids   []uint32   // scratch
+	ref   treeRef    // the state State rebuilt last
+	sc    *succCache // the states stored or met lately (from succCacheFrom states on): a hit needs neither the tree nor the set
 	owner uint64
 }
 
@@ -42,13 +43,21 @@ func NewSegmentStore(k int) *SegmentStore {
 	return s
 }
 
-// Add stores state b, whose segments end at ends (one end per segment,
+// Add stores state b, whose hash is h and whose segments end at ends (one end per segment,
 // ascending, the last len(b)), unless it was stored before; it returns the
 // state's id and whether it is new. The state rebuilt last by State is
 // used to find the ids of the segments and subtrees it shares with b
 // without looking them up. An error says that ends do not split b into
 // the store's number of segments, or that the store is full.
-func (s *SegmentStore) Add(b []byte, ends []int) (uint32, bool, error) {
+func (s *SegmentStore) Add(h uint64, b []byte, ends []int) (uint32, bool, error) {
+	if s.sc == nil && s.n >= succCacheFrom {
+		s.sc = newSuccCache(succCacheBits, succCacheRing)
+	}
+	if s.sc != nil {
+		if e := s.sc.find(h, b); e != nil {
+			return e.li, false, nil // (compared in full: exact)
+		}
+	}
 	if len(ends) != s.t.k || ends[len(ends)-1] != len(b) || !slices.IsSorted(ends) || ends[0] < 0 {
 		return 0, false, errors.New("the segments given do not split the state into the store's segments")
 	}
@@ -61,15 +70,25 @@ func (s *SegmentStore) Add(b []byte, ends []int) (uint32, bool, error) {
 	f := mix64(k)
 	if f <= 1 {
 		if old := s.low[f]; old >= 0 {
+			s.cache(h, b, uint32(old))
 			return uint32(old), false, nil
 		}
 		s.low[f] = int64(id)
 	} else if old, fresh := s.set.insert(f, id); !fresh {
+		s.cache(h, b, old)
 		return old, false, nil
 	}
+	s.cache(h, b, id)
 	s.keys.add(k)
 	s.n++
 	return id, true, nil
+}
+
+// cache notes that state b (hash h) has id.
+func (s *SegmentStore) cache(h uint64, b []byte, id uint32) {
+	if s.sc != nil {
+		s.sc.add(h, b, id, 0)
+	}
 }
 
 // State returns the encoding of state id, valid until the next call of
@@ -91,5 +110,5 @@ func (s *SegmentStore) Len() int { return s.n }
 
 // MemBytes estimates the memory the store holds.
 func (s *SegmentStore) MemBytes() int64 {
-	return s.t.memBytes() + s.set.memBytes() + s.keys.memBytes(8) + int64(cap(s.c.lbytes))
+	return s.t.memBytes() + s.set.memBytes() + s.keys.memBytes(8) + int64(cap(s.c.lbytes)) + s.sc.memBytes()
 }

@@ -30,7 +30,7 @@ func TestSegmentStore(t *testing.T) {
 			}
 			ends = append(ends, len(b))
 		}
-		id, fresh, err := s.Add(b, ends)
+		id, fresh, err := s.Add(explore.Hash(b), b, ends)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,6 +48,14 @@ func TestSegmentStore(t *testing.T) {
 	}
 	if s.Len() != len(encs) || len(encs) < 1000 {
 		t.Fatalf("%d states stored, %d distinct", s.Len(), len(encs))
+	}
+	for pass := range 2 { // (the second from the cache of states met lately, mostly)
+		for id, b := range encs {
+			got, fresh, err := s.Add(explore.Hash(b), b, endsOf[id])
+			if err != nil || fresh || int(got) != id {
+				t.Fatalf("pass %d: %q again: id %d fresh %v err %v, want id %d", pass, b, got, fresh, err, id)
+			}
+		}
 	}
 	leafOf := map[string]uint32{}
 	for id, want := range encs {
@@ -73,7 +81,7 @@ func TestSegmentStore(t *testing.T) {
 		t.Fatalf("%d distinct leaves, want 12", len(leafOf))
 	}
 	for _, ends := range [][]int{nil, {1, 2, 3, 4}, {1, 2, 3, 4, 5}, {1, 6, 3, 4, 10}, {-1, 2, 3, 4, 10}} {
-		if _, _, err := s.Add([]byte("0123456789"), ends); err == nil {
+		if _, _, err := s.Add(explore.Hash([]byte("0123456789")), []byte("0123456789"), ends); err == nil {
 			t.Fatalf("ends %v accepted for a state of 10 bytes", ends)
 		}
 	}

@@ -44,6 +44,14 @@ func newSuccCache(bits uint, ring int) *succCache {
 	return &succCache{ents: make([]succEnt, 1<<bits), ring: make([]byte, ring)}
 }
 
+// memBytes is the memory the cache holds (0 for nil).
+func (c *succCache) memBytes() int64 {
+	if c == nil {
+		return 0
+	}
+	return int64(len(c.ring)) + int64(unsafe.Sizeof(succEnt{}))*int64(len(c.ents))
+}
+
 // find returns the entry of the encoding b, whose hash is h, if cached.
 func (c *succCache) find(h uint64, b []byte) *succEnt {
 	e := &c.ents[h&uint64(len(c.ents)-1)]

@@ -910,8 +910,8 @@ func (p plainStates) add(h uint64, e []byte, _ []int) (uint32, bool, error) {
 // its key and a slot, plus the segments and pairs it does not share.
 type treeStates struct{ *explore.SegmentStore }
 
-func (t treeStates) add(_ uint64, e []byte, ends []int) (uint32, bool, error) {
-	return t.Add(e, ends)
+func (t treeStates) add(h uint64, e []byte, ends []int) (uint32, bool, error) {
+	return t.Add(h, e, ends)
 }
 
 // Release implements states: the tree store frees nothing.
