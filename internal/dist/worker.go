@@ -56,12 +56,15 @@ type worker struct {
 	arena      []byte   // where the paths of npath and nl are kept (see keep)
 
 	// Leaf ids (explore.LeafUser): with a model that is a Segmenter and a
-	// LeafUser, every state stored keeps its nseg segment ends (nends for
-	// the level being built, fends for the level expanded; nseg per
-	// state, all 0 when unknown), sent with each successor in its batch;
-	// before a state is expanded its segments are interned in leaves and
-	// the model is given their ids, so that what it caches by leaf id
-	// (decoded segments, sends) serves this worker too.
+	// LeafUser, every successor is sent with its nseg segment lengths in
+	// its batch, and the model is given the ids of a state's segments
+	// before the state is expanded, so that what it caches by leaf id
+	// (decoded segments, sends) serves this worker too. The ids are the
+	// tree store's (treeStates) or, with another store (a search resumed
+	// from a checkpoint, fingerprints), those of leaves: every state
+	// stored then keeps its segment ends (nends for the level being
+	// built, fends for the level expanded; nseg per state, all 0 when
+	// unknown), and its segments are interned before it is expanded.
 	sg     explore.Segmenter
 	lu     explore.LeafUser
 	nseg   int
