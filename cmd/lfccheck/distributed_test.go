@@ -176,6 +176,9 @@ func TestDistributedLimits(t *testing.T) {
 		want string
 	}{
 		{[]string{"--timeout", "200ms"}, "time limit 200ms reached"},
+		// Over before the workers are through the first level (or
+		// before they start it): still a time limit, never an error.
+		{[]string{"--timeout", "1ms"}, "time limit 1ms reached"},
 		{[]string{"--max-depth", "5"}, "depth limit 5 reached with 80 states unexplored"},
 		{[]string{"--max-states", "1000"}, "state limit 1000 reached"},
 	} {

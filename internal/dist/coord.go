@@ -157,6 +157,11 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		var e enc
 		e.bool(*sleep)
 		if _, err := c.each(ctx, append([]byte{opInit}, e.b...)); err != nil {
+			// (The time limit can end the search before it starts: the
+			// initial state is then the level not expanded.)
+			if r, ok := c.stopped(ctx, t, 1); ok {
+				return r, nil
+			}
 			return explore.Result{}, err
 		}
 		_, verr := c.m.Initial()
@@ -237,6 +242,16 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 			return c.finish(ctx, explore.Pass, "", nil, nil, t)
 		}
 		if _, err := c.each(ctx, []byte{opAdvance}); err != nil {
+			if c.stopping(ctx) {
+				// The level found is complete: reported as the next
+				// level's expansion cut short would report it.
+				t.levels = append(t.levels, fresh)
+				t.n += fresh
+				t.depth = depth + 1
+				if r, ok := c.stopped(ctx, t, fresh); ok {
+					return r, nil
+				}
+			}
 			return explore.Result{}, err
 		}
 		t.levels = append(t.levels, fresh)
@@ -267,17 +282,31 @@ func (c *coord) progress(t *tally) {
 		t.n, t.trans, t.depth, t.levels[len(t.levels)-1], t.depth+1, float64(t.n)/el.Seconds(), len(c.peers), el.Round(time.Second))
 }
 
+// stopping reports whether the time limit or an interrupt ends the search.
+// (gRPC may report a deadline exceeded a moment before ctx's own timer
+// fires: the deadline is compared with the clock too.)
+func (c *coord) stopping(ctx context.Context) bool {
+	if c.opt.Stop != nil && isClosed(c.opt.Stop) {
+		return true
+	}
+	if c.opt.Timeout <= 0 {
+		return false
+	}
+	dl, ok := ctx.Deadline()
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || ok && !time.Now().Before(dl)
+}
+
 // stopped turns a level cut short by the time limit or an interrupt into
 // an incomplete result.
 func (c *coord) stopped(ctx context.Context, t *tally, width int64) (explore.Result, bool) {
 	reason := ""
 	switch {
+	case !c.stopping(ctx):
+		return explore.Result{}, false
 	case c.opt.Stop != nil && isClosed(c.opt.Stop):
 		reason = fmt.Sprintf("interrupted with about %d states unexplored", width)
-	case c.opt.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		reason = fmt.Sprintf("time limit %s reached with about %d states unexplored", c.opt.Timeout, width)
 	default:
-		return explore.Result{}, false
+		reason = fmt.Sprintf("time limit %s reached with about %d states unexplored", c.opt.Timeout, width)
 	}
 	t.partial = true
 	t.levels = append(t.levels, 0)
