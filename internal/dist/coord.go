@@ -27,6 +27,7 @@ type coord struct {
 	start time.Time
 	sent  int64 // bytes of batches the workers sent each other
 	ctx   context.Context
+	base  context.Context // ctx without the time limit (nil: ctx has none)
 
 	// Checkpoints: the time searched before the checkpoint resumed, when
 	// the last was written, how many were, the depth of the newest, and
@@ -166,7 +167,7 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		}
 		_, verr := c.m.Initial()
 		if verr != nil {
-			return c.finish(ctx, explore.Fail, "", verr, nil, t)
+			return c.finish(c.untimed(ctx), explore.Fail, "", verr, nil, t)
 		}
 	}
 	for depth := start; ; depth++ {
@@ -180,7 +181,7 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 			}
 		}
 		if max > 0 && depth >= max {
-			return c.finish(ctx, explore.Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", max, width), nil, nil, t)
+			return c.finish(c.untimed(ctx), explore.Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", max, width), nil, nil, t)
 		}
 		reps, err := c.each(ctx, []byte{opExpand})
 		if err != nil {
@@ -229,17 +230,17 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 			return explore.Result{}, restart{depth: int64(depth), states: t.n}
 		}
 		if best != nil {
-			return c.failAt(ctx, t, best)
+			return c.failAt(c.untimed(ctx), t, best)
 		}
 		t.trans += lt
 		t.skipped += lsk
 		if max := c.opt.MaxStates; max > 0 && t.n+fresh > max {
 			t.levels = append(t.levels, max-t.n)
 			t.n, t.partial = max, true
-			return c.finish(ctx, explore.Incomplete, fmt.Sprintf("state limit %d reached with more states to store", max), nil, nil, t)
+			return c.finish(c.untimed(ctx), explore.Incomplete, fmt.Sprintf("state limit %d reached with more states to store", max), nil, nil, t)
 		}
 		if fresh == 0 {
-			return c.finish(ctx, explore.Pass, "", nil, nil, t)
+			return c.finish(c.untimed(ctx), explore.Pass, "", nil, nil, t)
 		}
 		if _, err := c.each(ctx, []byte{opAdvance}); err != nil {
 			if c.stopping(ctx) {
@@ -280,6 +281,16 @@ func (c *coord) progress(t *tally) {
 	el := c.before + time.Since(c.start)
 	fmt.Fprintf(c.opt.Progress, "progress: %d states, %d transitions, depth %d done (%d states at depth %d), %.0f states/s, %d workers, %s\n",
 		t.n, t.trans, t.depth, t.levels[len(t.levels)-1], t.depth+1, float64(t.n)/el.Seconds(), len(c.peers), el.Round(time.Second))
+}
+
+// untimed is ctx without the search's time limit: a search that has its
+// verdict (or a violation) gathers the counts and the counterexample even
+// if the limit passes meanwhile, instead of failing on it.
+func (c *coord) untimed(ctx context.Context) context.Context {
+	if c.base != nil {
+		return c.base
+	}
+	return ctx
 }
 
 // stopping reports whether the time limit or an interrupt ends the search.

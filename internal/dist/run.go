@@ -248,6 +248,7 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res
 		var scancel context.CancelFunc
 		sctx, scancel = context.WithTimeout(ctx, o.Search.Timeout)
 		defer scancel()
+		c.base = ctx
 	}
 	r, err := c.run(sctx)
 	if err != nil {
