@@ -19,13 +19,12 @@ import (
 type SegmentStore struct {
 	t     tree
 	c     treeCache
-	set   fpSet    // mix64 of the root key (a bijection: exact) -> state id
-	low   [2]int64 // the ids of the states whose mixed key is 0 or 1 (fpSet keeps 0 as 1), -1 if none
-	keys  big[uint64]
-	n     int
-	ids   []uint32   // scratch
-	ref   treeRef    // the state State rebuilt last
-	sc    *succCache // the states stored or met lately (from succCacheFrom states on): a hit needs neither the tree nor the set
+	set   fpSet       // mix64 of the root key (a bijection: exact) -> state id
+	low   [2]int64    // the ids of the states whose mixed key is 0 or 1 (fpSet keeps 0 as 1), -1 if none
+	keys  big[uint64] // by state id
+	ids   []uint32    // scratch
+	ref   treeRef     // the state State rebuilt last
+	sc    *succCache  // the states stored or met lately (from succCacheFrom states on): a hit needs neither the tree nor the set
 	owner uint64
 }
 
@@ -50,7 +49,7 @@ func NewSegmentStore(k int) *SegmentStore {
 // without looking them up. An error says that ends do not split b into
 // the store's number of segments, or that the store is full.
 func (s *SegmentStore) Add(h uint64, b []byte, ends []int) (uint32, bool, error) {
-	if s.sc == nil && s.n >= succCacheFrom {
+	if s.sc == nil && s.keys.n >= succCacheFrom {
 		s.sc = newSuccCache(succCacheBits, succCacheRing)
 	}
 	if s.sc != nil {
@@ -66,7 +65,7 @@ func (s *SegmentStore) Add(h uint64, b []byte, ends []int) (uint32, bool, error)
 	if !ok {
 		return 0, false, ErrStoreFull
 	}
-	id := uint32(s.n)
+	id := uint32(s.keys.n)
 	f := mix64(k)
 	if f <= 1 {
 		if old := s.low[f]; old >= 0 {
@@ -80,7 +79,6 @@ func (s *SegmentStore) Add(h uint64, b []byte, ends []int) (uint32, bool, error)
 	}
 	s.cache(h, b, id)
 	s.keys.add(k)
-	s.n++
 	return id, true, nil
 }
 
@@ -106,7 +104,7 @@ func (s *SegmentStore) Leaves() (owner uint64, ids []uint32, ends []int) {
 }
 
 // Len is the number of states stored.
-func (s *SegmentStore) Len() int { return s.n }
+func (s *SegmentStore) Len() int { return s.keys.n }
 
 // MemBytes estimates the memory the store holds.
 func (s *SegmentStore) MemBytes() int64 {

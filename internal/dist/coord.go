@@ -160,10 +160,7 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		if _, err := c.each(ctx, append([]byte{opInit}, e.b...)); err != nil {
 			// (The time limit can end the search before it starts: the
 			// initial state is then the level not expanded.)
-			if r, ok := c.stopped(ctx, t, 1); ok {
-				return r, nil
-			}
-			return explore.Result{}, err
+			return c.cut(ctx, t, 1, err)
 		}
 		_, verr := c.m.Initial()
 		if verr != nil {
@@ -185,10 +182,7 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		}
 		reps, err := c.each(ctx, []byte{opExpand})
 		if err != nil {
-			if r, ok := c.stopped(ctx, t, width); ok {
-				return r, nil
-			}
-			return explore.Result{}, err
+			return c.cut(ctx, t, width, err)
 		}
 		var lt, lsk int64
 		var best *candidate
@@ -208,10 +202,7 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		}
 		reps, err = c.each(ctx, []byte{opSummary})
 		if err != nil {
-			if r, ok := c.stopped(ctx, t, width); ok {
-				return r, nil
-			}
-			return explore.Result{}, err
+			return c.cut(ctx, t, width, err)
 		}
 		var fresh int64
 		var nl []byte
@@ -242,21 +233,15 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		if fresh == 0 {
 			return c.finish(c.untimed(ctx), explore.Pass, "", nil, nil, t)
 		}
-		if _, err := c.each(ctx, []byte{opAdvance}); err != nil {
-			if c.stopping(ctx) {
-				// The level found is complete: reported as the next
-				// level's expansion cut short would report it.
-				t.levels = append(t.levels, fresh)
-				t.n += fresh
-				t.depth = depth + 1
-				if r, ok := c.stopped(ctx, t, fresh); ok {
-					return r, nil
-				}
-			}
-			return explore.Result{}, err
-		}
+		// The level found is complete: cut short while the workers take
+		// it as the next to expand, the search reports it as the next
+		// level's expansion cut short would.
 		t.levels = append(t.levels, fresh)
 		t.n += fresh
+		if _, err := c.each(ctx, []byte{opAdvance}); err != nil {
+			t.depth = depth + 1
+			return c.cut(ctx, t, fresh, err)
+		}
 		c.progress(t)
 	}
 }
@@ -305,6 +290,16 @@ func (c *coord) stopping(ctx context.Context) bool {
 	}
 	dl, ok := ctx.Deadline()
 	return errors.Is(ctx.Err(), context.DeadlineExceeded) || ok && !time.Now().Before(dl)
+}
+
+// cut ends the search on err, from a command to the workers: as a search
+// cut short (stopped, with width states unexplored) when the time limit
+// or an interrupt is why, else with err.
+func (c *coord) cut(ctx context.Context, t *tally, width int64, err error) (explore.Result, error) {
+	if r, ok := c.stopped(ctx, t, width); ok {
+		return r, nil
+	}
+	return explore.Result{}, err
 }
 
 // stopped turns a level cut short by the time limit or an interrupt into

@@ -594,7 +594,6 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 	}
 	var key []byte
-	var segEnds []int
 	var full []int // the owners whose batch is to be sent once the state is expanded
 	flush := func(r int) error {
 		b := bufs[r]
@@ -639,15 +638,15 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 		h := explore.Hash(succ)
 		r := owner(h, w.n)
+		var ends []int // the successor's segment ends, stored with it or sent
+		if w.nseg > 0 {
+			ends = w.sg.Segments(w.ends[:0])
+			w.ends = ends
+		}
 		if r == w.rank {
 			// Stored at once: the store says whether it is new (its
 			// invariants are then checked).
 			key = appendIdx(append(key[:0], path...), i)
-			var ends []int
-			if w.nseg > 0 {
-				ends = w.sg.Segments(w.ends[:0])
-				w.ends = ends
-			}
 			fresh := w.insertH(h, succ, key, z, ends)
 			if w.storeErr != nil {
 				return false
@@ -696,12 +695,12 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			// The segments' lengths, always nseg of them (zeros if the
 			// model gave other ends: store1 drops ends that do not add
 			// up to the encoding).
-			segEnds = w.sg.Segments(segEnds[:0])
-			if len(segEnds) != w.nseg {
-				segEnds = append(segEnds[:0], make([]int, w.nseg)...)
+			if len(ends) != w.nseg {
+				ends = append(ends[:0], make([]int, w.nseg)...)
+				w.ends = ends
 			}
 			start := 0
-			for _, e := range segEnds {
+			for _, e := range ends {
 				b = appendUvarint(b, uint64(e-start))
 				start = e
 			}
