@@ -160,7 +160,7 @@ func searchDeadlock(t *testing.T, cfg model.Config, max int64) explore.Result {
 // deadlock-free, the search must find no deadlock. It reports how often
 // the proof decides, among the configurations the search passes.
 func TestTreesProofSound(t *testing.T) {
-	cases, maxStates, p4, maxCasts := 300, int64(100_000), 3, 5
+	cases, maxStates, p4, maxCasts := 200, int64(100_000), 3, 5
 	if testing.Short() {
 		// about 3 s under the race detector
 		cases, maxStates, p4, maxCasts = 50, 3_000, 1_000_000, 3
