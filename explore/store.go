@@ -75,14 +75,14 @@ func (a *arena) get(ref uint64) []byte {
 	return c[off+k : off+k+int(n)]
 }
 
-// unadd removes the entry just added under ref.
-func (a *arena) unadd(ref uint64) {
-	ci := int(ref>>32) - a.base
-	c := a.chunks[ci]
-	off := int(uint32(ref))
-	n, _ := binary.Uvarint(c[off:])
-	a.chunks[ci] = c[:off]
-	a.bytes -= int64(n)
+// reset empties the arena, keeping its last chunk (the largest).
+func (a *arena) reset() {
+	if n := len(a.chunks); n > 0 {
+		last := a.chunks[n-1][:0]
+		clear(a.chunks)
+		a.chunks = append(a.chunks[:0], last)
+	}
+	a.base, a.bytes = 0, 0
 }
 
 // dropBefore frees every chunk before the one holding ref.
@@ -100,27 +100,36 @@ func (a *arena) dropBefore(ref uint64) {
 
 // exactSet is an open-addressing hash set of state ids whose encodings live
 // in an arena; it compares full encodings, so it never confuses two states.
+// A slot holds the low 32 bits of the state's hash, which also choose the
+// slot, above its id+1 (0: empty): a probe reads an encoding only where
+// those bits match, and growing the table needs nothing else.
 type exactSet struct {
-	table  []uint32 // id+1, 0 = empty
-	hashes []uint64 // per id
-	n      int
+	table []uint64
+	n     int
 }
 
+// slotTag is the part of a slot that holds the hash's low 32 bits.
+const slotTag = 0xffffffff00000000
+
+// insert finds the encoding b, whose hash is h; if it is not there, it
+// takes id, which the caller then gives its place in the arena (refs).
 func (s *exactSet) insert(h uint64, b []byte, id uint32, a *arena, refs []uint64) (uint32, bool) {
 	if s.n*4 >= len(s.table)*3 {
 		s.grow()
 	}
 	mask := uint64(len(s.table) - 1)
+	tag := h << 32
 	for i := h & mask; ; i = (i + 1) & mask {
 		e := s.table[i]
 		if e == 0 {
-			s.table[i] = id + 1
-			s.hashes = append(s.hashes, h)
+			s.table[i] = tag | uint64(id+1)
 			s.n++
 			return id, true
 		}
-		if s.hashes[e-1] == h && bytes.Equal(a.get(refs[e-1]), b) {
-			return e - 1, false
+		if e&slotTag == tag {
+			if old := uint32(e) - 1; bytes.Equal(a.get(refs[old]), b) {
+				return old, false
+			}
 		}
 	}
 }
@@ -131,19 +140,30 @@ func (s *exactSet) has(h uint64, b []byte, a *arena, refs []uint64) bool {
 		return false
 	}
 	mask := uint64(len(s.table) - 1)
+	tag := h << 32
 	for i := h & mask; ; i = (i + 1) & mask {
 		e := s.table[i]
 		if e == 0 {
 			return false
 		}
-		if s.hashes[e-1] == h && bytes.Equal(a.get(refs[e-1]), b) {
+		if e&slotTag == tag && bytes.Equal(a.get(refs[uint32(e)-1]), b) {
 			return true
 		}
 	}
 }
 
 func (s *exactSet) grow() {
-	s.table = regrow(s.table, 1<<16, func(e uint32) uint64 { return s.hashes[e-1] })
+	size := 1 << 16
+	if len(s.table) > 0 {
+		size = 2 * len(s.table)
+	}
+	s.table = rehash(s.table, size, func(e uint64) int { return int(e>>32) & (size - 1) })
+}
+
+// reset empties the set, keeping its table.
+func (s *exactSet) reset() {
+	clear(s.table)
+	s.n = 0
 }
 
 // regrow returns an open-addressing table of nonzero uint32 entries twice
@@ -176,7 +196,7 @@ func rehash[T uint32 | uint64](table []T, size int, home func(e T) int) []T {
 	return t
 }
 
-func (s *exactSet) memBytes() int64 { return int64(len(s.table))*4 + int64(cap(s.hashes))*8 }
+func (s *exactSet) memBytes() int64 { return int64(len(s.table)) * 8 }
 
 // fpSet is an open-addressing set of 64-bit fingerprints (0 is stored as
 // 1), with the state id of each slot when withIDs is set.
@@ -300,16 +320,19 @@ type ExactStore struct {
 
 // Add implements Store.
 func (s *ExactStore) Add(h uint64, b []byte) (uint32, bool) {
-	id := uint32(len(s.refs))
-	// The arena holds the bytes before the set compares against them.
-	ref := s.ar.add(b)
-	s.refs = append(s.refs, ref)
-	old, fresh := s.set.insert(h, b, id, &s.ar, s.refs)
-	if !fresh {
-		s.refs = s.refs[:id]
-		s.ar.unadd(ref)
+	old, fresh := s.set.insert(h, b, uint32(len(s.refs)), &s.ar, s.refs)
+	if fresh {
+		s.refs = append(s.refs, s.ar.add(b))
 	}
 	return old, fresh
+}
+
+// Reset empties the store, keeping its table and the arena's last chunk
+// for the states added next.
+func (s *ExactStore) Reset() {
+	s.set.reset()
+	s.refs = s.refs[:0]
+	s.ar.reset()
 }
 
 // Has implements Store.
@@ -335,7 +358,7 @@ func (s *ExactStore) GrowBytes() uint64 {
 	if s.set.n*4 < len(s.set.table)*3 {
 		return 0
 	}
-	return uint64(len(s.set.table)) * 2 * 4
+	return uint64(len(s.set.table)) * 2 * 8
 }
 
 // FingerprintStore keeps 64-bit fingerprints in the set and the encodings

@@ -31,6 +31,14 @@ type timing struct {
 	levels     atomic.Int64
 	batches    atomic.Int64 // batches received
 
+	// Successors (counted under the worker's mu): those of this worker's
+	// states it owns itself, those other workers own, of which those it
+	// sent (not sent before in the level), and those it received; of
+	// those stored, how many were new, of the level being built already,
+	// or of an earlier level.
+	succOwn, succPeer, succSent, succRecv int64
+	succNew, succThisLevel, succOlder     int64
+
 	mu    sync.Mutex
 	loops []time.Duration // per level: expanding this worker's states (as loopWall)
 	ends  []time.Duration // per level: the whole of expand (as expandWall)
@@ -102,6 +110,8 @@ func (p *profiler) stop(t *timing, n int) {
 		d(ew), d(t.expandCPU.Load()), t.levels.Load(), d(t.loopWall.Load()), d(t.sendWall.Load()), d(t.closeWall.Load()),
 		d(int64(wall)-ew), d(t.recvWall.Load()), t.batches.Load(), d(t.lockWall.Load()),
 		ms.NumGC, time.Duration(ms.PauseTotalNs).Seconds(), os.Getenv("GOGC"))
+	s += fmt.Sprintf("successors: %d own, %d of others (%d sent), %d received; stored: %d new, %d of the level being built, %d of earlier levels\n",
+		t.succOwn, t.succPeer, t.succSent, t.succRecv, t.succNew, t.succThisLevel, t.succOlder)
 	t.mu.Lock()
 	s += "per level, ms expanding own states / in expand:"
 	for i := range t.loops {

@@ -4,30 +4,89 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
 )
 
 // rawCodec passes messages through as bytes: every message of the service
-// is a *[]byte that the package encodes itself.
+// is a *[]byte that the package encodes itself, or, for a batch of
+// successors sent, a *pooledBatch, whose buffer goes back to its pool
+// once gRPC has written it (so that a sender reuses its batch buffers
+// instead of allocating one per batch).
 type rawCodec struct{}
 
-func (rawCodec) Marshal(v any) ([]byte, error) {
-	p, ok := v.(*[]byte)
-	if !ok {
-		return nil, fmt.Errorf("dist: cannot marshal %T", v)
-	}
-	return *p, nil
+// pooledBatch is a batch to send whose buffer belongs to pool.
+type pooledBatch struct {
+	b    *[]byte
+	pool mem.BufferPool
 }
 
-func (rawCodec) Unmarshal(data []byte, v any) error {
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	switch p := v.(type) {
+	case *[]byte:
+		return mem.BufferSlice{mem.SliceBuffer(*p)}, nil
+	case *pooledBatch:
+		return mem.BufferSlice{mem.NewBuffer(p.b, p.pool)}, nil
+	}
+	return nil, fmt.Errorf("dist: cannot marshal %T", v)
+}
+
+// Unmarshal copies the message into *v, reusing its array when it is
+// large enough.
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	p, ok := v.(*[]byte)
 	if !ok {
 		return fmt.Errorf("dist: cannot unmarshal into %T", v)
 	}
-	*p = append((*p)[:0], data...)
+	n := data.Len()
+	if cap(*p) < n {
+		*p = make([]byte, n)
+	}
+	*p = (*p)[:n]
+	data.CopyTo(*p)
 	return nil
+}
+
+// batchPool keeps a worker's free batch buffers (a mem.BufferPool: gRPC
+// puts a buffer back once it has written the batch).
+type batchPool struct {
+	mu   sync.Mutex
+	free []*[]byte
+}
+
+// batchFree bounds the buffers a batchPool keeps.
+const batchFree = 16
+
+// Get implements mem.BufferPool: a buffer of length n, with room for a
+// batch.
+func (p *batchPool) Get(n int) *[]byte {
+	p.mu.Lock()
+	if k := len(p.free); k > 0 {
+		b := p.free[k-1]
+		p.free = p.free[:k-1]
+		p.mu.Unlock()
+		if cap(*b) >= n {
+			*b = (*b)[:n]
+			return b
+		}
+	} else {
+		p.mu.Unlock()
+	}
+	b := make([]byte, n, max(n, batchBytes+batchBytes/4))
+	return &b
+}
+
+// Put implements mem.BufferPool.
+func (p *batchPool) Put(b *[]byte) {
+	p.mu.Lock()
+	if len(p.free) < batchFree {
+		*b = (*b)[:0]
+		p.free = append(p.free, b)
+	}
+	p.mu.Unlock()
 }
 
 func (rawCodec) Name() string { return "lfccheck-raw" }
@@ -95,7 +154,7 @@ var serviceDesc = grpc.ServiceDesc{
 }
 
 func newServer(h handler) *grpc.Server {
-	s := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}), grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
+	s := grpc.NewServer(grpc.ForceServerCodecV2(rawCodec{}), grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
 		grpc.InitialWindowSize(window), grpc.InitialConnWindowSize(2*window), grpc.ReadBufferSize(bufSize), grpc.WriteBufferSize(bufSize))
 	s.RegisterService(&serviceDesc, h)
 	return s
@@ -105,7 +164,7 @@ func dial(addr string) (*grpc.ClientConn, error) {
 	return grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithInitialWindowSize(window), grpc.WithInitialConnWindowSize(2*window), grpc.WithReadBufferSize(bufSize), grpc.WithWriteBufferSize(bufSize),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)))
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{}), grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)))
 }
 
 // call invokes Control on conn; waitReady waits for the peer to come up
@@ -129,9 +188,12 @@ func openPush(ctx context.Context, conn *grpc.ClientConn) (*pushStream, error) {
 	return &pushStream{st: st}, nil
 }
 
-// send sends a batch (which must not be changed afterwards); it blocks
-// while the peer's flow-control window is full.
-func (p *pushStream) send(b []byte) error { return p.st.SendMsg(&b) }
+// send sends a batch, whose buffer is pool's and goes back to it once
+// written (the caller must not touch it afterwards); it blocks while the
+// peer's flow-control window is full.
+func (p *pushStream) send(b []byte, pool *batchPool) error {
+	return p.st.SendMsg(&pooledBatch{b: &b, pool: pool})
+}
 
 // close ends the stream and waits until the peer has taken every batch.
 func (p *pushStream) close() error {

@@ -103,9 +103,12 @@ type worker struct {
 	countsPrev []int64
 	countsFail []int64
 
-	storeErr error        // the store failed (see insertH); under mu
-	sent     atomic.Int64 // bytes of batches sent to other workers
-	timed    bool         // ProfileEnv is set: tm is kept
+	storeErr error                 // the store failed (see insertH); under mu
+	pool     batchPool             // buffers for the batches sent
+	sentSets []*explore.ExactStore // what expand sent to each other worker in the level (kept for their tables)
+	sentZ    [][]uint64            // with the sleep set sent
+	sent     atomic.Int64          // bytes of batches sent to other workers
+	timed    bool                  // ProfileEnv is set: tm is kept
 	tm       timing
 	done     chan struct{}
 	doneOnce sync.Once
@@ -245,6 +248,9 @@ func (w *worker) store1(batch []byte) error {
 		if d.err != nil {
 			break
 		}
+		if w.timed {
+			w.tm.succRecv++
+		}
 		w.insertH(explore.Hash(e), e, k, z, ends)
 	}
 	return d.err
@@ -273,6 +279,16 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) bool {
 			w.storeErr = fmt.Errorf("worker %d: %w", w.rank, err)
 		}
 		return false
+	}
+	if w.timed {
+		switch {
+		case fresh:
+			w.tm.succNew++
+		case int(id) >= w.levelStart:
+			w.tm.succThisLevel++
+		default:
+			w.tm.succOlder++
+		}
 	}
 	switch {
 	case fresh:
@@ -586,11 +602,19 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	// smallest key for it, so the smallest over the workers is the first
 	// violation in breadth-first order), or, for one this worker owns,
 	// when it is new in the store.
-	sent := make([]*explore.ExactStore, w.n)
-	sentZ := make([][]uint64, w.n)
+	if w.sentSets == nil {
+		w.sentSets, w.sentZ = make([]*explore.ExactStore, w.n), make([][]uint64, w.n)
+		for r := range w.sentSets {
+			if r != w.rank {
+				w.sentSets[r] = new(explore.ExactStore)
+			}
+		}
+	}
+	sent, sentZ := w.sentSets, w.sentZ
 	for r := range sent {
 		if r != w.rank {
-			sent[r] = new(explore.ExactStore)
+			sent[r].Reset()
+			sentZ[r] = sentZ[r][:0]
 		}
 	}
 	var key []byte
@@ -603,7 +627,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		if w.timed {
 			t0 = time.Now()
 		}
-		err := streams[r].send(b)
+		err := streams[r].send(b, &w.pool)
 		if w.timed {
 			w.tm.sendWall.Add(int64(time.Since(t0)))
 		}
@@ -643,6 +667,13 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			ends = w.sg.Segments(w.ends[:0])
 			w.ends = ends
 		}
+		if w.timed {
+			if r == w.rank {
+				w.tm.succOwn++
+			} else {
+				w.tm.succPeer++
+			}
+		}
 		if r == w.rank {
 			// Stored at once: the store says whether it is new (its
 			// invariants are then checked).
@@ -674,11 +705,14 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		default:
 			sentZ[r][id] &= z
 		}
+		if w.timed {
+			w.tm.succSent++
+		}
 		b := bufs[r]
 		if b == nil {
 			// (A batch is sent once it holds batchBytes, after the
 			// successors of the state that filled it.)
-			b = make([]byte, 0, batchBytes+batchBytes/4)
+			b = *w.pool.Get(0)
 		}
 		b = appendUvarint(b, uint64(len(succ)))
 		b = append(b, succ...)
