@@ -222,10 +222,13 @@ func ckptCmd(op byte, dir string, depth int) []byte {
 }
 
 // writeCheckpoint has every worker write its part before the level at
-// depth, then writes the coordinator's, then removes the older ones.
+// depth, then writes the coordinator's, then removes the older ones. The
+// checkpoint commands run without the search's time limit: a limit that
+// passes while a checkpoint is written ends the search at the next
+// level, with the checkpoint complete, instead of failing the write.
 func (c *coord) writeCheckpoint(t *tally, depth int, sleep bool, note string) error {
 	dir := c.opt.Checkpoint
-	if _, err := c.each(c.ctx, ckptCmd(opCheckpoint, dir, depth)); err != nil {
+	if _, err := c.each(c.untimed(c.ctx), ckptCmd(opCheckpoint, dir, depth)); err != nil {
 		return err
 	}
 	m := meta{ID: c.opt.CheckpointID, Workers: len(c.peers), Depth: depth, Levels: t.levels, States: t.n, Trans: t.trans,
@@ -237,7 +240,7 @@ func (c *coord) writeCheckpoint(t *tally, depth int, sleep bool, note string) er
 	c.lastCkpt = time.Now()
 	c.written++
 	c.ckDepth = depth
-	_, err := c.each(c.ctx, ckptCmd(opPrune, dir, depth))
+	_, err := c.each(c.untimed(c.ctx), ckptCmd(opPrune, dir, depth))
 	return err
 }
 
@@ -255,7 +258,7 @@ func (c *coord) resume() (*meta, error) {
 	case m.Workers != len(c.peers):
 		return nil, fmt.Errorf("the checkpoint in %s is of %d workers, not %d", dir, m.Workers, len(c.peers))
 	}
-	if _, err := c.each(c.ctx, ckptCmd(opLoad, dir, m.Depth)); err != nil {
+	if _, err := c.each(c.untimed(c.ctx), ckptCmd(opLoad, dir, m.Depth)); err != nil {
 		return nil, err
 	}
 	c.before = time.Duration(m.Elapsed)
@@ -267,7 +270,7 @@ func (c *coord) resume() (*meta, error) {
 // verdict.
 func (c *coord) removeCheckpoint() error {
 	dir := c.opt.Checkpoint
-	if _, err := c.each(c.ctx, ckptCmd(opPrune, dir, -1)); err != nil {
+	if _, err := c.each(c.untimed(c.ctx), ckptCmd(opPrune, dir, -1)); err != nil {
 		return err
 	}
 	err := os.Remove(filepath.Join(dir, metaName))
