@@ -16,7 +16,9 @@ import (
 )
 
 // Checkpoints of a distributed search (explore.Options.Checkpoint): at a
-// level's barrier, every worker writes the states it owns, the level to
+// level's barrier, every worker writes the states it owns (each with its
+// segments' lengths when the model's states split into segments, so that
+// a resumed search keeps them in the tree store again), the level to
 // expand with its paths and sleep sets, its statistics and goals to
 // DIR/dist-R-of-N-D.ckpt (D the depth), and then the coordinator writes
 // DIR/dist.json, which names the depth; older files are removed after.
@@ -26,6 +28,9 @@ import (
 // last checkpoint. A search that ends with a verdict removes them.
 
 const metaName = "dist.json"
+
+// ckptFormat begins a worker's checkpoint file.
+const ckptFormat = "lfccheck-dist-2"
 
 // meta is the coordinator's part of a checkpoint.
 type meta struct {
@@ -74,15 +79,28 @@ func (w *worker) checkpoint(dir string, depth int) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var e enc
-	e.str("lfccheck-dist-1")
+	e.str(ckptFormat)
 	e.u(uint64(w.rank))
 	e.u(uint64(w.n))
 	e.u(uint64(depth))
 	e.bool(w.sleep)
 	e.u(uint64(w.store.Len()))
 	e.u(uint64(w.flo))
+	ts, tree := w.store.(treeStates)
+	if w.nseg > 0 && !tree {
+		return fmt.Errorf("worker %d: checkpoints need the exact store", w.rank)
+	}
+	e.u(uint64(w.nseg))
 	for id := range w.store.Len() {
 		e.bytes(w.store.State(id))
+		if w.nseg > 0 {
+			_, _, ends := ts.Leaves() // (of the state just rebuilt)
+			start := 0
+			for _, end := range ends {
+				e.u(uint64(end - start))
+				start = end
+			}
+		}
 	}
 	for i := range w.fpath {
 		e.bytes(w.fpath[i])
@@ -112,7 +130,7 @@ func (w *worker) load(dir string, depth int) error {
 		return fmt.Errorf("worker %d: %s is damaged (its CRC differs)", w.rank, path)
 	}
 	d := dec{b: data[:len(data)-4]}
-	if d.str() != "lfccheck-dist-1" || int(d.u()) != w.rank || int(d.u()) != w.n || int(d.u()) != depth {
+	if d.str() != ckptFormat || int(d.u()) != w.rank || int(d.u()) != w.n || int(d.u()) != depth {
 		return fmt.Errorf("worker %d: %s is not this worker's checkpoint at depth %d", w.rank, path, depth)
 	}
 	w.mu.Lock()
@@ -126,25 +144,34 @@ func (w *worker) load(dir string, depth int) error {
 		}
 		w.sl = sl
 	}
-	n, flo := int(d.u()), int(d.u())
-	if d.err != nil || flo > n {
+	n, flo, nseg := int(d.u()), int(d.u()), int(d.u())
+	if d.err != nil || flo > n || nseg != w.nseg {
 		return fmt.Errorf("worker %d: %s is malformed", w.rank, path)
 	}
-	w.store = w.newStore(true)
+	w.store = w.newStore()
 	w.storeErr = nil
+	ends := make([]int, nseg)
 	for range n {
 		s := d.bytes()
+		end := 0
+		for j := range ends {
+			end += int(d.u())
+			ends[j] = end
+		}
 		if d.err != nil {
 			break
 		}
-		w.store.add(explore.Hash(s), s, nil)
+		var se []int
+		if nseg > 0 {
+			se = ends
+		}
+		if _, fresh, err := w.store.add(explore.Hash(s), s, se); err != nil || !fresh {
+			return fmt.Errorf("worker %d: %s is malformed (a state %s)", w.rank, path, map[bool]string{true: "stored twice", false: "that does not split into its segments"}[err == nil])
+		}
 	}
 	w.flo, w.levelStart = flo, w.store.Len()
 	w.fpath, w.fz, w.npath, w.nz, w.nl = nil, nil, nil, nil, nil
-	w.fends, w.nends = nil, nil // (not saved: the level loaded is expanded without leaf ids)
-	if w.nseg > 0 {
-		w.leaves = explore.NewLeafInterner()
-	}
+	w.fends, w.nends, w.leaves = nil, nil, nil
 	for range n - flo {
 		w.fpath = append(w.fpath, slices.Clone(d.bytes()))
 		w.fz = append(w.fz, d.u())

@@ -124,7 +124,7 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 	w.timed = prof != nil
 	defer prof.stop(&w.tm, n)
 	w.fp = o.Search.Fingerprint
-	w.store = w.newStore(false)
+	w.store = w.newStore()
 	w.conns = make([]*grpc.ClientConn, n)
 	for r, addr := range o.Peers {
 		if r == o.Rank {

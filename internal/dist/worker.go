@@ -60,8 +60,8 @@ type worker struct {
 	// its batch, and the model is given the ids of a state's segments
 	// before the state is expanded, so that what it caches by leaf id
 	// (decoded segments, sends) serves this worker too. The ids are the
-	// tree store's (treeStates) or, with another store (a search resumed
-	// from a checkpoint, fingerprints), those of leaves: every state
+	// tree store's (treeStates) or, with fingerprints, those of leaves:
+	// every state
 	// stored then keeps its segment ends (nends for the level being
 	// built, fends for the level expanded; nseg per state, all 0 when
 	// unknown), and its segments are interned before it is expanded.
@@ -524,7 +524,7 @@ func (w *worker) init(sleep bool) error {
 		}
 		w.sleep, w.sl = true, sl
 	}
-	w.store = w.newStore(false)
+	w.store = w.newStore()
 	w.storeErr = nil
 	w.countsFail = nil
 	if w.ct != nil {
@@ -909,14 +909,13 @@ func (w *worker) countBefore(vk []byte) error {
 // newStore returns an empty visited set: exact, or 64-bit fingerprints
 // (with the encodings of the states not yet expanded) and their ids. The
 // exact set is the tree store when the model's states split into segments
-// (every state stored then comes with its segment ends), except for a
-// search resumed from a checkpoint (resumed), which saves encodings only:
-// the exact store of whole encodings then keeps them.
-func (w *worker) newStore(resumed bool) states {
+// (every state stored then comes with its segment ends, a resumed
+// search's from its checkpoint).
+func (w *worker) newStore() states {
 	switch {
 	case w.fp:
 		return plainStates{&explore.FingerprintStore{IDs: true}}
-	case w.nseg > 0 && !resumed:
+	case w.nseg > 0:
 		return treeStates{explore.NewSegmentStore(w.nseg)}
 	}
 	return plainStates{new(explore.ExactStore)}
