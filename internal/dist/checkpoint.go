@@ -165,8 +165,12 @@ func (w *worker) load(dir string, depth int) error {
 		if nseg > 0 {
 			se = ends
 		}
-		if _, fresh, err := w.store.add(explore.Hash(s), s, se); err != nil || !fresh {
-			return fmt.Errorf("worker %d: %s is malformed (a state %s)", w.rank, path, map[bool]string{true: "stored twice", false: "that does not split into its segments"}[err == nil])
+		_, fresh, err := w.store.add(explore.Hash(s), s, se)
+		switch {
+		case err != nil:
+			return fmt.Errorf("worker %d: %s is malformed (a state that does not split into its segments)", w.rank, path)
+		case !fresh:
+			return fmt.Errorf("worker %d: %s is malformed (a state stored twice)", w.rank, path)
 		}
 	}
 	w.flo, w.levelStart = flo, w.store.Len()

@@ -61,10 +61,9 @@ type worker struct {
 	// before the state is expanded, so that what it caches by leaf id
 	// (decoded segments, sends) serves this worker too. The ids are the
 	// tree store's (treeStates) or, with fingerprints, those of leaves:
-	// every state
-	// stored then keeps its segment ends (nends for the level being
-	// built, fends for the level expanded; nseg per state, all 0 when
-	// unknown), and its segments are interned before it is expanded.
+	// every state stored then keeps its segment ends (nends for the level
+	// being built, fends for the level expanded; nseg per state, all 0
+	// when unknown), and its segments are interned before it is expanded.
 	sg     explore.Segmenter
 	lu     explore.LeafUser
 	nseg   int
