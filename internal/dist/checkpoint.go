@@ -144,7 +144,7 @@ func (w *worker) load(dir string, depth int) error {
 		}
 		w.sl = sl
 	}
-	n, flo, nseg := int(d.u()), int(d.u()), int(d.u())
+	n, flo, nseg := d.count(), d.count(), int(d.u())
 	if d.err != nil || flo > n || nseg != w.nseg {
 		return fmt.Errorf("worker %d: %s is malformed", w.rank, path)
 	}
@@ -180,11 +180,11 @@ func (w *worker) load(dir string, depth int) error {
 		w.fpath = append(w.fpath, slices.Clone(d.bytes()))
 		w.fz = append(w.fz, d.u())
 	}
-	counts := make([]int64, d.u())
+	counts := make([]int64, d.count())
 	for i := range counts {
 		counts[i] = d.i()
 	}
-	reached := make([]string, d.u())
+	reached := make([]string, d.count())
 	for i := range reached {
 		reached[i] = d.str()
 	}
@@ -197,7 +197,7 @@ func (w *worker) load(dir string, depth int) error {
 	}
 	if gk, ok := w.m.(explore.GoalKeeper); ok {
 		if err := gk.SetReached(reached); err != nil {
-			return err
+			return fmt.Errorf("worker %d: %s: %v", w.rank, path, err)
 		}
 	}
 	w.countsFail = nil

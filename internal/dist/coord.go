@@ -458,7 +458,7 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 	}
 	for _, rep := range reps {
 		d := dec{b: rep}
-		nc := int(d.u())
+		nc := d.count()
 		for i := 0; i < nc && d.err == nil; i++ {
 			x := d.i()
 			switch {
@@ -470,7 +470,7 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 				counts[i] += x
 			}
 		}
-		nr := int(d.u())
+		nr := d.count()
 		for i := 0; i < nr && d.err == nil; i++ {
 			if s := d.str(); !slices.Contains(reached, s) {
 				reached = append(reached, s)

@@ -1,7 +1,10 @@
 package dist
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
 	"net"
 	"os"
 	"slices"
@@ -204,5 +207,68 @@ func TestCheckpointResume(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("left in the checkpoint directory: %v", left)
+	}
+}
+
+// TestCheckpointDamaged loads a worker's checkpoint file changed in
+// many ways, each with its CRC made right again (a file written wrong,
+// not one damaged on disk, which the CRC catches): every load ends with
+// an error that names the file, or loads a search, never a panic or a
+// hang; the file as written loads.
+func TestCheckpointDamaged(t *testing.T) {
+	cfg := mcast.Config("binary", 3, 1, 1)
+	dir := t.TempDir()
+	opt := explore.Options{Checkpoint: dir, CheckpointEvery: time.Nanosecond, CheckpointID: "test", MaxDepth: 6}
+	if got, info, _ := runLocal(t, cfg, 2, opt); got.Verdict != explore.Incomplete || info.Checkpoint == nil || !info.Checkpoint.Kept {
+		t.Fatalf("%s %s %+v", got.Verdict, got.Reason, info.Checkpoint)
+	}
+	path := workerFile(dir, 1, 2, 6)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(data []byte) error {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ck, err := properties.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return newWorker(ck, 1, 2).load(dir, 6)
+	}
+	if err := load(orig); err != nil {
+		t.Fatalf("the checkpoint as written: %v", err)
+	}
+	body := orig[:len(orig)-4]
+	sealed := func(b []byte) []byte { return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b)) }
+	flipped := slices.Clone(orig)
+	flipped[len(flipped)/2] ^= 0x10
+	if err := load(flipped); err == nil || !strings.Contains(err.Error(), "damaged") {
+		t.Errorf("a byte changed on disk: %v", err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	errs := 0
+	for i := range 300 {
+		b := slices.Clone(body)
+		switch i % 3 {
+		case 0: // a byte changed
+			b[rng.IntN(len(b))] = byte(rng.IntN(256))
+		case 1: // cut short
+			b = b[:rng.IntN(len(b))]
+		default: // a huge number where a length or count may be
+			at := rng.IntN(len(b))
+			b = append(append(b[:at:at], 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f), b[at:]...)
+		}
+		if err := load(sealed(b)); err != nil {
+			errs++
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("change %d: the error does not name the file: %v", i, err)
+			}
+		}
+	}
+	t.Logf("%d of 300 changed files refused", errs)
+	if errs < 150 {
+		t.Errorf("only %d of 300 changed files refused", errs)
 	}
 }

@@ -158,6 +158,19 @@ func (d *dec) bytes() []byte {
 }
 
 func (d *dec) str() string { return string(d.bytes()) }
-func (d *dec) bool() bool  { return d.u() != 0 }
+
+// count reads the number of entries that follow, each at least one byte:
+// a number beyond what is left is an error (and 0), not an allocation.
+func (d *dec) count() int {
+	n := d.u()
+	if d.err == nil && n > uint64(len(d.b)) {
+		d.err = fmt.Errorf("dist: malformed message (%d entries announced, %d bytes left)", n, len(d.b))
+	}
+	if d.err != nil {
+		return 0
+	}
+	return int(n)
+}
+func (d *dec) bool() bool { return d.u() != 0 }
 
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
