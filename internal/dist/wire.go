@@ -159,6 +159,8 @@ func (d *dec) bytes() []byte {
 
 func (d *dec) str() string { return string(d.bytes()) }
 
+func (d *dec) bool() bool  { return d.u() != 0 }
+
 // count reads the number of entries that follow, each at least one byte:
 // a number beyond what is left is an error (and 0), not an allocation.
 func (d *dec) count() int {
@@ -171,6 +173,5 @@ func (d *dec) count() int {
 	}
 	return int(n)
 }
-func (d *dec) bool() bool { return d.u() != 0 }
 
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
