@@ -158,7 +158,6 @@ func (d *dec) bytes() []byte {
 }
 
 func (d *dec) str() string { return string(d.bytes()) }
-
 func (d *dec) bool() bool  { return d.u() != 0 }
 
 // count reads the number of entries that follow, each at least one byte:
