@@ -52,17 +52,21 @@ func eachClaimOf(t *testing.T, s sample, atLeast int, check func(t *testing.T, c
 type sample struct{ every, offset int }
 
 // raceSample is the sample of a long comparison of single-threaded
-// searches (logic, not concurrency): all its cases, or one in four under
+// searches (logic, not concurrency): all its cases, or one in six under
 // the race detector (CI runs the short tests under it, where each search
 // is many times slower; the tests without it run them all). Tests give
-// different offsets so that the race run still takes every claim in one
-// test or another.
+// different offsets (0 to 5) so that the race run still takes every
+// claim in one test or another.
 func raceSample(offset int) sample {
 	if !racebuild.Enabled {
 		return sample{}
 	}
-	return sample{every: 4, offset: offset % 4}
+	return sample{every: raceEvery, offset: offset % raceEvery}
 }
+
+// raceEvery is the part of a long comparison's cases that raceSample
+// takes under the race detector: one in raceEvery.
+const raceEvery = 6
 
 func (s sample) takes(i int) bool { return s.every <= 1 || i%s.every == s.offset }
 

@@ -31,7 +31,7 @@ func liveProperties(d *model.Def) []string {
 // and in both storage modes: the verdicts must agree, and every
 // counterexample must replay (each unreduced mode on two fifths of the
 // configurations, in turn). A reduction that hid a fair cycle would show
-// up here as a pass against a fail. Under the race detector: a quarter
+// up here as a pass against a fail. Under the race detector: a sixth
 // of the configurations, with a smaller state limit (raceSample).
 func TestLivenessVerdictsWithAndWithoutReduction(t *testing.T) {
 	// Parallel with the other long comparisons of this package: each
@@ -177,7 +177,7 @@ var symmetricLiveConfigs = map[string][][]string{
 // configurations: the verdicts and violated properties must agree, every
 // lasso found on the cover must replay from the real initial state as a
 // fair lasso with the same violation, and a pass must store fewer states
-// with the reduction. Under the race detector: one in four, with a
+// with the reduction. Under the race detector: one in six, with a
 // smaller state limit.
 func TestSymmetryUnderFairness(t *testing.T) {
 	limit := int64(300_000)

@@ -15,7 +15,7 @@ import (
 // properties must agree, the reduced search must store fewer states where
 // it applies, and every counterexample must replay (the fused steps
 // rebuilt) and reproduce its property. Under the race detector: a
-// quarter of the configurations, with a smaller state limit (raceSample).
+// sixth of the configurations, with a smaller state limit (raceSample).
 func TestReductionKeepsVerdicts(t *testing.T) {
 	limit := int64(150_000)
 	if testing.Short() {

@@ -104,7 +104,7 @@ func compareSleep(t *testing.T, cfg model.Config, symmetry bool, limit int64) bo
 // on every claim and broken-variant example of every protocol and on the
 // scenario files' configurations, with the symmetry reduction on (where
 // the configuration has one) and off (on every other claim; on only, in
-// short mode). Under the race detector: a quarter of the configurations,
+// short mode). Under the race detector: a sixth of the configurations,
 // with a smaller state limit (raceSample); the searches run on two
 // workers.
 func TestSleepSetsKeepStates(t *testing.T) {

@@ -83,13 +83,13 @@ func compareStepCache(t *testing.T, cfg model.Config, workers int, limit int64) 
 // off on every claim and broken-variant example of every protocol, up to
 // a state limit (a search cut by it is compared as far as it went), and
 // MCAST and UCAST configurations with two workers. Under the race
-// detector: a quarter of the claims, with a smaller limit.
+// detector: a sixth of the claims, with a smaller limit.
 func TestStepCacheKeepsResults(t *testing.T) {
 	limit := int64(10_000)
 	if testing.Short() {
 		limit = 5_000
 	}
-	s := raceSample(3)
+	s := raceSample(4)
 	if s.every > 1 {
 		limit = 2_000
 	}

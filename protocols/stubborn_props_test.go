@@ -150,7 +150,7 @@ func compareProps(t *testing.T, cfg model.Config, mk func() model.Machine, limit
 // Broken variants are checked with the correct protocol's declaration
 // (borrowed) where it holds for them; each broken variant must be caught
 // by the property it names with the reduction on. Searches stop at 10,000
-// states (-short: 3,000); under the race detector, a quarter of the
+// states (-short: 3,000); under the race detector, a sixth of the
 // configurations, at 800.
 func TestStubbornSetsKeepEveryProperty(t *testing.T) {
 	limit := int64(10_000)
@@ -160,7 +160,7 @@ func TestStubbornSetsKeepEveryProperty(t *testing.T) {
 	if racebuild.Enabled {
 		limit = 800
 	}
-	s := raceSample(1)
+	s := raceSample(5)
 	caughtOn := map[string]bool{} // protocol/variant/property caught with the reduction on
 	applied := 0
 	i := 0
@@ -311,7 +311,7 @@ func TestStubbornSetsEveryPropertyOnRandomConfigurations(t *testing.T) {
 // sum differs from its initial value or Bounds fails at some node, and
 // each step changes the sums exactly by what it changes at its node, the
 // packet it takes and the packets it sends. Under the race detector, a
-// quarter of the configurations with a smaller limit.
+// sixth of the configurations with a smaller limit.
 func TestPropertyFormsOnFullGraphs(t *testing.T) {
 	limit := 6_000
 	if testing.Short() {

@@ -126,7 +126,7 @@ func compareStubborn(t *testing.T, cfg model.Config, limit int) bool {
 // with deadlock alone: the reduced graph reaches exactly the end states
 // of the full one, the verdicts agree, and the full graph keeps the
 // protocol's dependency declaration everywhere (Triggers, Pending and
-// Commutes, see model.Dependencies). Under the race detector: a quarter
+// Commutes, see model.Dependencies). Under the race detector: a sixth
 // of the configurations, with a smaller state limit (raceSample).
 func TestStubbornSetsKeepEndStates(t *testing.T) {
 	limit := 150_000

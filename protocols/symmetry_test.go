@@ -83,7 +83,7 @@ func symmetryVerdicts(t *testing.T, cfg model.Config, limit int64) bool {
 
 // TestSymmetryKeepsVerdicts compares every claim and broken-variant
 // example that has a symmetry, with the symmetry reduction on and off.
-// Under the race detector: a quarter of the configurations, with a
+// Under the race detector: a sixth of the configurations, with a
 // smaller state limit (raceSample).
 func TestSymmetryKeepsVerdicts(t *testing.T) {
 	limit := int64(150_000)
