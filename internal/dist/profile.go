@@ -31,13 +31,12 @@ type timing struct {
 	levels     atomic.Int64
 	batches    atomic.Int64 // batches received
 
-	// Successors (counted under the worker's mu): those of this worker's
-	// states it owns itself, those other workers own, of which those it
-	// sent (not sent before in the level), and those it received; of
-	// those stored, how many were new, of the level being built already,
-	// or of an earlier level.
-	succOwn, succPeer, succSent, succRecv int64
-	succNew, succThisLevel, succOlder     int64
+	// Successors: those of this worker's states it owns itself, those
+	// other workers own, of which those it sent (not sent before in the
+	// level), and those it received; of those stored, how many were new,
+	// of the level being built already, or of an earlier level.
+	succOwn, succPeer, succSent, succRecv atomic.Int64
+	succNew, succThisLevel, succOlder     atomic.Int64
 
 	mu    sync.Mutex
 	loops []time.Duration // per level: expanding this worker's states (as loopWall)
@@ -111,7 +110,7 @@ func (p *profiler) stop(t *timing, n int) {
 		d(int64(wall)-ew), d(t.recvWall.Load()), t.batches.Load(), d(t.lockWall.Load()),
 		ms.NumGC, time.Duration(ms.PauseTotalNs).Seconds(), os.Getenv("GOGC"))
 	s += fmt.Sprintf("successors: %d own, %d of others (%d sent), %d received; stored: %d new, %d of the level being built, %d of earlier levels\n",
-		t.succOwn, t.succPeer, t.succSent, t.succRecv, t.succNew, t.succThisLevel, t.succOlder)
+		t.succOwn.Load(), t.succPeer.Load(), t.succSent.Load(), t.succRecv.Load(), t.succNew.Load(), t.succThisLevel.Load(), t.succOlder.Load())
 	t.mu.Lock()
 	s += "per level, ms expanding own states / in expand:"
 	for i := range t.loops {

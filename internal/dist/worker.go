@@ -248,7 +248,7 @@ func (w *worker) store1(batch []byte) error {
 			break
 		}
 		if w.timed {
-			w.tm.succRecv++
+			w.tm.succRecv.Add(1)
 		}
 		w.insertH(explore.Hash(e), e, k, z, ends)
 	}
@@ -282,11 +282,11 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) bool {
 	if w.timed {
 		switch {
 		case fresh:
-			w.tm.succNew++
+			w.tm.succNew.Add(1)
 		case int(id) >= w.levelStart:
-			w.tm.succThisLevel++
+			w.tm.succThisLevel.Add(1)
 		default:
-			w.tm.succOlder++
+			w.tm.succOlder.Add(1)
 		}
 	}
 	switch {
@@ -668,9 +668,9 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 		if w.timed {
 			if r == w.rank {
-				w.tm.succOwn++
+				w.tm.succOwn.Add(1)
 			} else {
-				w.tm.succPeer++
+				w.tm.succPeer.Add(1)
 			}
 		}
 		if r == w.rank {
@@ -705,7 +705,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			sentZ[r][id] &= z
 		}
 		if w.timed {
-			w.tm.succSent++
+			w.tm.succSent.Add(1)
 		}
 		b := bufs[r]
 		if b == nil {
