@@ -87,14 +87,14 @@ func TestTreesRestrictionsRefuted(t *testing.T) {
 // configurations at P <= 5 whose proof is undecided, every deadlock it
 // returns replays on the full configuration (checkResultOf) and the
 // exhaustive search finds a deadlock too. Under the race detector, the
-// first 36 of the short run's 90 configurations.
+// first 27 of the short run's 90 configurations.
 func TestTreesRestrictedSound(t *testing.T) {
 	cases, maxStates := 200, int64(300_000)
 	if testing.Short() {
 		cases, maxStates = 90, 50_000
 	}
 	if racebuild.Enabled {
-		cases = 36
+		cases = 27
 		t.Logf("race detector: the first %d configurations; the test without -race checks more", cases)
 	}
 	rng := rand.New(rand.NewSource(3737))
