@@ -102,7 +102,8 @@ func (a *arena) dropBefore(ref uint64) {
 // in an arena; it compares full encodings, so it never confuses two states.
 // A slot holds the low 32 bits of the state's hash, which also choose the
 // slot, above its id+1 (0: empty): a probe reads an encoding only where
-// those bits match, and growing the table needs nothing else.
+// those bits match, and growing the table needs nothing else (while it
+// has at most 2^32 slots, which 32-bit ids never need).
 type exactSet struct {
 	table []uint64
 	n     int

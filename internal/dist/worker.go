@@ -102,12 +102,11 @@ type worker struct {
 	countsPrev []int64
 	countsFail []int64
 
-	storeErr error                 // the store failed (see insertH); under mu
-	pool     batchPool             // buffers for the batches sent
-	sentSets []*explore.ExactStore // what expand sent to each other worker in the level (kept for their tables)
-	sentZ    [][]uint64            // with the sleep set sent
-	sent     atomic.Int64          // bytes of batches sent to other workers
-	timed    bool                  // ProfileEnv is set: tm is kept
+	storeErr error        // the store failed (see insertH); under mu
+	pool     batchPool    // buffers for the batches sent
+	sentTo   []*sentSet   // by rank: what expand sent that worker in the level (kept for its table)
+	sent     atomic.Int64 // bytes of batches sent to other workers
+	timed    bool         // ProfileEnv is set: tm is kept
 	tm       timing
 	done     chan struct{}
 	doneOnce sync.Once
@@ -559,6 +558,13 @@ func (w *worker) init(sleep bool) error {
 	return nil
 }
 
+// sentSet is what a worker sent one other worker in the level being
+// expanded: the successors' encodings, and by id the sleep set sent.
+type sentSet struct {
+	st explore.ExactStore
+	z  []uint64
+}
+
 // candidate is a violation found while expanding: the key (path) of the
 // transition, or of a terminal state's violation (its index is then the
 // number of successors), and the transitions of that state counted and
@@ -601,19 +607,18 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	// smallest key for it, so the smallest over the workers is the first
 	// violation in breadth-first order), or, for one this worker owns,
 	// when it is new in the store.
-	if w.sentSets == nil {
-		w.sentSets, w.sentZ = make([]*explore.ExactStore, w.n), make([][]uint64, w.n)
-		for r := range w.sentSets {
+	if w.sentTo == nil {
+		w.sentTo = make([]*sentSet, w.n)
+		for r := range w.sentTo {
 			if r != w.rank {
-				w.sentSets[r] = new(explore.ExactStore)
+				w.sentTo[r] = new(sentSet)
 			}
 		}
 	}
-	sent, sentZ := w.sentSets, w.sentZ
-	for r := range sent {
-		if r != w.rank {
-			sent[r].Reset()
-			sentZ[r] = sentZ[r][:0]
+	for _, s := range w.sentTo {
+		if s != nil {
+			s.st.Reset()
+			s.z = s.z[:0]
 		}
 	}
 	var key []byte
@@ -666,16 +671,12 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			ends = w.sg.Segments(w.ends[:0])
 			w.ends = ends
 		}
-		if w.timed {
-			if r == w.rank {
-				w.tm.succOwn.Add(1)
-			} else {
-				w.tm.succPeer.Add(1)
-			}
-		}
 		if r == w.rank {
 			// Stored at once: the store says whether it is new (its
 			// invariants are then checked).
+			if w.timed {
+				w.tm.succOwn.Add(1)
+			}
 			key = appendIdx(append(key[:0], path...), i)
 			fresh := w.insertH(h, succ, key, z, ends)
 			if w.storeErr != nil {
@@ -689,20 +690,24 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			}
 			return true
 		}
-		id, fresh := sent[r].Add(h, succ)
+		if w.timed {
+			w.tm.succPeer.Add(1)
+		}
+		sent := w.sentTo[r]
+		id, fresh := sent.st.Add(h, succ)
 		switch {
 		case fresh:
-			sentZ[r] = append(sentZ[r], z)
+			sent.z = append(sent.z, z)
 			if w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
 					best.offer(appendIdx(slices.Clone(path), i), int64(i)-skip, skip, true)
 					return false
 				}
 			}
-		case z&sentZ[r][id] == sentZ[r][id]:
+		case z&sent.z[id] == sent.z[id]:
 			return true
 		default:
-			sentZ[r][id] &= z
+			sent.z[id] &= z
 		}
 		if w.timed {
 			w.tm.succSent.Add(1)
