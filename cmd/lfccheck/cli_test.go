@@ -37,11 +37,11 @@ func TestSuiteRunsAsExpected(t *testing.T) {
 // suiteUnderRace is TestSuiteRunsAsExpected under the race detector, where
 // the whole suite takes minutes (its two largest checks store 1.6 million
 // states between them): every check runs, on the default workers, up to
-// a state limit; none may be unexpected, at most a quarter may stop at
-// the limit (and only there: 32 of 147 at 20,000 states), and the others
-// must end as expected.
+// a state limit; none may be unexpected, at most a third may stop at the
+// limit (and only there: 44 of 147 at 5,000 states; 32 at 20,000, which
+// takes three times as long), and the others must end as expected.
 func suiteUnderRace(t *testing.T) {
-	const limit = 20_000
+	const limit = 5_000
 	t.Logf("race detector: the suite with --max-states %d; the test without -race runs it in full", limit)
 	code, out, _ := runCLI("-q", "--max-states", strconv.Itoa(limit))
 	m := regexp.MustCompile(`\n(\d+) checks: (\d+) as expected, 0 unexpected, (\d+) incomplete\n$`).FindStringSubmatch(out)
@@ -50,7 +50,7 @@ func suiteUnderRace(t *testing.T) {
 	}
 	checks, ok, incomplete := atoi(m[1]), atoi(m[2]), atoi(m[3])
 	limited := strings.Count(out, "incomplete (state)")
-	if incomplete != limited || incomplete > checks/4 || ok != checks-incomplete || strings.Count(out, "  ok\n") != ok || ok < 40 {
+	if incomplete != limited || incomplete > checks/3 || ok != checks-incomplete || strings.Count(out, "  ok\n") != ok || ok < 40 {
 		t.Fatalf("%d checks, %d as expected, %d incomplete (%d at the state limit):\n%s", checks, ok, incomplete, limited, out)
 	}
 }
