@@ -130,7 +130,13 @@ func (w *worker) load(dir string, depth int) error {
 		return fmt.Errorf("worker %d: %s is damaged (its CRC differs)", w.rank, path)
 	}
 	d := dec{b: data[:len(data)-4]}
-	if d.str() != ckptFormat || int(d.u()) != w.rank || int(d.u()) != w.n || int(d.u()) != depth {
+	if f := d.str(); f != ckptFormat {
+		if len(f) > 32 || d.err != nil {
+			return fmt.Errorf("worker %d: %s is not a worker's checkpoint of lfccheck", w.rank, path)
+		}
+		return fmt.Errorf("worker %d: %s is in format %q, not %q (written by another version of lfccheck)", w.rank, path, f, ckptFormat)
+	}
+	if int(d.u()) != w.rank || int(d.u()) != w.n || int(d.u()) != depth {
 		return fmt.Errorf("worker %d: %s is not this worker's checkpoint at depth %d", w.rank, path, depth)
 	}
 	w.mu.Lock()

@@ -247,6 +247,13 @@ func TestCheckpointDamaged(t *testing.T) {
 	if err := load(flipped); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("a byte changed on disk: %v", err)
 	}
+	// A file of the format before (lfccheck-dist-1, which had no segment
+	// lengths) is refused as such.
+	var old enc
+	old.str("lfccheck-dist-1")
+	if err := load(sealed(append(old.b, body[len(ckptFormat)+1:]...))); err == nil || !strings.Contains(err.Error(), `format "lfccheck-dist-1"`) || !strings.Contains(err.Error(), path) {
+		t.Errorf("an old format: %v", err)
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	errs := 0
 	for i := range 300 {
