@@ -35,8 +35,8 @@ type timing struct {
 	// other workers own, of which those it sent (not sent before in the
 	// level), and those it received; of those stored, how many were new,
 	// of the level being built already, or of an earlier level.
-	succOwn, succPeer, succSent, succRecv atomic.Int64
-	succNew, succThisLevel, succOlder     atomic.Int64
+	succOwn, succPeer, succSent, succRecv, succRecvNew atomic.Int64
+	succNew, succThisLevel, succOlder                  atomic.Int64
 
 	mu    sync.Mutex
 	loops []time.Duration // per level: expanding this worker's states (as loopWall)
@@ -109,8 +109,8 @@ func (p *profiler) stop(t *timing, n int) {
 		d(ew), d(t.expandCPU.Load()), t.levels.Load(), d(t.loopWall.Load()), d(t.sendWall.Load()), d(t.closeWall.Load()),
 		d(int64(wall)-ew), d(t.recvWall.Load()), t.batches.Load(), d(t.lockWall.Load()),
 		ms.NumGC, time.Duration(ms.PauseTotalNs).Seconds(), os.Getenv("GOGC"))
-	s += fmt.Sprintf("successors: %d own, %d of others (%d sent), %d received; stored: %d new, %d of the level being built, %d of earlier levels\n",
-		t.succOwn.Load(), t.succPeer.Load(), t.succSent.Load(), t.succRecv.Load(), t.succNew.Load(), t.succThisLevel.Load(), t.succOlder.Load())
+	s += fmt.Sprintf("successors: %d own, %d of others (%d sent), %d received (%d new); stored: %d new, %d of the level being built, %d of earlier levels\n",
+		t.succOwn.Load(), t.succPeer.Load(), t.succSent.Load(), t.succRecv.Load(), t.succRecvNew.Load(), t.succNew.Load(), t.succThisLevel.Load(), t.succOlder.Load())
 	t.mu.Lock()
 	s += "per level, ms expanding own states / in expand:"
 	for i := range t.loops {

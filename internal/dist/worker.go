@@ -246,10 +246,13 @@ func (w *worker) store1(batch []byte) error {
 		if d.err != nil {
 			break
 		}
+		fresh := w.insertH(explore.Hash(e), e, k, z, ends)
 		if w.timed {
 			w.tm.succRecv.Add(1)
+			if fresh {
+				w.tm.succRecvNew.Add(1)
+			}
 		}
-		w.insertH(explore.Hash(e), e, k, z, ends)
 	}
 	return d.err
 }
