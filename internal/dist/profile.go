@@ -33,7 +33,8 @@ type timing struct {
 
 	// Successors: those of this worker's states it owns itself, those
 	// other workers own, of which those it sent (not sent before in the
-	// level), and those it received; of those stored, how many were new,
+	// level), and those it received (and how many of them were new to
+	// this worker); of those stored, how many were new,
 	// of the level being built already, or of an earlier level.
 	succOwn, succPeer, succSent, succRecv, succRecvNew atomic.Int64
 	succNew, succThisLevel, succOlder                  atomic.Int64
