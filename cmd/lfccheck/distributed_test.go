@@ -76,6 +76,10 @@ func TestDistributedSameAsCheck(t *testing.T) {
 				if d == nil || fmt.Sprint(d["workers"]) != n {
 					t.Fatalf("--distributed %s: %v", n, got["distributed"])
 				}
+				// Workers that send keep sent sets; one sends nothing.
+				if ss, ok := d["sent_set_bytes"].(float64); !ok || (n == "1") != (ss == 0) {
+					t.Fatalf("--distributed %s: sent_set_bytes %v", n, d["sent_set_bytes"])
+				}
 				if got["verdict"] == "fail" {
 					code, out, errs := runCLI("replay", tf)
 					if code != 0 || !strings.Contains(out, "reproduced: ") {
@@ -88,7 +92,7 @@ func TestDistributedSameAsCheck(t *testing.T) {
 	// The text report is the check's, with a line more.
 	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
 	if code != 0 || !strings.Contains(out, "verdict: pass") || !strings.Contains(out, "\ndistributed: 2 worker processes, states owned by hash; ") ||
-		!strings.Contains(out, " bytes sent per state (") {
+		!strings.Contains(out, " bytes sent per state (") || !strings.Contains(out, "; sent sets ") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 }

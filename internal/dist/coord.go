@@ -19,15 +19,16 @@ import (
 
 // coord is the coordinator: rank 0, which is also a worker.
 type coord struct {
-	m     explore.Model
-	w     *worker
-	conns []*grpc.ClientConn
-	peers []string
-	opt   explore.Options
-	start time.Time
-	sent  int64 // bytes of batches the workers sent each other
-	ctx   context.Context
-	base  context.Context // ctx without the time limit (nil: ctx has none)
+	m       explore.Model
+	w       *worker
+	conns   []*grpc.ClientConn
+	peers   []string
+	opt     explore.Options
+	start   time.Time
+	sent    int64 // bytes of batches the workers sent each other
+	sentSet int64 // memory of the workers' records of what they sent (sentSetBytes)
+	ctx     context.Context
+	base    context.Context // ctx without the time limit (nil: ctx has none)
 
 	// Checkpoints: the time searched before the checkpoint resumed, when
 	// the last was written, how many were, the depth of the newest, and
@@ -427,6 +428,7 @@ type gathered struct {
 	reached []string
 	store   int64
 	sent    int64
+	sentSet int64 // the workers' records of what they sent (sentSetBytes)
 }
 
 // finish gathers the workers' statistics into the result.
@@ -450,6 +452,7 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		reached []string
 		store   int64
 		sent    int64
+		sentSet int64
 	)
 	ct, _ := c.m.(explore.Counter)
 	var max []bool
@@ -478,11 +481,12 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		}
 		store += d.i()
 		sent += d.i()
+		sentSet += d.i()
 		if d.err != nil {
 			return nil, d.err
 		}
 	}
-	return &gathered{counts: counts, reached: reached, store: store, sent: sent}, nil
+	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet}, nil
 }
 
 // result makes the search's result.
@@ -525,7 +529,7 @@ func (c *coord) result(g *gathered, v explore.Verdict, reason string, verr error
 	}
 	r.Stats = st
 	r.Sleep.Skipped = t.skipped
-	c.sent = sent
+	c.sent, c.sentSet = sent, g.sentSet
 	return r, nil
 }
 

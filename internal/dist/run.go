@@ -54,6 +54,12 @@ type Info struct {
 	BytesSent int64 `json:"bytes_sent"`
 	// BytesPerState is BytesSent per state stored.
 	BytesPerState float64 `json:"bytes_per_state"`
+	// SentSetBytes is the memory of the workers' records of what each
+	// sent each other worker in a level (to send a successor once per
+	// level), summed over the workers: kept from level to level at the
+	// size of the level that sent the most, and not in the store's bytes
+	// (the peak heap counts them).
+	SentSetBytes int64 `json:"sent_set_bytes"`
 	// Checkpoint describes the checkpoints (explore.Options.Checkpoint).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
@@ -254,7 +260,7 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
-	info = Info{Workers: n, BytesSent: c.sent}
+	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet}
 	if o.Search.Checkpoint != "" {
 		info.Checkpoint = &Checkpoint{Dir: o.Search.Checkpoint, Written: c.written, Depth: c.ckDepth, Resumed: c.resumed,
 			Kept: r.Verdict == explore.Incomplete && c.ckDepth >= 0}

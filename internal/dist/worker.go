@@ -360,6 +360,19 @@ func (w *worker) keep(k []byte) []byte {
 	return w.arena[n:len(w.arena):len(w.arena)]
 }
 
+// sentSetBytes is the memory of the records of what expand sent each
+// other worker (kept from level to level, at the size of the level that
+// sent the most).
+func (w *worker) sentSetBytes() int64 {
+	var n int64
+	for _, s := range w.sentTo {
+		if s != nil {
+			n += s.st.MemBytes() + int64(cap(s.z))*8
+		}
+	}
+	return n
+}
+
 // control serves the coordinator's commands.
 func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 	if len(req) == 0 {
@@ -476,6 +489,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		out.i(mem)
 		w.mu.Unlock()
 		out.i(w.sent.Load())
+		out.i(w.sentSetBytes())
 	case opDone:
 		failed := d.bool()
 		msg := d.str()
