@@ -95,11 +95,7 @@ func (w *worker) checkpoint(dir string, depth int) error {
 		e.bytes(w.store.State(id))
 		if w.nseg > 0 {
 			_, _, ends := ts.Leaves() // (of the state just rebuilt)
-			start := 0
-			for _, end := range ends {
-				e.u(uint64(end - start))
-				start = end
-			}
+			e.b = appendLengths(e.b, ends)
 		}
 	}
 	for i := range w.fpath {
@@ -156,14 +152,10 @@ func (w *worker) load(dir string, depth int) error {
 	}
 	w.store = w.newStore()
 	w.storeErr = nil
-	ends := make([]int, nseg)
+	var ends []int
 	for range n {
 		s := d.bytes()
-		end := 0
-		for j := range ends {
-			end += int(d.u())
-			ends[j] = end
-		}
+		ends = d.ends(ends, nseg)
 		if d.err != nil {
 			break
 		}

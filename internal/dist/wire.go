@@ -174,3 +174,25 @@ func (d *dec) count() int {
 }
 
 func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// appendLengths appends the lengths of the segments that end at ends (as
+// batches and checkpoints send a state's segments).
+func appendLengths(b []byte, ends []int) []byte {
+	start := 0
+	for _, e := range ends {
+		b = appendUvarint(b, uint64(e-start))
+		start = e
+	}
+	return b
+}
+
+// ends reads n segment lengths (appendLengths) into their end offsets,
+// appended to dst[:0].
+func (d *dec) ends(dst []int, n int) []int {
+	dst, end := dst[:0], 0
+	for range n {
+		end += int(d.u())
+		dst = append(dst, end)
+	}
+	return dst
+}

@@ -232,14 +232,9 @@ func (w *worker) store1(batch []byte) error {
 		}
 		var ends []int
 		if w.nseg > 0 {
-			ends = w.ends[:0]
-			end := 0
-			for range w.nseg {
-				end += int(d.u())
-				ends = append(ends, end)
-			}
+			ends = d.ends(w.ends, w.nseg)
 			w.ends = ends
-			if end != len(e) {
+			if ends[w.nseg-1] != len(e) {
 				ends = nil
 			}
 		}
@@ -754,11 +749,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 				ends = append(ends[:0], make([]int, w.nseg)...)
 				w.ends = ends
 			}
-			start := 0
-			for _, e := range ends {
-				b = appendUvarint(b, uint64(e-start))
-				start = e
-			}
+			b = appendLengths(b, ends)
 		}
 		if len(b) >= batchBytes && len(bufs[r]) < batchBytes {
 			full = append(full, r)
