@@ -504,12 +504,14 @@ func RunWith(ctx context.Context, sys *model.System, opt Options) (*Result, erro
 			}(c)
 		}
 	}
-	var err error
 	select {
 	case <-r.done:
 	case <-ctx.Done():
-		err = ctx.Err()
 	}
+	// A run ended with its context done did not complete, even if it came
+	// to rest: the clients see the context, and may have stopped because
+	// of it (select picks at random when both are ready).
+	err := ctx.Err()
 	close(stop)
 	wg.Wait()
 	close(r.stopped)
