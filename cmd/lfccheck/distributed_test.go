@@ -80,6 +80,10 @@ func TestDistributedSameAsCheck(t *testing.T) {
 				if ss, ok := d["sent_set_bytes"].(float64); !ok || (n == "1") != (ss == 0) {
 					t.Fatalf("--distributed %s: sent_set_bytes %v", n, d["sent_set_bytes"])
 				}
+				// One worker shares with none.
+				if sh, ok := d["states_shared"].(float64); !ok || n == "1" && sh != 0 {
+					t.Fatalf("--distributed %s: states_shared %v", n, d["states_shared"])
+				}
 				if got["verdict"] == "fail" {
 					code, out, errs := runCLI("replay", tf)
 					if code != 0 || !strings.Contains(out, "reproduced: ") {
@@ -92,7 +96,8 @@ func TestDistributedSameAsCheck(t *testing.T) {
 	// The text report is the check's, with a line more.
 	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
 	if code != 0 || !strings.Contains(out, "verdict: pass") || !strings.Contains(out, "\ndistributed: 2 worker processes, states owned by hash; ") ||
-		!strings.Contains(out, " bytes sent per state (") || !strings.Contains(out, "; sent sets ") {
+		!strings.Contains(out, " bytes sent per state (") || !strings.Contains(out, "; sent sets ") ||
+		!strings.Contains(out, " states expanded by a worker that does not own them") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 }
@@ -129,8 +134,15 @@ func TestDistributedBadInput(t *testing.T) {
 			t.Errorf("%v: took %s", tc.args, el)
 		}
 	}
+	// A work-sharing switch that is neither on nor off.
+	t.Setenv(dist.ShareEnv, "x")
+	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
+	if code != 2 || out != "" || errs != "lfccheck: $LFCCHECK_DIST_SHARE is \"x\": give 0 (no sharing) or 1\n" {
+		t.Errorf("%s=x: exit %d, stdout %q, stderr %q", dist.ShareEnv, code, out, errs)
+	}
+	os.Unsetenv(dist.ShareEnv)
 	// Liveness on the state graph.
-	code, _, errs := runCLI("check", "--protocol", "intr", "--distributed", "2")
+	code, _, errs = runCLI("check", "--protocol", "intr", "--distributed", "2")
 	if code != 2 || !strings.Contains(errs, "keeps no state graph, which") {
 		t.Errorf("intr: exit %d, %q", code, errs)
 	}

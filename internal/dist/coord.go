@@ -27,6 +27,7 @@ type coord struct {
 	start   time.Time
 	sent    int64 // bytes of batches the workers sent each other
 	sentSet int64 // memory of the workers' records of what they sent (sentSetBytes)
+	taken   int64 // states expanded by another worker than their owner
 	ctx     context.Context
 	base    context.Context // ctx without the time limit (nil: ctx has none)
 
@@ -429,6 +430,7 @@ type gathered struct {
 	store   int64
 	sent    int64
 	sentSet int64 // the workers' records of what they sent (sentSetBytes)
+	taken   int64 // states expanded by another worker than their owner
 }
 
 // finish gathers the workers' statistics into the result.
@@ -453,6 +455,7 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		store   int64
 		sent    int64
 		sentSet int64
+		taken   int64
 	)
 	ct, _ := c.m.(explore.Counter)
 	var max []bool
@@ -482,11 +485,12 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		store += d.i()
 		sent += d.i()
 		sentSet += d.i()
+		taken += d.i()
 		if d.err != nil {
 			return nil, d.err
 		}
 	}
-	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet}, nil
+	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet, taken: taken}, nil
 }
 
 // result makes the search's result.
@@ -529,7 +533,7 @@ func (c *coord) result(g *gathered, v explore.Verdict, reason string, verr error
 	}
 	r.Stats = st
 	r.Sleep.Skipped = t.skipped
-	c.sent, c.sentSet = sent, g.sentSet
+	c.sent, c.sentSet, c.taken = sent, g.sentSet, g.taken
 	return r, nil
 }
 

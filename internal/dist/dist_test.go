@@ -25,6 +25,12 @@ import (
 // with its own checker, on loopback.
 func runLocal(t testing.TB, cfg model.Config, n int, opt explore.Options) (explore.Result, Info, *properties.Checker) {
 	t.Helper()
+	return runSlowed(t, cfg, n, opt, 0)
+}
+
+// runSlowed is runLocal with Options.testSlow set to slow.
+func runSlowed(t testing.TB, cfg model.Config, n int, opt explore.Options, slow time.Duration) (explore.Result, Info, *properties.Checker) {
+	t.Helper()
 	lis := make([]net.Listener, n)
 	peers := make([]string, n)
 	for i := range lis {
@@ -50,7 +56,7 @@ func runLocal(t testing.TB, cfg model.Config, n int, opt explore.Options) (explo
 	)
 	for i := range n {
 		wg.Go(func() {
-			r, in, err := Run(cks[i], Options{Rank: i, Peers: peers, Listener: lis[i], Search: opt})
+			r, in, err := Run(cks[i], Options{Rank: i, Peers: peers, Listener: lis[i], Search: opt, testSlow: slow})
 			errs[i] = err
 			if i == 0 {
 				res, info = r, in
@@ -146,6 +152,69 @@ func TestSameAsBFS(t *testing.T) {
 	}
 	if compared < 20 {
 		t.Fatalf("compared only %d configurations", compared)
+	}
+}
+
+// TestSharedSameAsBFS searches every claim and broken variant (up to
+// 5,000 states; 2,000 and 2 workers only with -short) with 2 and 3 workers whose odd ranks pause after each of
+// their own states, so that the others take states from them (work
+// sharing): the result must still be breadth-first search's, with the
+// same counterexample, and states must have been shared.
+func TestSharedSameAsBFS(t *testing.T) {
+	limit, ns := int64(5_000), []int{2, 3}
+	if testing.Short() {
+		limit, ns = 2_000, []int{2}
+	}
+	var shared, failShared, compared int
+	for _, d := range protocols.All() {
+		for _, cl := range d.AllClaims() {
+			cfg := cl.Config.Clone()
+			cfg.Protocol = d.Name
+			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
+				ck, err := properties.Build(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := Check(ck, explore.Options{}); err != nil {
+					t.Skip(err)
+				}
+				r, err := explore.BFS(ck, explore.Options{MaxStates: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Verdict == explore.Incomplete {
+					t.Skip(r.Reason)
+				}
+				want := summary(r, ck)
+				for _, n := range ns {
+					got, info, dck := runSlowed(t, cfg, n, explore.Options{}, 20*time.Microsecond)
+					if s := summary(got, dck); s != want {
+						t.Fatalf("%d workers sharing:\n%s\nbreadth-first search:\n%s", n, s, want)
+					}
+					if info.StatesShared > 0 {
+						shared++
+						if got.Verdict == explore.Fail {
+							failShared++
+						}
+					}
+				}
+				// The fingerprint store keeps the encodings given away.
+				fck, _ := properties.Build(cfg)
+				fr, err := explore.BFS(fck, explore.Options{MaxStates: limit, Fingerprint: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fgot, _, fdck := runSlowed(t, cfg, 2, explore.Options{Fingerprint: true}, 20*time.Microsecond)
+				if s, w := summary(fgot, fdck), summary(fr, fck); s != w {
+					t.Fatalf("fingerprints, 2 workers sharing:\n%s\nbreadth-first search:\n%s", s, w)
+				}
+				compared++
+			})
+		}
+	}
+	t.Logf("%d configurations, %d searches shared states, %d of them ending in a violation", compared, shared, failShared)
+	if shared < compared/2 || failShared < 5 {
+		t.Fatalf("states were shared in %d searches (%d ending in a violation) of %d configurations", shared, failShared, compared)
 	}
 }
 

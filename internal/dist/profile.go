@@ -39,6 +39,8 @@ type timing struct {
 	succOwn, succPeer, succSent, succRecv, succRecvNew atomic.Int64
 	succNew, succThisLevel, succOlder                  atomic.Int64
 
+	steals, stolen atomic.Int64 // chunks of states taken from the others, and their states
+
 	mu    sync.Mutex
 	loops []time.Duration // per level: expanding this worker's states (as loopWall)
 	ends  []time.Duration // per level: the whole of expand (as expandWall)
@@ -112,6 +114,7 @@ func (p *profiler) stop(t *timing, n int) {
 		ms.NumGC, time.Duration(ms.PauseTotalNs).Seconds(), os.Getenv("GOGC"))
 	s += fmt.Sprintf("successors: %d own, %d of others (%d sent), %d received (%d new); stored: %d new, %d of the level being built, %d of earlier levels\n",
 		t.succOwn.Load(), t.succPeer.Load(), t.succSent.Load(), t.succRecv.Load(), t.succRecvNew.Load(), t.succNew.Load(), t.succThisLevel.Load(), t.succOlder.Load())
+	s += fmt.Sprintf("shared: %d states of the others expanded here, in %d chunks\n", t.stolen.Load(), t.steals.Load())
 	t.mu.Lock()
 	s += "per level, ms expanding own states / in expand:"
 	for i := range t.loops {

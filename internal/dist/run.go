@@ -22,6 +22,11 @@ import (
 // CPU cannot move to an idle one.
 const PinEnv = "LFCCHECK_DIST_PIN"
 
+// ShareEnv, set to 0 in a worker's environment, keeps it from taking
+// states of a level from the other workers when it is done with its own
+// (for measurements: the level then ends when the slowest worker is done).
+const ShareEnv = "LFCCHECK_DIST_SHARE"
+
 // Options configure one worker of a distributed search.
 type Options struct {
 	// Rank is this worker's number; rank 0 coordinates.
@@ -44,6 +49,11 @@ type Options struct {
 	// and NoSleep apply; the rest of explore's options do not (Check
 	// refuses them).
 	Search explore.Options
+
+	// testSlow (tests): the odd ranks pause this long after each of
+	// their own states, and a worker gives away states down to one at a
+	// time, so that the others take some.
+	testSlow time.Duration
 }
 
 // Info describes a distributed search.
@@ -60,6 +70,11 @@ type Info struct {
 	// size of the level that sent the most, and not in the store's bytes
 	// (the peak heap counts them).
 	SentSetBytes int64 `json:"sent_set_bytes"`
+	// StatesShared is the number of states expanded by another worker
+	// than their owner: a worker done with its own states of a level
+	// takes part of those a slower one has not expanded yet (off with
+	// ShareEnv=0).
+	StatesShared int64 `json:"states_shared"`
 	// Checkpoint describes the checkpoints (explore.Options.Checkpoint).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
@@ -93,7 +108,20 @@ func Check(m explore.Model, opt explore.Options) error {
 	if lm, ok := m.(explore.LiveModel); ok && lm.Live() != nil {
 		return errors.New("liveness on the state graph needs the whole graph in one process")
 	}
-	return nil
+	_, err := shareFromEnv()
+	return err
+}
+
+// shareFromEnv reads ShareEnv.
+func shareFromEnv() (bool, error) {
+	switch v := os.Getenv(ShareEnv); v {
+	case "", "1":
+		return true, nil
+	case "0":
+		return false, nil
+	default:
+		return false, fmt.Errorf("$%s is %q: give 0 (no sharing) or 1", ShareEnv, v)
+	}
 }
 
 // Run runs this worker's part of a distributed breadth-first search of
@@ -119,6 +147,10 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 			return explore.Result{}, Info{}, fmt.Errorf("worker %d: %w", o.Rank, err)
 		}
 	}
+	share, err := shareFromEnv()
+	if err != nil {
+		return explore.Result{}, Info{}, err
+	}
 	prof, err := startProfile(o.Rank)
 	if err != nil {
 		return explore.Result{}, Info{}, err
@@ -127,6 +159,10 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 		pinCPU(o.Rank, n)
 	}
 	w := newWorker(m, o.Rank, n)
+	w.share = w.share && share
+	if o.testSlow > 0 {
+		w.slow, w.minShare = o.testSlow, 1
+	}
 	w.timed = prof != nil
 	defer prof.stop(&w.tm, n)
 	w.fp = o.Search.Fingerprint
@@ -260,7 +296,7 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
-	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet}
+	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet, StatesShared: c.taken}
 	if o.Search.Checkpoint != "" {
 		info.Checkpoint = &Checkpoint{Dir: o.Search.Checkpoint, Written: c.written, Depth: c.ckDepth, Resumed: c.resumed,
 			Kept: r.Verdict == explore.Incomplete && c.ckDepth >= 0}

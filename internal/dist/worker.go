@@ -29,7 +29,12 @@ const (
 	opCheckpoint            // write this worker's part of a checkpoint
 	opLoad                  // continue from this worker's part of a checkpoint
 	opPrune                 // remove this worker's other checkpoints
+	opSteal                 // (from another worker) give away part of the states not expanded yet
 )
+
+// minShare is the fewest states a worker gives away at once (steal): a
+// chunk costs a round trip.
+const minShare = 32
 
 // batchBytes bounds a batch of successors sent to one owner.
 const batchBytes = 128 << 10
@@ -102,6 +107,18 @@ type worker struct {
 	countsPrev []int64
 	countsFail []int64
 
+	// Work sharing (expand, steal, giveAway): while expand runs through
+	// this worker's own states (stealable), order[next:end] are those not
+	// expanded yet, and another worker may take part of them (under mu).
+	share     bool // take states from the others (ShareEnv)
+	stealable bool
+	next, end int
+	stealTo   []*sentSet    // what a chunk taken sent each worker
+	stolen    []stolenCount // the states taken in the level
+	taken     atomic.Int64  // states taken from the others, in all
+	minShare  int           // fewest states given away at once (minShare)
+	slow      time.Duration // (tests) pause of odd ranks after each state of their own
+
 	storeErr error        // the store failed (see insertH); under mu
 	pool     batchPool    // buffers for the batches sent
 	sentTo   []*sentSet   // by rank: what expand sent that worker in the level (kept for its table)
@@ -114,7 +131,8 @@ type worker struct {
 }
 
 func newWorker(m explore.Model, rank, n int) *worker {
-	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: plainStates{new(explore.ExactStore)}}
+	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: plainStates{new(explore.ExactStore)},
+		share: n > 1, minShare: minShare}
 	if ct, ok := m.(explore.Counter); ok && len(ct.CountMax()) > 0 {
 		w.ct = ct
 	}
@@ -241,7 +259,7 @@ func (w *worker) store1(batch []byte) error {
 		if d.err != nil {
 			break
 		}
-		fresh := w.insertH(explore.Hash(e), e, k, z, ends)
+		fresh, _ := w.insertH(explore.Hash(e), e, k, z, ends)
 		if w.timed {
 			w.tm.succRecv.Add(1)
 			if fresh {
@@ -265,16 +283,18 @@ func (w *worker) lock() {
 
 // insertH stores successor e, whose hash is h, reached by the transition
 // with key k (its path), whose sleep set is z, and whose segments end at
-// ends (nil: unknown); it reports whether e is a new state. An error (the
-// tree store's: ends that do not split e, a full table) is kept in
-// storeErr, and ends the search. Under mu.
-func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) bool {
+// ends (nil: unknown); it reports whether e is a new state, and whether
+// k is a smaller key than the state of this level had (a successor's
+// invariants are checked again then: see expand). An error (the tree
+// store's: ends that do not split e, a full table) is kept in storeErr,
+// and ends the search. Under mu.
+func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) (fresh, smaller bool) {
 	id, fresh, err := w.store.add(h, e, ends)
 	if err != nil {
 		if w.storeErr == nil {
 			w.storeErr = fmt.Errorf("worker %d: %w", w.rank, err)
 		}
-		return false
+		return false, false
 	}
 	if w.timed {
 		switch {
@@ -297,12 +317,13 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) bool {
 		j := int(id) - w.levelStart
 		if bytes.Compare(k, w.npath[j]) < 0 {
 			w.npath[j] = w.keep(k)
+			smaller = true
 		}
 		w.nz[j] &= z
 	case w.sleep && (w.nl == nil || bytes.Compare(k, w.nl) < 0):
 		w.nl = slices.Clone(k)
 	}
-	return fresh
+	return fresh, smaller
 }
 
 // keepEnds records the segment ends of the state just stored (zeros when
@@ -356,11 +377,11 @@ func (w *worker) keep(k []byte) []byte {
 }
 
 // sentSetBytes is the memory of the records of what expand sent each
-// other worker (kept from level to level, at the size of the level that
-// sent the most).
+// other worker, for its own states and for those it took (kept from level
+// to level, at the size of the level that sent the most).
 func (w *worker) sentSetBytes() int64 {
 	var n int64
-	for _, s := range w.sentTo {
+	for _, s := range append(w.sentTo[:len(w.sentTo):len(w.sentTo)], w.stealTo...) {
 		if s != nil {
 			n += s.st.MemBytes() + int64(cap(s.z))*8
 		}
@@ -461,6 +482,12 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 				sk += w.fskip[i]
 			}
 		}
+		for _, c := range w.stolen {
+			if bytes.Compare(c.path, vp) < 0 {
+				t += c.trans
+				sk += c.skip
+			}
+		}
 		if err := w.countBefore(vk); err != nil {
 			return nil, err
 		}
@@ -485,6 +512,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.mu.Unlock()
 		out.i(w.sent.Load())
 		out.i(w.sentSetBytes())
+		out.i(w.taken.Load())
 	case opDone:
 		failed := d.bool()
 		msg := d.str()
@@ -494,6 +522,10 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 			}
 			close(w.done)
 		})
+	case opSteal:
+		w.mu.Lock()
+		out = w.giveAway()
+		w.mu.Unlock()
 	case opPing:
 	case opCheckpoint, opLoad, opPrune:
 		dir, depth := d.str(), int(d.i())
@@ -577,6 +609,101 @@ type sentSet struct {
 	z  []uint64
 }
 
+// newSets returns a sent set for each other worker.
+func (w *worker) newSets() []*sentSet {
+	sets := make([]*sentSet, w.n)
+	for r := range sets {
+		if r != w.rank {
+			sets[r] = new(sentSet)
+		}
+	}
+	return sets
+}
+
+// resetSets empties sent sets.
+func resetSets(sets []*sentSet) {
+	for _, s := range sets {
+		if s != nil {
+			s.st.Reset()
+			s.z = s.z[:0]
+		}
+	}
+}
+
+// stolenCount is a state of another worker's that this one expanded in
+// the level: its path, and the transitions counted and left out (opFailAt
+// counts them, as the owner counts those of its own: ftrans, fskip).
+type stolenCount struct {
+	path        []byte
+	trans, skip int64
+}
+
+// stolenState is a state taken from another worker, to expand.
+type stolenState struct {
+	path, state []byte
+	z           uint64
+}
+
+// steal asks worker r for part of the states of the level it has not
+// expanded yet; none when it has too few left, or is done with its own.
+func (w *worker) steal(ctx context.Context, r int) ([]stolenState, error) {
+	rep, err := call(ctx, w.conns[r], []byte{opSteal}, false)
+	if err != nil {
+		return nil, fmt.Errorf("worker %d: taking states from worker %d: %w", w.rank, r, err)
+	}
+	d := dec{b: rep}
+	n := d.count()
+	out := make([]stolenState, 0, n)
+	for range n {
+		var c stolenState
+		c.path = d.bytes()
+		if w.sleep {
+			c.z = d.u()
+		}
+		c.state = d.bytes()
+		if d.err != nil {
+			break
+		}
+		out = append(out, c)
+	}
+	if d.err != nil || len(d.b) > 0 {
+		return nil, fmt.Errorf("worker %d: taking states from worker %d: malformed reply", w.rank, r)
+	}
+	w.taken.Add(int64(len(out)))
+	if w.timed {
+		w.tm.steals.Add(1)
+		w.tm.stolen.Add(int64(len(out)))
+	}
+	return out, nil
+}
+
+// giveAway answers a steal: the last half of the states this worker has
+// not expanded yet in its own loop (in the order of their paths), if it
+// has at least twice minShare left; expand stops before them. Under mu.
+func (w *worker) giveAway() enc {
+	var out enc
+	left := 0
+	if w.stealable {
+		left = w.end - w.next
+	}
+	if left < 2*w.minShare || left < 2 {
+		out.u(0)
+		return out
+	}
+	mid := w.end - left/2
+	out.u(uint64(w.end - mid))
+	for _, i32 := range w.order[mid:w.end] {
+		i := int(i32)
+		out.bytes(w.fpath[i])
+		if w.sleep {
+			out.u(w.fz[i])
+		}
+		out.bytes(w.store.State(w.flo + i))
+	}
+	w.end = mid
+	return out
+}
+
 // candidate is a violation found while expanding: the key (path) of the
 // transition, or of a terminal state's violation (its index is then the
 // number of successors), and the transitions of that state counted and
@@ -595,7 +722,10 @@ func (c *candidate) offer(key []byte, t, sk int64, hasCode bool) {
 }
 
 // expand expands the level, sending every successor to its owner, and
-// returns once every owner has stored what it was sent.
+// returns once every owner has stored what it was sent. A worker done
+// with its own states of the level then expands states that another has
+// not expanded yet (steal), so that the level ends about when its last
+// state is expanded, not when the slowest worker is done with its own.
 func (w *worker) expand(ctx context.Context) (enc, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -618,21 +748,16 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	// invariants are checked when it is first sent (at this worker's
 	// smallest key for it, so the smallest over the workers is the first
 	// violation in breadth-first order), or, for one this worker owns,
-	// when it is new in the store.
+	// when it is new in the store or reached with a smaller key than
+	// before in the level (a batch from another worker can come first).
+	// The states taken from another worker come in the order of their
+	// paths too, and are expanded with sets of their own (stealTo), new
+	// for each chunk taken.
 	if w.sentTo == nil {
-		w.sentTo = make([]*sentSet, w.n)
-		for r := range w.sentTo {
-			if r != w.rank {
-				w.sentTo[r] = new(sentSet)
-			}
-		}
+		w.sentTo, w.stealTo = w.newSets(), w.newSets()
 	}
-	for _, s := range w.sentTo {
-		if s != nil {
-			s.st.Reset()
-			s.z = s.z[:0]
-		}
-	}
+	resetSets(w.sentTo)
+	sets := w.sentTo
 	var key []byte
 	var full []int // the owners whose batch is to be sent once the state is expanded
 	flush := func(r int) error {
@@ -677,12 +802,12 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			z = w.sl.SuccSleep()
 		}
 		h := explore.Hash(succ)
-		r := owner(h, w.n)
 		var ends []int // the successor's segment ends, stored with it or sent
 		if w.nseg > 0 {
 			ends = w.sg.Segments(w.ends[:0])
 			w.ends = ends
 		}
+		r := owner(h, w.n)
 		if r == w.rank {
 			// Stored at once: the store says whether it is new (its
 			// invariants are then checked).
@@ -690,11 +815,11 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 				w.tm.succOwn.Add(1)
 			}
 			key = appendIdx(append(key[:0], path...), i)
-			fresh := w.insertH(h, succ, key, z, ends)
+			fresh, smaller := w.insertH(h, succ, key, z, ends)
 			if w.storeErr != nil {
 				return false
 			}
-			if fresh && w.fc != nil {
+			if (fresh || smaller) && w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
 					best.offer(slices.Clone(key), int64(i)-skip, skip, true)
 					return false
@@ -705,7 +830,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		if w.timed {
 			w.tm.succPeer.Add(1)
 		}
-		sent := w.sentTo[r]
+		sent := sets[r]
 		id, fresh := sent.st.Add(h, succ)
 		switch {
 		case fresh:
@@ -758,8 +883,46 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		return true
 	}
 	w.ftrans, w.fskip = make([]int64, len(w.fpath)), make([]int64, len(w.fpath))
+	w.stolen = w.stolen[:0]
 	if w.ct != nil {
 		w.countsPrev = w.ct.Counts(w.countsPrev[:0])
+	}
+	// successors expands state, reached by path p, with sleep set z.
+	// Under mu.
+	successors := func(state, p []byte, z uint64) error {
+		path, idx, skip = p, 0, 0
+		if w.sleep {
+			return w.sl.SuccessorsAsleep(state, z, visit)
+		}
+		return w.m.Successors(state, visit)
+	}
+	// expanded follows the expansion of a state that ended with err,
+	// with mu released: it sends the batches filled, and returns the
+	// transitions counted and left out.
+	expanded := func(err error) (int64, int64, error) {
+		for _, r := range full {
+			if ferr = flush(r); ferr != nil {
+				break
+			}
+		}
+		full = full[:0]
+		if ferr != nil {
+			return 0, 0, ferr
+		}
+		if w.storeErr != nil {
+			return 0, 0, w.storeErr
+		}
+		if err != nil {
+			var pe explore.PropertyError
+			if !errors.As(err, &pe) {
+				return 0, 0, fmt.Errorf("explore: model failed: %w", err)
+			}
+			best.offer(appendIdx(slices.Clone(path), idx), int64(idx)-skip, skip, false)
+		}
+		t := int64(idx) - skip
+		trans += t
+		sk += skip
+		return t, skip, nil
 	}
 	var tLoop time.Time
 	if w.timed {
@@ -771,51 +934,86 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	// does not keep its own store from the batches that owner sends.
 	w.startInbox()
 	defer w.stopInbox() // (on an early return; a second call finds it empty)
-	for j, i32 := range w.order {
-		i := int(i32)
+	w.lock()
+	w.next, w.end, w.stealable = 0, len(w.order), w.n > 1
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.stealable = false
+		w.mu.Unlock()
+	}()
+	for j := 0; ; j++ {
 		if j%256 == 0 && ctx.Err() != nil {
 			return enc{}, ctx.Err()
 		}
 		w.lock()
+		if j >= w.end { // (the rest was given away: giveAway)
+			w.stealable = false
+			w.mu.Unlock()
+			break
+		}
+		w.next = j + 1
 		if w.inPending.Load() {
 			if err := w.drainInbox(); err != nil {
 				w.mu.Unlock()
 				return enc{}, err
 			}
 		}
+		i := int(w.order[j])
 		state = append(state[:0], w.store.State(w.flo+i)...)
 		w.useLeaves(i, state)
-		path, idx, skip = w.fpath[i], 0, 0
-		var err error
+		var z uint64
 		if w.sleep {
-			err = w.sl.SuccessorsAsleep(state, w.fz[i], visit)
-		} else {
-			err = w.m.Successors(state, visit)
+			z = w.fz[i]
 		}
+		err := successors(state, w.fpath[i], z)
 		w.mu.Unlock()
-		for _, r := range full {
-			if ferr = flush(r); ferr != nil {
-				break
-			}
-		}
-		full = full[:0]
-		if ferr != nil {
-			return enc{}, ferr
-		}
-		if w.storeErr != nil {
-			return enc{}, w.storeErr
-		}
+		t, s, err := expanded(err)
 		if err != nil {
-			var pe explore.PropertyError
-			if !errors.As(err, &pe) {
-				return enc{}, fmt.Errorf("explore: model failed: %w", err)
-			}
-			best.offer(appendIdx(slices.Clone(path), idx), int64(idx)-skip, skip, false)
+			return enc{}, err
 		}
-		t := int64(idx) - skip
-		trans += t
-		sk += skip
-		w.ftrans[i], w.fskip[i] = t, skip
+		w.ftrans[i], w.fskip[i] = t, s
+		if w.slow > 0 && w.rank%2 == 1 {
+			time.Sleep(w.slow)
+		}
+	}
+	// Then take states of the others' until none has any left to give,
+	// asking each in turn.
+	for miss, r := 0, w.rank; w.share && miss < w.n-1; {
+		if r = (r + 1) % w.n; r == w.rank {
+			continue
+		}
+		chunk, err := w.steal(ctx, r)
+		if err != nil {
+			return enc{}, err
+		}
+		if len(chunk) == 0 {
+			miss++
+			continue
+		}
+		miss = 0
+		resetSets(w.stealTo)
+		sets = w.stealTo
+		for j, c := range chunk {
+			if j%256 == 0 && ctx.Err() != nil {
+				return enc{}, ctx.Err()
+			}
+			w.lock()
+			if w.inPending.Load() {
+				if err := w.drainInbox(); err != nil {
+					w.mu.Unlock()
+					return enc{}, err
+				}
+			}
+			// (Without leaf ids: they are the owner's.)
+			err := successors(c.state, c.path, c.z)
+			w.mu.Unlock()
+			t, s, err := expanded(err)
+			if err != nil {
+				return enc{}, err
+			}
+			w.stolen = append(w.stolen, stolenCount{path: c.path, trans: t, skip: s})
+		}
 	}
 	for r := range w.n {
 		if len(bufs[r]) > 0 {
