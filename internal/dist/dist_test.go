@@ -31,6 +31,12 @@ func runLocal(t testing.TB, cfg model.Config, n int, opt explore.Options) (explo
 // runSlowed is runLocal with Options.testSlow set to slow.
 func runSlowed(t testing.TB, cfg model.Config, n int, opt explore.Options, slow time.Duration) (explore.Result, Info, *properties.Checker) {
 	t.Helper()
+	return runShared(t, cfg, n, opt, slow, false)
+}
+
+// runShared is runLocal with Options.testSlow and testFront set.
+func runShared(t testing.TB, cfg model.Config, n int, opt explore.Options, slow time.Duration, front bool) (explore.Result, Info, *properties.Checker) {
+	t.Helper()
 	lis := make([]net.Listener, n)
 	peers := make([]string, n)
 	for i := range lis {
@@ -56,7 +62,7 @@ func runSlowed(t testing.TB, cfg model.Config, n int, opt explore.Options, slow 
 	)
 	for i := range n {
 		wg.Go(func() {
-			r, in, err := Run(cks[i], Options{Rank: i, Peers: peers, Listener: lis[i], Search: opt, testSlow: slow})
+			r, in, err := Run(cks[i], Options{Rank: i, Peers: peers, Listener: lis[i], Search: opt, testSlow: slow, testFront: front})
 			errs[i] = err
 			if i == 0 {
 				res, info = r, in
@@ -156,10 +162,12 @@ func TestSameAsBFS(t *testing.T) {
 }
 
 // TestSharedSameAsBFS searches every claim and broken variant (up to
-// 5,000 states; 2,000 and 2 workers only with -short) with 2 and 3 workers whose odd ranks pause after each of
-// their own states, so that the others take states from them (work
-// sharing): the result must still be breadth-first search's, with the
-// same counterexample, and states must have been shared.
+// 5,000 states; 2,000 and 2 workers only with -short) with 2 and 3
+// workers whose odd ranks pause after each of their own states, so that the others take states from them (work
+// sharing), giving away the last half of the states they have left or
+// (testFront) the first, whose paths come before many the taker has
+// expanded already: the result must still be breadth-first search's,
+// with the same counterexample, and states must have been shared.
 func TestSharedSameAsBFS(t *testing.T) {
 	limit, ns := int64(5_000), []int{2, 3}
 	if testing.Short() {
@@ -187,14 +195,16 @@ func TestSharedSameAsBFS(t *testing.T) {
 				}
 				want := summary(r, ck)
 				for _, n := range ns {
-					got, info, dck := runSlowed(t, cfg, n, explore.Options{}, 20*time.Microsecond)
-					if s := summary(got, dck); s != want {
-						t.Fatalf("%d workers sharing:\n%s\nbreadth-first search:\n%s", n, s, want)
-					}
-					if info.StatesShared > 0 {
-						shared++
-						if got.Verdict == explore.Fail {
-							failShared++
+					for _, front := range []bool{false, true} {
+						got, info, dck := runShared(t, cfg, n, explore.Options{}, 20*time.Microsecond, front)
+						if s := summary(got, dck); s != want {
+							t.Fatalf("%d workers sharing (the first states left: %v):\n%s\nbreadth-first search:\n%s", n, front, s, want)
+						}
+						if info.StatesShared > 0 {
+							shared++
+							if got.Verdict == explore.Fail {
+								failShared++
+							}
 						}
 					}
 				}

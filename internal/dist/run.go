@@ -54,6 +54,9 @@ type Options struct {
 	// their own states, and a worker gives away states down to one at a
 	// time, so that the others take some.
 	testSlow time.Duration
+	// testFront (tests, with testSlow): a worker gives away the first
+	// half of the states it has left, not the last.
+	testFront bool
 }
 
 // Info describes a distributed search.
@@ -161,7 +164,7 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 	w := newWorker(m, o.Rank, n)
 	w.share = w.share && share
 	if o.testSlow > 0 {
-		w.slow, w.minShare = o.testSlow, 1
+		w.slow, w.minShare, w.giveFront = o.testSlow, 1, o.testFront
 	}
 	w.timed = prof != nil
 	defer prof.stop(&w.tm, n)

@@ -57,6 +57,7 @@ type worker struct {
 	levelStart int      // ids from here are the level being built
 	npath      [][]byte // per state of the level being built: the smallest path that reaches it
 	nz         []uint64 // its sleep set (the intersection over its incoming transitions)
+	nbad       []bool   // per state of the level being built: its invariants were checked here and failed (markBad)
 	nl         []byte   // with sleep sets: the smallest key of a transition into an expanded state
 	arena      []byte   // where the paths of npath and nl are kept (see keep)
 
@@ -118,6 +119,7 @@ type worker struct {
 	taken     atomic.Int64  // states taken from the others, in all
 	minShare  int           // fewest states given away at once (minShare)
 	slow      time.Duration // (tests) pause of odd ranks after each state of their own
+	giveFront bool          // (tests) give away the first half of the states left instead of the last
 
 	storeErr error        // the store failed (see insertH); under mu
 	pool     batchPool    // buffers for the batches sent
@@ -284,11 +286,11 @@ func (w *worker) lock() {
 // insertH stores successor e, whose hash is h, reached by the transition
 // with key k (its path), whose sleep set is z, and whose segments end at
 // ends (nil: unknown); it reports whether e is a new state, and whether
-// k is a smaller key than the state of this level had (a successor's
-// invariants are checked again then: see expand). An error (the tree
-// store's: ends that do not split e, a full table) is kept in storeErr,
-// and ends the search. Under mu.
-func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) (fresh, smaller bool) {
+// k is a smaller key than the state of this level had and the state
+// violates an invariant (markBad; see expand). An error (the tree store's:
+// ends that do not split e, a full table) is kept in storeErr, and ends
+// the search. Under mu.
+func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) (fresh, smallerBad bool) {
 	id, fresh, err := w.store.add(h, e, ends)
 	if err != nil {
 		if w.storeErr == nil {
@@ -310,6 +312,7 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) (fresh, sm
 	case fresh:
 		w.npath = append(w.npath, w.keep(k))
 		w.nz = append(w.nz, z)
+		w.nbad = append(w.nbad, false)
 		if w.nseg > 0 && w.leaves != nil {
 			w.keepEnds(ends)
 		}
@@ -317,14 +320,18 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) (fresh, sm
 		j := int(id) - w.levelStart
 		if bytes.Compare(k, w.npath[j]) < 0 {
 			w.npath[j] = w.keep(k)
-			smaller = true
+			smallerBad = w.nbad[j]
 		}
 		w.nz[j] &= z
 	case w.sleep && (w.nl == nil || bytes.Compare(k, w.nl) < 0):
 		w.nl = slices.Clone(k)
 	}
-	return fresh, smaller
+	return fresh, smallerBad
 }
+
+// markBad records that the state of the level being built that was
+// stored last violates an invariant. Under mu.
+func (w *worker) markBad() { w.nbad[len(w.nbad)-1] = true }
 
 // keepEnds records the segment ends of the state just stored (zeros when
 // unknown). Under mu.
@@ -445,7 +452,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 	case opAdvance:
 		w.mu.Lock()
 		w.flo, w.levelStart = w.levelStart, w.store.Len()
-		w.fpath, w.fz, w.npath, w.nz = w.npath, w.nz, nil, nil
+		w.fpath, w.fz, w.npath, w.nz, w.nbad = w.npath, w.nz, nil, nil, nil
 		w.fends, w.nends = w.nends, nil
 		if w.fp && w.flo < w.levelStart {
 			w.store.Release(w.flo) // (the encodings of the states expanded)
@@ -572,7 +579,7 @@ func (w *worker) init(sleep bool) error {
 	if w.ct != nil {
 		w.ct.ResetCounts()
 	}
-	w.npath, w.nz, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil
+	w.npath, w.nz, w.nbad, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil, nil
 	w.nends, w.fends, w.leaves = nil, nil, nil
 	if _, tree := w.store.(treeStates); w.nseg > 0 && !tree {
 		w.leaves = explore.NewLeafInterner()
@@ -679,7 +686,10 @@ func (w *worker) steal(ctx context.Context, r int) ([]stolenState, error) {
 
 // giveAway answers a steal: the last half of the states this worker has
 // not expanded yet in its own loop (in the order of their paths), if it
-// has at least twice minShare left; expand stops before them. Under mu.
+// has at least twice minShare left; expand stops before them. (Any
+// states could be given: the taker expands them in the order of their
+// paths with sent sets of their own; the last ones are those the owner
+// would come to last.) Under mu.
 func (w *worker) giveAway() enc {
 	var out enc
 	left := 0
@@ -690,9 +700,12 @@ func (w *worker) giveAway() enc {
 		out.u(0)
 		return out
 	}
-	mid := w.end - left/2
-	out.u(uint64(w.end - mid))
-	for _, i32 := range w.order[mid:w.end] {
+	lo, hi := w.end-left/2, w.end
+	if w.giveFront {
+		lo, hi = w.next, w.next+left/2
+	}
+	out.u(uint64(hi - lo))
+	for _, i32 := range w.order[lo:hi] {
 		i := int(i32)
 		out.bytes(w.fpath[i])
 		if w.sleep {
@@ -700,7 +713,11 @@ func (w *worker) giveAway() enc {
 		}
 		out.bytes(w.store.State(w.flo + i))
 	}
-	w.end = mid
+	if w.giveFront {
+		w.next = hi
+	} else {
+		w.end = lo
+	}
 	return out
 }
 
@@ -748,8 +765,10 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	// invariants are checked when it is first sent (at this worker's
 	// smallest key for it, so the smallest over the workers is the first
 	// violation in breadth-first order), or, for one this worker owns,
-	// when it is new in the store or reached with a smaller key than
-	// before in the level (a batch from another worker can come first).
+	// when it is new in the store. (Whether a state passes its checks
+	// does not depend on the transition that reached it; only the key of
+	// a violation does, which is why a state taken from another worker
+	// that reaches one that failed here offers its key too: markBad.)
 	// The states taken from another worker come in the order of their
 	// paths too, and are expanded with sets of their own (stealTo), new
 	// for each chunk taken.
@@ -815,15 +834,22 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 				w.tm.succOwn.Add(1)
 			}
 			key = appendIdx(append(key[:0], path...), i)
-			fresh, smaller := w.insertH(h, succ, key, z, ends)
+			fresh, smallerBad := w.insertH(h, succ, key, z, ends)
 			if w.storeErr != nil {
 				return false
 			}
-			if (fresh || smaller) && w.fc != nil {
+			switch {
+			case fresh && w.fc != nil:
 				if verr := w.fc.CheckFresh(); verr != nil {
+					w.markBad()
 					best.offer(slices.Clone(key), int64(i)-skip, skip, true)
 					return false
 				}
+			case smallerBad:
+				// (A state taken from another worker reaches one that
+				// failed its checks here before, with a smaller key.)
+				best.offer(slices.Clone(key), int64(i)-skip, skip, true)
+				return false
 			}
 			return true
 		}
@@ -942,17 +968,18 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		w.stealable = false
 		w.mu.Unlock()
 	}()
-	for j := 0; ; j++ {
-		if j%256 == 0 && ctx.Err() != nil {
+	for n := 0; ; n++ {
+		if n%256 == 0 && ctx.Err() != nil {
 			return enc{}, ctx.Err()
 		}
 		w.lock()
-		if j >= w.end { // (the rest was given away: giveAway)
+		if w.next >= w.end { // (the rest may have been given away: giveAway)
 			w.stealable = false
 			w.mu.Unlock()
 			break
 		}
-		w.next = j + 1
+		j := w.next
+		w.next++
 		if w.inPending.Load() {
 			if err := w.drainInbox(); err != nil {
 				w.mu.Unlock()
