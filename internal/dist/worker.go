@@ -773,7 +773,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	// paths too, and are expanded with sets of their own (stealTo), new
 	// for each chunk taken.
 	if w.sentTo == nil {
-		w.sentTo, w.stealTo = w.newSets(), w.newSets()
+		w.sentTo = w.newSets()
 	}
 	resetSets(w.sentTo)
 	sets := w.sentTo
@@ -1019,6 +1019,9 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			continue
 		}
 		miss = 0
+		if w.stealTo == nil {
+			w.stealTo = w.newSets()
+		}
 		resetSets(w.stealTo)
 		sets = w.stealTo
 		for j, c := range chunk {
