@@ -36,6 +36,9 @@ const (
 // chunk costs a round trip.
 const minShare = 32
 
+// shareBytes bounds about the bytes of states given away at once.
+const shareBytes = 4 << 20
+
 // batchBytes bounds a batch of successors sent to one owner.
 const batchBytes = 128 << 10
 
@@ -111,15 +114,16 @@ type worker struct {
 	// Work sharing (expand, steal, giveAway): while expand runs through
 	// this worker's own states (stealable), order[next:end] are those not
 	// expanded yet, and another worker may take part of them (under mu).
-	share     bool // take states from the others (ShareEnv)
-	stealable bool
-	next, end int
-	stealTo   []*sentSet    // what a chunk taken sent each worker
-	stolen    []stolenCount // the states taken in the level
-	taken     atomic.Int64  // states taken from the others, in all
-	minShare  int           // fewest states given away at once (minShare)
-	slow      time.Duration // (tests) pause of odd ranks after each state of their own
-	giveFront bool          // (tests) give away the first half of the states left instead of the last
+	share      bool // take states from the others (ShareEnv)
+	stealable  bool
+	next, end  int
+	stealTo    []*sentSet    // what a chunk taken sent each worker
+	stolen     []stolenCount // the states taken in the level
+	taken      atomic.Int64  // states taken from the others, in all
+	minShare   int           // fewest states given away at once (minShare)
+	shareBytes int           // about the most bytes of states given away at once (shareBytes)
+	slow       time.Duration // (tests) pause of odd ranks after each state of their own
+	giveFront  bool          // (tests) give away the first half of the states left instead of the last
 
 	storeErr error        // the store failed (see insertH); under mu
 	pool     batchPool    // buffers for the batches sent
@@ -134,7 +138,7 @@ type worker struct {
 
 func newWorker(m explore.Model, rank, n int) *worker {
 	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: plainStates{new(explore.ExactStore)},
-		share: n > 1, minShare: minShare}
+		share: n > 1, minShare: minShare, shareBytes: shareBytes}
 	if ct, ok := m.(explore.Counter); ok && len(ct.CountMax()) > 0 {
 		w.ct = ct
 	}
@@ -616,6 +620,15 @@ type sentSet struct {
 	z  []uint64
 }
 
+// ctxOr returns ctx's error once ctx is done (the search is being ended,
+// and the coordinator reports the cause), else err.
+func (w *worker) ctxOr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
 // newSets returns a sent set for each other worker.
 func (w *worker) newSets() []*sentSet {
 	sets := make([]*sentSet, w.n)
@@ -656,7 +669,7 @@ type stolenState struct {
 func (w *worker) steal(ctx context.Context, r int) ([]stolenState, error) {
 	rep, err := call(ctx, w.conns[r], []byte{opSteal}, false)
 	if err != nil {
-		return nil, fmt.Errorf("worker %d: taking states from worker %d: %w", w.rank, r, err)
+		return nil, w.ctxOr(ctx, fmt.Errorf("worker %d: taking states from worker %d: %w", w.rank, r, err))
 	}
 	d := dec{b: rep}
 	n := d.count()
@@ -685,24 +698,33 @@ func (w *worker) steal(ctx context.Context, r int) ([]stolenState, error) {
 }
 
 // giveAway answers a steal: the last half of the states this worker has
-// not expanded yet in its own loop (in the order of their paths), if it
-// has at least twice minShare left; expand stops before them. (Any
+// not expanded yet in its own loop (in the order of their paths; at most
+// about shareBytes of them), if it shares (ShareEnv) and has at least
+// twice minShare left; expand stops before them. (Any
 // states could be given: the taker expands them in the order of their
 // paths with sent sets of their own; the last ones are those the owner
 // would come to last.) Under mu.
 func (w *worker) giveAway() enc {
 	var out enc
 	left := 0
-	if w.stealable {
+	if w.stealable && w.share {
 		left = w.end - w.next
 	}
 	if left < 2*w.minShare || left < 2 {
 		out.u(0)
 		return out
 	}
-	lo, hi := w.end-left/2, w.end
+	// At most about shareBytes at once, by the size of the last state
+	// left (a level's states are of similar sizes; the reply must stay
+	// well under gRPC's maxMsg, and the store is held while it is made).
+	k := left / 2
+	last := int(w.order[w.end-1])
+	if per := len(w.store.State(w.flo+last)) + len(w.fpath[last]) + 16; k*per > w.shareBytes {
+		k = max(1, w.shareBytes/per)
+	}
+	lo, hi := w.end-k, w.end
 	if w.giveFront {
-		lo, hi = w.next, w.next+left/2
+		lo, hi = w.next, w.next+k
 	}
 	out.u(uint64(hi - lo))
 	for _, i32 := range w.order[lo:hi] {
@@ -792,7 +814,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			w.tm.sendWall.Add(int64(time.Since(t0)))
 		}
 		if err != nil {
-			return fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err)
+			return w.ctxOr(ctx, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err))
 		}
 		return nil
 	}
@@ -863,6 +885,10 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			sent.z = append(sent.z, z)
 			if w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
+					// Never sent in this level (an empty sleep set
+					// is cleared by none): no worker sends a state
+					// that fails its checks.
+					sent.z[id] = 0
 					best.offer(appendIdx(slices.Clone(path), i), int64(i)-skip, skip, true)
 					return false
 				}
@@ -909,6 +935,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		return true
 	}
 	w.ftrans, w.fskip = make([]int64, len(w.fpath)), make([]int64, len(w.fpath))
+	clear(w.stolen) // (their paths)
 	w.stolen = w.stolen[:0]
 	if w.ct != nil {
 		w.countsPrev = w.ct.Counts(w.countsPrev[:0])
@@ -1004,8 +1031,10 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			time.Sleep(w.slow)
 		}
 	}
-	// Then take states of the others' until none has any left to give,
-	// asking each in turn.
+	// Then take states of the others', asking each in turn, until each
+	// in a row had none to give: too few left, done with its own, or not
+	// yet started on them (a worker then does not wait for it: a level
+	// that small is over soon anyway).
 	for miss, r := 0, w.rank; w.share && miss < w.n-1; {
 		if r = (r + 1) % w.n; r == w.rank {
 			continue
@@ -1042,7 +1071,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 			if err != nil {
 				return enc{}, err
 			}
-			w.stolen = append(w.stolen, stolenCount{path: c.path, trans: t, skip: s})
+			w.stolen = append(w.stolen, stolenCount{path: slices.Clone(c.path), trans: t, skip: s})
 		}
 	}
 	for r := range w.n {
@@ -1070,7 +1099,7 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	for r, st := range streams {
 		if st != nil {
 			if err := st.close(); err != nil {
-				return enc{}, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err)
+				return enc{}, w.ctxOr(ctx, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err))
 			}
 		}
 	}

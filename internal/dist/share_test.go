@@ -1,0 +1,210 @@
+package dist
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lfccheck/explore"
+)
+
+// graphModel is a model over named states with a sleep set per transition
+// (a Sleeper) whose invariant fails in one state, bad (a FreshChecker).
+// The states whose names start with slow take that long to expand.
+type graphModel struct {
+	g        map[string][]graphEdge
+	bad      string
+	slow     string
+	pause    time.Duration
+	deferred bool
+	last     string
+	lastZ    uint64
+}
+
+type graphEdge struct {
+	to string
+	z  uint64 // the successor's sleep set
+}
+
+type badState struct{}
+
+func (badState) Error() string        { return "the bad state" }
+func (badState) PropertyName() string { return "not-bad" }
+
+func (m *graphModel) Initial() ([]byte, error) { return []byte("I"), nil }
+func (m *graphModel) DeferStateChecks()        { m.deferred = true }
+func (m *graphModel) SleepOff() string         { return "" }
+func (m *graphModel) SuccSleep() uint64        { return m.lastZ }
+
+func (m *graphModel) CheckFresh() error {
+	if m.last == m.bad {
+		return badState{}
+	}
+	return nil
+}
+
+func (m *graphModel) Successors(state []byte, visit func(uint32, []byte, error) bool) error {
+	return m.SuccessorsAsleep(state, 0, visit)
+}
+
+func (m *graphModel) SuccessorsAsleep(state []byte, z uint64, visit func(uint32, []byte, error) bool) error {
+	if m.slow != "" && strings.HasPrefix(string(state), m.slow) {
+		time.Sleep(m.pause)
+	}
+	for i, e := range m.g[string(state)] {
+		if z&(1<<uint(i)) != 0 {
+			if !visit(uint32(i), nil, nil) {
+				return nil
+			}
+			continue
+		}
+		m.last, m.lastZ = e.to, e.z
+		var err error
+		if !m.deferred && e.to == m.bad {
+			err = badState{}
+		}
+		if !visit(uint32(i), []byte(e.to), err) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// ownedBy returns a state name starting with base that rank r of n owns.
+func ownedBy(base string, r, n int) string {
+	for k := 0; ; k++ {
+		if s := fmt.Sprintf("%s.%d", base, k); owner(explore.Hash([]byte(s)), n) == r {
+			return s
+		}
+	}
+}
+
+// runGraph runs a distributed search of two workers, each with a model
+// of its own made by m.
+func runGraph(t *testing.T, m func() explore.Model, slow time.Duration, front bool) explore.Result {
+	t.Helper()
+	lis := make([]net.Listener, 2)
+	peers := make([]string, 2)
+	for i := range lis {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis[i], peers[i] = l, l.Addr().String()
+	}
+	var (
+		wg   sync.WaitGroup
+		res  explore.Result
+		errs = make([]error, 2)
+	)
+	for i := range 2 {
+		wg.Go(func() {
+			r, _, err := Run(m(), Options{Rank: i, Peers: peers, Listener: lis[i], testSlow: slow, testFront: front})
+			errs[i] = err
+			if i == 0 {
+				res = r
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+	}
+	return res
+}
+
+// TestFailedStateNotSentAgain: a state whose invariant fails where a
+// worker first sends it (in a level) must not be sent later in that level,
+// even by a transition whose sleep set clears bits of the first one's:
+// its owner, which then stores it unchecked, would not offer its own
+// smaller key for it. I reaches 100 slow states of rank 1 (F...), then
+// pw (rank 1) and p1, p2 (rank 0), which all reach the bad state S
+// (rank 1); p2's sleep set clears a bit of p1's. Breadth-first search
+// reports S by pw, whose key is the smallest; rank 1 comes to pw after
+// rank 0's batch with S.
+func TestFailedStateNotSentAgain(t *testing.T) {
+	bad := ownedBy("S", 1, 2)
+	g := map[string][]graphEdge{}
+	var init []graphEdge
+	for k := range 100 {
+		f := ownedBy(fmt.Sprintf("F%d", k), 1, 2)
+		init = append(init, graphEdge{to: f})
+		g[f] = []graphEdge{{to: fmt.Sprintf("G%d", k)}}
+	}
+	pw, p1, p2 := ownedBy("pw", 1, 2), ownedBy("p1", 0, 2), ownedBy("p2", 0, 2)
+	g["I"] = append(init, graphEdge{to: pw}, graphEdge{to: p1}, graphEdge{to: p2})
+	g[pw] = []graphEdge{{to: bad}}
+	g[p1] = []graphEdge{{to: bad, z: 1<<5 | 1<<6}}
+	g[p2] = []graphEdge{{to: bad, z: 1 << 5}}
+	model := func() explore.Model {
+		return &graphModel{g: g, bad: bad, slow: "F", pause: 3 * time.Millisecond}
+	}
+	want, err := explore.BFS(model(), explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Verdict != explore.Fail || fmt.Sprint(want.Trace) != "[100 0]" {
+		t.Fatalf("breadth-first search: %s, trace %v (the test's graph is wrong)", want.Verdict, want.Trace)
+	}
+	for _, share := range []string{"0", "1"} {
+		for _, front := range []bool{false, true} {
+			if share == "0" && front {
+				continue
+			}
+			t.Setenv(ShareEnv, share)
+			got := runGraph(t, model, time.Microsecond, front)
+			if g, w := fmt.Sprint(got.Verdict, got.Trace, got.Stats.Transitions, got.Stats.States), fmt.Sprint(want.Verdict, want.Trace, want.Stats.Transitions, want.Stats.States); g != w {
+				t.Errorf("sharing %s (the first states left: %v): %s, breadth-first search %s", share, front, g, w)
+			}
+		}
+	}
+}
+
+// TestGiveAwayBounded: a worker gives away at most about shareBytes of
+// states at once, the last ones in the order of their paths, with their
+// paths, and stops before them.
+func TestGiveAwayBounded(t *testing.T) {
+	w := newWorker(&graphModel{}, 0, 2)
+	st := new(explore.ExactStore)
+	w.store = plainStates{st}
+	const n, size = 1000, 10 << 10 // 10 MB of states left
+	for i := range n {
+		e := []byte(fmt.Sprintf("%0*d", size, i))
+		st.Add(explore.Hash(e), e)
+		w.fpath = append(w.fpath, appendIdx(nil, uint32(i)))
+		w.order = append(w.order, int32(i))
+	}
+	w.stealable, w.next, w.end = true, 10, n
+	out := w.giveAway()
+	if len(out.b) > shareBytes+shareBytes/8 {
+		t.Errorf("gave away %d bytes at once, more than about %d", len(out.b), shareBytes)
+	}
+	d := dec{b: out.b}
+	k := d.count()
+	if k < 100 || w.end != n-k {
+		t.Fatalf("gave away %d states, the worker stops at %d", k, w.end)
+	}
+	for j := range k {
+		p, e := d.bytes(), d.bytes()
+		if i := w.end + j; string(p) != string(w.fpath[i]) || string(e) != fmt.Sprintf("%0*d", size, i) {
+			t.Fatalf("state %d given away is not the %d-th left", j, i)
+		}
+	}
+	if d.err != nil || len(d.b) != 0 {
+		t.Fatalf("malformed reply: %v, %d bytes left", d.err, len(d.b))
+	}
+	// Not sharing, or not expanding: nothing.
+	w.share = false
+	if out := w.giveAway(); string(out.b) != "\x00" {
+		t.Errorf("a worker that does not share gave away %q", out.b[:1])
+	}
+	w.share, w.stealable = true, false
+	if out := w.giveAway(); string(out.b) != "\x00" {
+		t.Errorf("a worker outside its loop gave away %q", out.b[:1])
+	}
+}
