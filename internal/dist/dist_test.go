@@ -88,20 +88,11 @@ func summary(r explore.Result, ck *properties.Checker) string {
 	return s + fmt.Sprint(" statistics ", ck.Statistics(), " unreached ", ck.Unreached())
 }
 
-// TestSameAsBFS searches every claim and broken variant of every protocol
-// (up to a bound on states: 20,000, 5,000 with -short, and a million with
-// LFCCHECK_DIST_ALL=1, a run of many minutes) with 1, 2 and 4 workers and
-// compares with one process's breadth-first search; counterexamples must
-// replay.
-func TestSameAsBFS(t *testing.T) {
-	limit := int64(20_000)
-	ns := []int{1, 2, 4}
-	switch {
-	case os.Getenv("LFCCHECK_DIST_ALL") != "":
-		limit = 1_000_000
-	case testing.Short():
-		limit, ns = 5_000, []int{2}
-	}
+// eachClaim runs f on every claim and broken variant of every protocol
+// that a distributed search can check and breadth-first search completes
+// within limit states, with the configuration and the summary of that
+// search; it returns how many.
+func eachClaim(t *testing.T, limit int64, f func(t *testing.T, cfg model.Config, want string)) int {
 	compared := 0
 	for _, d := range protocols.All() {
 		for _, cl := range d.AllClaims() {
@@ -122,40 +113,65 @@ func TestSameAsBFS(t *testing.T) {
 				if r.Verdict == explore.Incomplete {
 					t.Skip(r.Reason)
 				}
-				want := summary(r, ck)
-				// The fingerprint store, with 2 workers.
-				fck, _ := properties.Build(cfg)
-				fr, err := explore.BFS(fck, explore.Options{MaxStates: limit, Fingerprint: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				fgot, _, fdck := runLocal(t, cfg, 2, explore.Options{Fingerprint: true})
-				if s, w := summary(fgot, fdck), summary(fr, fck); s != w || fgot.Stats.CollisionProb != fr.Stats.CollisionProb {
-					t.Fatalf("fingerprints, 2 workers:\n%s\nbreadth-first search:\n%s", s, w)
-				}
-				for _, n := range ns {
-					got, info, dck := runLocal(t, cfg, n, explore.Options{})
-					if s := summary(got, dck); s != want {
-						t.Fatalf("%d workers:\n%s\nbreadth-first search:\n%s", n, s, want)
-					}
-					if n == 1 && info.BytesSent != 0 {
-						t.Errorf("one worker sent %d bytes", info.BytesSent)
-					}
-					if got.Verdict == explore.Fail {
-						rck, _ := properties.Build(cfg)
-						o, _, err := traces.RunCodes(rck, got.Trace, got.Loop)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if o.Violation == nil || o.Violation.Property != got.Violation.PropertyName() {
-							t.Fatalf("%d workers: the counterexample replays to %+v, not %q", n, o.Violation, got.Violation.PropertyName())
-						}
-					}
-				}
+				f(t, cfg, summary(r, ck))
 				compared++
 			})
 		}
 	}
+	return compared
+}
+
+// sameWithFingerprints compares 2 workers with the fingerprint store
+// (odd ranks slowed as in runSlowed) with one process's.
+func sameWithFingerprints(t *testing.T, cfg model.Config, limit int64, slow time.Duration) {
+	t.Helper()
+	fck, _ := properties.Build(cfg)
+	fr, err := explore.BFS(fck, explore.Options{MaxStates: limit, Fingerprint: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fgot, _, fdck := runSlowed(t, cfg, 2, explore.Options{Fingerprint: true}, slow)
+	if s, w := summary(fgot, fdck), summary(fr, fck); s != w || fgot.Stats.CollisionProb != fr.Stats.CollisionProb {
+		t.Fatalf("fingerprints, 2 workers (slowed %s):\n%s\nbreadth-first search:\n%s", slow, s, w)
+	}
+}
+
+// TestSameAsBFS searches every claim and broken variant of every protocol
+// (up to a bound on states: 20,000, 5,000 with -short, and a million with
+// LFCCHECK_DIST_ALL=1, a run of many minutes) with 1, 2 and 4 workers and
+// compares with one process's breadth-first search; counterexamples must
+// replay.
+func TestSameAsBFS(t *testing.T) {
+	limit := int64(20_000)
+	ns := []int{1, 2, 4}
+	switch {
+	case os.Getenv("LFCCHECK_DIST_ALL") != "":
+		limit = 1_000_000
+	case testing.Short():
+		limit, ns = 5_000, []int{2}
+	}
+	compared := eachClaim(t, limit, func(t *testing.T, cfg model.Config, want string) {
+		sameWithFingerprints(t, cfg, limit, 0)
+		for _, n := range ns {
+			got, info, dck := runLocal(t, cfg, n, explore.Options{})
+			if s := summary(got, dck); s != want {
+				t.Fatalf("%d workers:\n%s\nbreadth-first search:\n%s", n, s, want)
+			}
+			if n == 1 && info.BytesSent != 0 {
+				t.Errorf("one worker sent %d bytes", info.BytesSent)
+			}
+			if got.Verdict == explore.Fail {
+				rck, _ := properties.Build(cfg)
+				o, _, err := traces.RunCodes(rck, got.Trace, got.Loop)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if o.Violation == nil || o.Violation.Property != got.Violation.PropertyName() {
+					t.Fatalf("%d workers: the counterexample replays to %+v, not %q", n, o.Violation, got.Violation.PropertyName())
+				}
+			}
+		}
+	})
 	if compared < 20 {
 		t.Fatalf("compared only %d configurations", compared)
 	}
@@ -163,65 +179,37 @@ func TestSameAsBFS(t *testing.T) {
 
 // TestSharedSameAsBFS searches every claim and broken variant (up to
 // 5,000 states; 2,000 and 2 workers only with -short) with 2 and 3
-// workers whose odd ranks pause after each of their own states, so that the others take states from them (work
-// sharing), giving away the last half of the states they have left or
-// (testFront) the first, whose paths come before many the taker has
-// expanded already: the result must still be breadth-first search's,
-// with the same counterexample, and states must have been shared.
+// workers whose odd ranks pause after each of their own states, so that
+// the others take states from them (work sharing), giving away the last
+// half of the states they have left or (testFront) the first, whose paths
+// come before many the taker has expanded already, and with the
+// fingerprint store (which must keep the encodings given away): the
+// result must still be breadth-first search's, with the same
+// counterexample, and states must have been shared.
 func TestSharedSameAsBFS(t *testing.T) {
 	limit, ns := int64(5_000), []int{2, 3}
 	if testing.Short() {
 		limit, ns = 2_000, []int{2}
 	}
-	var shared, failShared, compared int
-	for _, d := range protocols.All() {
-		for _, cl := range d.AllClaims() {
-			cfg := cl.Config.Clone()
-			cfg.Protocol = d.Name
-			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
-				ck, err := properties.Build(cfg)
-				if err != nil {
-					t.Fatal(err)
+	const slow = 20 * time.Microsecond
+	var shared, failShared int
+	compared := eachClaim(t, limit, func(t *testing.T, cfg model.Config, want string) {
+		for _, n := range ns {
+			for _, front := range []bool{false, true} {
+				got, info, dck := runShared(t, cfg, n, explore.Options{}, slow, front)
+				if s := summary(got, dck); s != want {
+					t.Fatalf("%d workers sharing (the first states left: %v):\n%s\nbreadth-first search:\n%s", n, front, s, want)
 				}
-				if err := Check(ck, explore.Options{}); err != nil {
-					t.Skip(err)
-				}
-				r, err := explore.BFS(ck, explore.Options{MaxStates: limit})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r.Verdict == explore.Incomplete {
-					t.Skip(r.Reason)
-				}
-				want := summary(r, ck)
-				for _, n := range ns {
-					for _, front := range []bool{false, true} {
-						got, info, dck := runShared(t, cfg, n, explore.Options{}, 20*time.Microsecond, front)
-						if s := summary(got, dck); s != want {
-							t.Fatalf("%d workers sharing (the first states left: %v):\n%s\nbreadth-first search:\n%s", n, front, s, want)
-						}
-						if info.StatesShared > 0 {
-							shared++
-							if got.Verdict == explore.Fail {
-								failShared++
-							}
-						}
+				if info.StatesShared > 0 {
+					shared++
+					if got.Verdict == explore.Fail {
+						failShared++
 					}
 				}
-				// The fingerprint store keeps the encodings given away.
-				fck, _ := properties.Build(cfg)
-				fr, err := explore.BFS(fck, explore.Options{MaxStates: limit, Fingerprint: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				fgot, _, fdck := runSlowed(t, cfg, 2, explore.Options{Fingerprint: true}, 20*time.Microsecond)
-				if s, w := summary(fgot, fdck), summary(fr, fck); s != w {
-					t.Fatalf("fingerprints, 2 workers sharing:\n%s\nbreadth-first search:\n%s", s, w)
-				}
-				compared++
-			})
+			}
 		}
-	}
+		sameWithFingerprints(t, cfg, limit, slow)
+	})
 	t.Logf("%d configurations, %d searches shared states, %d of them ending in a violation", compared, shared, failShared)
 	if shared < compared/2 || failShared < 5 {
 		t.Fatalf("states were shared in %d searches (%d ending in a violation) of %d configurations", shared, failShared, compared)
