@@ -36,7 +36,7 @@ const (
 // chunk costs a round trip.
 const minShare = 32
 
-// shareBytes bounds about the bytes of states given away at once.
+// shareBytes is about the most bytes of states given away at once.
 const shareBytes = 4 << 20
 
 // batchBytes bounds a batch of successors sent to one owner.
@@ -114,7 +114,7 @@ type worker struct {
 	// Work sharing (expand, steal, giveAway): while expand runs through
 	// this worker's own states (stealable), order[next:end] are those not
 	// expanded yet, and another worker may take part of them (under mu).
-	share      bool // take states from the others (ShareEnv)
+	share      bool // take states from the others, and give them some (ShareEnv)
 	stealable  bool
 	next, end  int
 	stealTo    []*sentSet    // what a chunk taken sent each worker
