@@ -173,6 +173,7 @@ func (w *worker) load(dir string, depth int) error {
 	}
 	w.flo, w.levelStart = flo, w.store.Len()
 	w.fpath, w.fz, w.npath, w.nz, w.nbad, w.nl = nil, nil, nil, nil, nil, nil
+	w.depth = -1
 	w.fends, w.nends, w.leaves = nil, nil, nil
 	for range n - flo {
 		w.fpath = append(w.fpath, slices.Clone(d.bytes()))

@@ -182,7 +182,9 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		if max > 0 && depth >= max {
 			return c.finish(c.untimed(ctx), explore.Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", max, width), nil, nil, t)
 		}
-		reps, err := c.each(ctx, []byte{opExpand})
+		var ex enc
+		ex.u(uint64(depth))
+		reps, err := c.each(ctx, append([]byte{opExpand}, ex.b...))
 		if err != nil {
 			return c.cut(ctx, t, width, err)
 		}

@@ -37,6 +37,24 @@ func runSlowed(t testing.TB, cfg model.Config, n int, opt explore.Options, slow 
 // runShared is runLocal with Options.testSlow and testFront set.
 func runShared(t testing.TB, cfg model.Config, n int, opt explore.Options, slow time.Duration, front bool) (explore.Result, Info, *properties.Checker) {
 	t.Helper()
+	ms := make([]explore.Model, n)
+	for i := range ms {
+		ck, err := properties.Build(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms[i] = ck
+	}
+	res, info := runWorkers(t, ms, Options{Search: opt, testSlow: slow, testFront: front})
+	return res, info, ms[0].(*properties.Checker)
+}
+
+// runWorkers runs a distributed search of len(ms) workers in this
+// process, worker i with model ms[i], on loopback, with o's search
+// options and test settings; it returns rank 0's result.
+func runWorkers(t testing.TB, ms []explore.Model, o Options) (explore.Result, Info) {
+	t.Helper()
+	n := len(ms)
 	lis := make([]net.Listener, n)
 	peers := make([]string, n)
 	for i := range lis {
@@ -46,14 +64,6 @@ func runShared(t testing.TB, cfg model.Config, n int, opt explore.Options, slow 
 		}
 		lis[i], peers[i] = l, l.Addr().String()
 	}
-	cks := make([]*properties.Checker, n)
-	for i := range cks {
-		ck, err := properties.Build(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cks[i] = ck
-	}
 	var (
 		wg   sync.WaitGroup
 		res  explore.Result
@@ -62,7 +72,9 @@ func runShared(t testing.TB, cfg model.Config, n int, opt explore.Options, slow 
 	)
 	for i := range n {
 		wg.Go(func() {
-			r, in, err := Run(cks[i], Options{Rank: i, Peers: peers, Listener: lis[i], Search: opt, testSlow: slow, testFront: front})
+			oi := o
+			oi.Rank, oi.Peers, oi.Listener = i, peers, lis[i]
+			r, in, err := Run(ms[i], oi)
 			errs[i] = err
 			if i == 0 {
 				res, info = r, in
@@ -75,7 +87,7 @@ func runShared(t testing.TB, cfg model.Config, n int, opt explore.Options, slow 
 			t.Fatalf("worker %d: %v", i, err)
 		}
 	}
-	return res, info, cks[0]
+	return res, info
 }
 
 // summary is what must be the same in the two searches.

@@ -2,9 +2,7 @@ package dist
 
 import (
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -84,38 +82,9 @@ func ownedBy(base string, r, n int) string {
 
 // runGraph runs a distributed search of two workers, each with a model
 // of its own made by m.
-func runGraph(t *testing.T, m func() explore.Model, slow time.Duration, front bool) explore.Result {
+func runGraph(t *testing.T, m func() explore.Model, slow time.Duration, front bool) (explore.Result, Info) {
 	t.Helper()
-	lis := make([]net.Listener, 2)
-	peers := make([]string, 2)
-	for i := range lis {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lis[i], peers[i] = l, l.Addr().String()
-	}
-	var (
-		wg   sync.WaitGroup
-		res  explore.Result
-		errs = make([]error, 2)
-	)
-	for i := range 2 {
-		wg.Go(func() {
-			r, _, err := Run(m(), Options{Rank: i, Peers: peers, Listener: lis[i], testSlow: slow, testFront: front})
-			errs[i] = err
-			if i == 0 {
-				res = r
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("worker %d: %v", i, err)
-		}
-	}
-	return res
+	return runWorkers(t, []explore.Model{m(), m()}, Options{testSlow: slow, testFront: front})
 }
 
 // TestFailedStateNotSentAgain: a state whose invariant fails where a
@@ -157,7 +126,7 @@ func TestFailedStateNotSentAgain(t *testing.T) {
 				continue
 			}
 			t.Setenv(ShareEnv, share)
-			got := runGraph(t, model, time.Microsecond, front)
+			got, _ := runGraph(t, model, time.Microsecond, front)
 			if g, w := fmt.Sprint(got.Verdict, got.Trace, got.Stats.Transitions, got.Stats.States), fmt.Sprint(want.Verdict, want.Trace, want.Stats.Transitions, want.Stats.States); g != w {
 				t.Errorf("sharing %s (the first states left: %v): %s, breadth-first search %s", share, front, g, w)
 			}
@@ -179,8 +148,8 @@ func TestGiveAwayBounded(t *testing.T) {
 		w.fpath = append(w.fpath, appendIdx(nil, uint32(i)))
 		w.order = append(w.order, int32(i))
 	}
-	w.stealable, w.next, w.end = true, 10, n
-	out := w.giveAway()
+	w.stealable, w.next, w.end, w.depth = true, 10, n, 3
+	out := w.giveAway(3)
 	if len(out.b) > shareBytes+shareBytes/8 {
 		t.Errorf("gave away %d bytes at once, more than about %d", len(out.b), shareBytes)
 	}
@@ -198,13 +167,49 @@ func TestGiveAwayBounded(t *testing.T) {
 	if d.err != nil || len(d.b) != 0 {
 		t.Fatalf("malformed reply: %v, %d bytes left", d.err, len(d.b))
 	}
-	// Not sharing, or not expanding: nothing.
-	w.share = false
-	if out := w.giveAway(); string(out.b) != "\x00" {
-		t.Errorf("a worker that does not share gave away %q", out.b[:1])
+	// Not sharing, or not expanding: nothing, and to ask again only a
+	// worker that shares and has not started on the level.
+	for _, c := range []struct {
+		share, stealable bool
+		depth            int64
+		want             string
+	}{
+		{false, true, 3, "\x00\x00"},
+		{false, false, 4, "\x00\x00"},
+		{true, false, 3, "\x00\x00"}, // done with its own
+		{true, false, 4, "\x00\x01"}, // not started on depth 4
+	} {
+		w.share, w.stealable = c.share, c.stealable
+		if out := w.giveAway(c.depth); string(out.b) != c.want {
+			t.Errorf("sharing %v, in its loop %v, at depth 3, asked for depth %d: %q, want %q", c.share, c.stealable, c.depth, out.b, c.want)
+		}
 	}
-	w.share, w.stealable = true, false
-	if out := w.giveAway(); string(out.b) != "\x00" {
-		t.Errorf("a worker outside its loop gave away %q", out.b[:1])
+}
+
+// TestTakeWaitsForLevelStart: a worker done with its states of a level
+// before another has started on it asks that one again until it has.
+// Rank 1 owns the 200 slow states of depth 1 and starts each level 20 ms
+// late (testSlow); rank 0 owns 5 and is done with them before.
+func TestTakeWaitsForLevelStart(t *testing.T) {
+	g := map[string][]graphEdge{}
+	for k := range 200 {
+		g["I"] = append(g["I"], graphEdge{to: ownedBy(fmt.Sprintf("F%d", k), 1, 2)})
+	}
+	for k := range 5 {
+		g["I"] = append(g["I"], graphEdge{to: ownedBy(fmt.Sprintf("E%d", k), 0, 2)})
+	}
+	model := func() explore.Model {
+		return &graphModel{g: g, slow: "F", pause: time.Millisecond}
+	}
+	want, err := explore.BFS(model(), explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, info := runGraph(t, model, 2*time.Millisecond, false)
+	if g, w := fmt.Sprint(got.Verdict, got.Stats.States, got.Stats.Transitions, got.Stats.Levels), fmt.Sprint(want.Verdict, want.Stats.States, want.Stats.Transitions, want.Stats.Levels); g != w {
+		t.Fatalf("%s, breadth-first search %s", g, w)
+	}
+	if info.StatesShared == 0 {
+		t.Errorf("no state shared")
 	}
 }

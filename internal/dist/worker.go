@@ -19,7 +19,7 @@ import (
 const (
 	opHello      = 1 + iota // the number of workers and the initial state's hash must agree
 	opInit                  // start a search (with or without sleep sets)
-	opExpand                // expand the level, sending successors to their owners
+	opExpand                // expand the level (at this depth), sending successors to their owners
 	opSummary               // the new states of the level, the first transition into an expanded state
 	opAdvance               // the new states become the level to expand
 	opFailAt                // what comes before the violation with this key
@@ -38,6 +38,10 @@ const minShare = 32
 
 // shareBytes is about the most bytes of states given away at once.
 const shareBytes = 4 << 20
+
+// stealRetry is the wait before asking again a worker that has not
+// started on the level yet.
+const stealRetry = 200 * time.Microsecond
 
 // batchBytes bounds a batch of successors sent to one owner.
 const batchBytes = 128 << 10
@@ -116,6 +120,7 @@ type worker struct {
 	// expanded yet, and another worker may take part of them (under mu).
 	share      bool // take states from the others, and give them some (ShareEnv)
 	stealable  bool
+	depth      int64 // of the level expand last started on (-1 before)
 	next, end  int
 	stealTo    []*sentSet    // what a chunk taken sent each worker
 	stolen     []stolenCount // the states taken in the level
@@ -138,7 +143,7 @@ type worker struct {
 
 func newWorker(m explore.Model, rank, n int) *worker {
 	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: plainStates{new(explore.ExactStore)},
-		share: n > 1, minShare: minShare, shareBytes: shareBytes}
+		share: n > 1, minShare: minShare, shareBytes: shareBytes, depth: -1}
 	if ct, ok := m.(explore.Counter); ok && len(ct.CountMax()) > 0 {
 		w.ct = ct
 	}
@@ -429,8 +434,12 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		if w.timed {
 			t0, c0 = time.Now(), processCPU()
 		}
+		depth := int64(d.u())
+		if d.err != nil {
+			return nil, d.err
+		}
 		loop0 := w.tm.loopWall.Load()
-		r, err := w.expand(ctx)
+		r, err := w.expand(ctx, depth)
 		if w.timed {
 			w.tm.level(time.Duration(w.tm.loopWall.Load()-loop0), time.Since(t0))
 			w.tm.expandWall.Add(int64(time.Since(t0)))
@@ -534,8 +543,12 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 			close(w.done)
 		})
 	case opSteal:
+		depth := int64(d.u())
+		if d.err != nil {
+			return nil, d.err
+		}
 		w.mu.Lock()
-		out = w.giveAway()
+		out = w.giveAway(depth)
 		w.mu.Unlock()
 	case opPing:
 	case opCheckpoint, opLoad, opPrune:
@@ -569,7 +582,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 func (w *worker) init(sleep bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sleep, w.sl = false, nil
+	w.sleep, w.sl, w.depth = false, nil, -1
 	if sleep {
 		sl, ok := w.m.(explore.Sleeper)
 		if !ok {
@@ -664,15 +677,21 @@ type stolenState struct {
 	z           uint64
 }
 
-// steal asks worker r for part of the states of the level it has not
-// expanded yet; none when it has too few left, or is done with its own.
-func (w *worker) steal(ctx context.Context, r int) ([]stolenState, error) {
-	rep, err := call(ctx, w.conns[r], []byte{opSteal}, false)
+// steal asks worker r for part of the states of the level at depth that
+// it has not expanded yet; none when it has too few left, or is done with
+// its own, and later when it has not started on the level yet.
+func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState, later bool, _ error) {
+	var req enc
+	req.u(uint64(depth))
+	rep, err := call(ctx, w.conns[r], append([]byte{opSteal}, req.b...), false)
 	if err != nil {
-		return nil, w.ctxOr(ctx, fmt.Errorf("worker %d: taking states from worker %d: %w", w.rank, r, err))
+		return nil, false, w.ctxOr(ctx, fmt.Errorf("worker %d: taking states from worker %d: %w", w.rank, r, err))
 	}
 	d := dec{b: rep}
 	n := d.count()
+	if n == 0 {
+		later = d.bool()
+	}
 	out := make([]stolenState, 0, n)
 	for range n {
 		var c stolenState
@@ -687,24 +706,26 @@ func (w *worker) steal(ctx context.Context, r int) ([]stolenState, error) {
 		out = append(out, c)
 	}
 	if d.err != nil || len(d.b) > 0 {
-		return nil, fmt.Errorf("worker %d: taking states from worker %d: malformed reply", w.rank, r)
+		return nil, false, fmt.Errorf("worker %d: taking states from worker %d: malformed reply", w.rank, r)
 	}
 	w.taken.Add(int64(len(out)))
-	if w.timed {
+	if w.timed && n > 0 {
 		w.tm.steals.Add(1)
 		w.tm.stolen.Add(int64(len(out)))
 	}
-	return out, nil
+	return out, later, nil
 }
 
-// giveAway answers a steal: the last half of the states this worker has
-// not expanded yet in its own loop (in the order of their paths; at most
-// about shareBytes of them), if it shares (ShareEnv) and has at least
-// twice minShare left; expand stops before them. (Any
+// giveAway answers a steal for the level at depth: the last half of the
+// states this worker has not expanded yet in its own loop (in the order
+// of their paths; at most about shareBytes of them), if it shares
+// (ShareEnv) and has at least twice minShare left; expand stops before
+// them. Else none, and whether to ask again: it has not started on that
+// level yet. (Any
 // states could be given: the taker expands them in the order of their
 // paths with sent sets of their own; the last ones are those the owner
 // would come to last.) Under mu.
-func (w *worker) giveAway() enc {
+func (w *worker) giveAway(depth int64) enc {
 	var out enc
 	left := 0
 	if w.stealable && w.share {
@@ -712,6 +733,7 @@ func (w *worker) giveAway() enc {
 	}
 	if left < 2*w.minShare || left < 2 {
 		out.u(0)
+		out.bool(w.share && w.depth < depth) // (later: not started on the level)
 		return out
 	}
 	// At most about shareBytes at once, by the size of the last state
@@ -765,7 +787,7 @@ func (c *candidate) offer(key []byte, t, sk int64, hasCode bool) {
 // with its own states of the level then expands states that another has
 // not expanded yet (steal), so that the level ends about when its last
 // state is expanded, not when the slowest worker is done with its own.
-func (w *worker) expand(ctx context.Context) (enc, error) {
+func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	streams := make([]*pushStream, w.n)
@@ -987,8 +1009,11 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 	// does not keep its own store from the batches that owner sends.
 	w.startInbox()
 	defer w.stopInbox() // (on an early return; a second call finds it empty)
+	if w.slow > 0 && w.rank%2 == 1 {
+		time.Sleep(10 * w.slow) // (tests: the others ask before this one started)
+	}
 	w.lock()
-	w.next, w.end, w.stealable = 0, len(w.order), w.n > 1
+	w.next, w.end, w.stealable, w.depth = 0, len(w.order), w.n > 1, depth
 	w.mu.Unlock()
 	defer func() {
 		w.mu.Lock()
@@ -1032,16 +1057,24 @@ func (w *worker) expand(ctx context.Context) (enc, error) {
 		}
 	}
 	// Then take states of the others', asking each in turn, until each
-	// in a row had none to give: too few left, done with its own, or not
-	// yet started on them (a worker then does not wait for it: a level
-	// that small is over soon anyway).
+	// in a row had none to give (too few left, or done with its own); one
+	// that has not started on the level yet is asked again.
 	for miss, r := 0, w.rank; w.share && miss < w.n-1; {
 		if r = (r + 1) % w.n; r == w.rank {
 			continue
 		}
-		chunk, err := w.steal(ctx, r)
+		chunk, later, err := w.steal(ctx, r, depth)
 		if err != nil {
 			return enc{}, err
+		}
+		if later {
+			// (r has not started on this level: ask again soon.)
+			select {
+			case <-ctx.Done():
+				return enc{}, ctx.Err()
+			case <-time.After(stealRetry):
+			}
+			continue
 		}
 		if len(chunk) == 0 {
 			miss++
