@@ -23,8 +23,10 @@ import (
 const PinEnv = "LFCCHECK_DIST_PIN"
 
 // ShareEnv, set to 0 in a worker's environment, keeps it from taking
-// states of a level from the other workers when it is done with its own
-// (for measurements: the level then ends when the slowest worker is done).
+// states of a level from the other workers when it is done with its own,
+// and from giving them any of its own (for measurements: the level then
+// ends when the slowest worker is done). Unset or 1 is on; other values
+// are refused.
 const ShareEnv = "LFCCHECK_DIST_SHARE"
 
 // Options configure one worker of a distributed search.

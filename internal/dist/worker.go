@@ -118,17 +118,16 @@ type worker struct {
 	// Work sharing (expand, steal, giveAway): while expand runs through
 	// this worker's own states (stealable), order[next:end] are those not
 	// expanded yet, and another worker may take part of them (under mu).
-	share      bool // take states from the others, and give them some (ShareEnv)
-	stealable  bool
-	depth      int64 // of the level expand last started on (-1 before)
-	next, end  int
-	stealTo    []*sentSet    // what a chunk taken sent each worker
-	stolen     []stolenCount // the states taken in the level
-	taken      atomic.Int64  // states taken from the others, in all
-	minShare   int           // fewest states given away at once (minShare)
-	shareBytes int           // about the most bytes of states given away at once (shareBytes)
-	slow       time.Duration // (tests) pause of odd ranks after each state of their own
-	giveFront  bool          // (tests) give away the first half of the states left instead of the last
+	share     bool // take states from the others, and give them some (ShareEnv)
+	stealable bool
+	depth     int64 // of the level expand last started on (-1 before)
+	next, end int
+	stealTo   []*sentSet    // what a chunk taken sent each worker
+	stolen    []stolenCount // the states taken in the level
+	taken     atomic.Int64  // states taken from the others, in all
+	minShare  int           // fewest states given away at once (minShare)
+	slow      time.Duration // (tests) pause of odd ranks after each state of their own
+	giveFront bool          // (tests) give away the first half of the states left instead of the last
 
 	storeErr error        // the store failed (see insertH); under mu
 	pool     batchPool    // buffers for the batches sent
@@ -143,7 +142,7 @@ type worker struct {
 
 func newWorker(m explore.Model, rank, n int) *worker {
 	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: plainStates{new(explore.ExactStore)},
-		share: n > 1, minShare: minShare, shareBytes: shareBytes, depth: -1}
+		share: n > 1, minShare: minShare, depth: -1}
 	if ct, ok := m.(explore.Counter); ok && len(ct.CountMax()) > 0 {
 		w.ct = ct
 	}
@@ -222,6 +221,15 @@ func (w *worker) takeInbox() [][]byte {
 	w.inbox, w.inBytes = nil, 0
 	w.inPending.Store(false)
 	return q
+}
+
+// drainPending stores the batches queued, if any. Under mu, on the
+// expanding goroutine.
+func (w *worker) drainPending() error {
+	if !w.inPending.Load() {
+		return nil
+	}
+	return w.drainInbox()
 }
 
 // drainInbox stores the batches queued. Under mu, on the expanding goroutine.
@@ -397,9 +405,11 @@ func (w *worker) keep(k []byte) []byte {
 // to level, at the size of the level that sent the most).
 func (w *worker) sentSetBytes() int64 {
 	var n int64
-	for _, s := range append(w.sentTo[:len(w.sentTo):len(w.sentTo)], w.stealTo...) {
-		if s != nil {
-			n += s.st.MemBytes() + int64(cap(s.z))*8
+	for _, sets := range [][]*sentSet{w.sentTo, w.stealTo} {
+		for _, s := range sets {
+			if s != nil {
+				n += s.st.MemBytes() + int64(cap(s.z))*8
+			}
 		}
 	}
 	return n
@@ -635,7 +645,7 @@ type sentSet struct {
 
 // ctxOr returns ctx's error once ctx is done (the search is being ended,
 // and the coordinator reports the cause), else err.
-func (w *worker) ctxOr(ctx context.Context, err error) error {
+func ctxOr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
@@ -685,7 +695,7 @@ func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState
 	req.u(uint64(depth))
 	rep, err := call(ctx, w.conns[r], append([]byte{opSteal}, req.b...), false)
 	if err != nil {
-		return nil, false, w.ctxOr(ctx, fmt.Errorf("worker %d: taking states from worker %d: %w", w.rank, r, err))
+		return nil, false, ctxOr(ctx, fmt.Errorf("worker %d: taking states from worker %d: %w", w.rank, r, err))
 	}
 	d := dec{b: rep}
 	n := d.count()
@@ -721,10 +731,9 @@ func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState
 // of their paths; at most about shareBytes of them), if it shares
 // (ShareEnv) and has at least twice minShare left; expand stops before
 // them. Else none, and whether to ask again: it has not started on that
-// level yet. (Any
-// states could be given: the taker expands them in the order of their
-// paths with sent sets of their own; the last ones are those the owner
-// would come to last.) Under mu.
+// level yet. (Any states could be given: the taker expands them in the
+// order of their paths with sent sets of their own; the last ones are
+// those the owner would come to last.) Under mu.
 func (w *worker) giveAway(depth int64) enc {
 	var out enc
 	left := 0
@@ -741,8 +750,8 @@ func (w *worker) giveAway(depth int64) enc {
 	// well under gRPC's maxMsg, and the store is held while it is made).
 	k := left / 2
 	last := int(w.order[w.end-1])
-	if per := len(w.store.State(w.flo+last)) + len(w.fpath[last]) + 16; k*per > w.shareBytes {
-		k = max(1, w.shareBytes/per)
+	if per := len(w.store.State(w.flo+last)) + len(w.fpath[last]) + 16; k*per > shareBytes {
+		k = max(1, shareBytes/per)
 	}
 	lo, hi := w.end-k, w.end
 	if w.giveFront {
@@ -836,7 +845,7 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 			w.tm.sendWall.Add(int64(time.Since(t0)))
 		}
 		if err != nil {
-			return w.ctxOr(ctx, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err))
+			return ctxOr(ctx, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err))
 		}
 		return nil
 	}
@@ -962,15 +971,6 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 	if w.ct != nil {
 		w.countsPrev = w.ct.Counts(w.countsPrev[:0])
 	}
-	// successors expands state, reached by path p, with sleep set z.
-	// Under mu.
-	successors := func(state, p []byte, z uint64) error {
-		path, idx, skip = p, 0, 0
-		if w.sleep {
-			return w.sl.SuccessorsAsleep(state, z, visit)
-		}
-		return w.m.Successors(state, visit)
-	}
 	// expanded follows the expansion of a state that ended with err,
 	// with mu released: it sends the batches filled, and returns the
 	// transitions counted and left out.
@@ -998,6 +998,19 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 		trans += t
 		sk += skip
 		return t, skip, nil
+	}
+	// one expands state, reached by path p, with sleep set z, with mu
+	// held; it releases mu and sends the batches filled (expanded).
+	one := func(state, p []byte, z uint64) (int64, int64, error) {
+		path, idx, skip = p, 0, 0
+		var err error
+		if w.sleep {
+			err = w.sl.SuccessorsAsleep(state, z, visit)
+		} else {
+			err = w.m.Successors(state, visit)
+		}
+		w.mu.Unlock()
+		return expanded(err)
 	}
 	var tLoop time.Time
 	if w.timed {
@@ -1030,24 +1043,19 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 			w.mu.Unlock()
 			break
 		}
-		j := w.next
+		i := int(w.order[w.next])
 		w.next++
-		if w.inPending.Load() {
-			if err := w.drainInbox(); err != nil {
-				w.mu.Unlock()
-				return enc{}, err
-			}
+		if err := w.drainPending(); err != nil {
+			w.mu.Unlock()
+			return enc{}, err
 		}
-		i := int(w.order[j])
 		state = append(state[:0], w.store.State(w.flo+i)...)
 		w.useLeaves(i, state)
 		var z uint64
 		if w.sleep {
 			z = w.fz[i]
 		}
-		err := successors(state, w.fpath[i], z)
-		w.mu.Unlock()
-		t, s, err := expanded(err)
+		t, s, err := one(state, w.fpath[i], z)
 		if err != nil {
 			return enc{}, err
 		}
@@ -1091,16 +1099,12 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 				return enc{}, ctx.Err()
 			}
 			w.lock()
-			if w.inPending.Load() {
-				if err := w.drainInbox(); err != nil {
-					w.mu.Unlock()
-					return enc{}, err
-				}
+			if err := w.drainPending(); err != nil {
+				w.mu.Unlock()
+				return enc{}, err
 			}
 			// (Without leaf ids: they are the owner's.)
-			err := successors(c.state, c.path, c.z)
-			w.mu.Unlock()
-			t, s, err := expanded(err)
+			t, s, err := one(c.state, c.path, c.z)
 			if err != nil {
 				return enc{}, err
 			}
@@ -1132,7 +1136,7 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 	for r, st := range streams {
 		if st != nil {
 			if err := st.close(); err != nil {
-				return enc{}, w.ctxOr(ctx, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err))
+				return enc{}, ctxOr(ctx, fmt.Errorf("worker %d: sending to worker %d: %w", w.rank, r, err))
 			}
 		}
 	}
