@@ -95,6 +95,11 @@ func TestREADMECommands(t *testing.T) {
 		if err := matchShown(ex.want, string(out)); err != nil {
 			t.Errorf("$ %s\n%v\n--- output:\n%s", ex.cmd, err, out)
 		}
+		if ex.cmd == "lfccheck -q" {
+			// The whole built-in suite: TestSuiteRunsAsExpected leaves
+			// it to this test outside -short (one run, not two).
+			checkSuite(t, cmd.ProcessState.ExitCode(), string(out))
+		}
 		if cmd.ProcessState != nil {
 			costs = append(costs, cost{ex.cmd, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()})
 		}

@@ -93,9 +93,10 @@ func TestTreesRestrictedSound(t *testing.T) {
 	if testing.Short() {
 		cases, maxStates = 90, 50_000
 	}
+	exhaustive := maxStates // the comparison's state limit
 	if racebuild.Enabled {
-		cases = 27
-		t.Logf("race detector: the first %d configurations; the test without -race checks more", cases)
+		cases, exhaustive = 27, 20_000
+		t.Logf("race detector: the first %d configurations, compared up to %d states; the test without -race checks more", cases, exhaustive)
 	}
 	rng := rand.New(rand.NewSource(3737))
 	found, searched, compared := 0, 0, 0
@@ -138,7 +139,7 @@ func TestTreesRestrictedSound(t *testing.T) {
 		if err != nil || c.json.Property != "deadlock" {
 			t.Fatalf("case %d: %s: the extended trace does not replay as a deadlock: %v %+v", i, cfg.Describe(), err, c.json)
 		}
-		r := searchDeadlock(t, cfg, maxStates)
+		r := searchDeadlock(t, cfg, exhaustive)
 		if r.Verdict == explore.Pass {
 			t.Errorf("case %d: the restricted search found a deadlock, the exhaustive search none\n  %s\n  %s", i, cfg.Describe(), settingsOf(cfg))
 		}

@@ -30,6 +30,7 @@ func wholeMessages(cfg model.Config) model.Config {
 // Pinned state counts of passing configurations; every property holds and
 // the hold-back is exercised (held-back is reached).
 func TestPinnedStateCounts(t *testing.T) {
+	checktest.NotUnderRace(t)
 	for _, c := range []struct {
 		cfg    model.Config
 		states int64
@@ -58,6 +59,7 @@ func TestPinnedStateCounts(t *testing.T) {
 // that replays to the same violation, and fails with all properties
 // checked; the correct protocol passes the same configuration.
 func TestVariantsCaught(t *testing.T) {
+	checktest.NotUnderRace(t)
 	for _, v := range gsb.Def.Variants {
 		if v.Catches == "" {
 			continue

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"lfccheck/explore"
-	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/properties"
+	"lfccheck/protocols/internal/checktest"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/topology"
 	"lfccheck/protocols/ucast"
@@ -55,13 +55,11 @@ func randomTopology(rng *rand.Rand, p int) *topology.TopologySpec {
 // is a cycle of the graph (every wait is an edge). Both outcomes must
 // occur often enough for the test to mean something.
 func TestDependencyGraphAgainstExplorer(t *testing.T) {
+	checktest.NotUnderRace(t) // over 2 minutes for 40 runs under -race
 	rng := rand.New(rand.NewSource(7))
 	runs := 100
 	if testing.Short() {
 		runs = 40
-	}
-	if racebuild.Enabled {
-		runs = 12 // over 2 minutes for 40 under the race detector
 	}
 	acyclic, deadlocks, compared := 0, 0, 0
 	for i := 0; i < runs; i++ {

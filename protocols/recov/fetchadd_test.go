@@ -6,6 +6,7 @@ import (
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/properties"
+	"lfccheck/protocols/internal/checktest"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/recov"
 	"lfccheck/protocols/ucast"
@@ -18,6 +19,7 @@ import (
 // channel, Fig. 4.15). (Goals checked here, not in RECOV's property
 // list.)
 func TestFetchAddOnChannels(t *testing.T) {
+	checktest.NotUnderRace(t)
 	for _, tc := range []struct {
 		name string
 		cfg  model.Config

@@ -17,6 +17,7 @@ import (
 // recovery is active. (Goals checked here, not in RECOV's property list,
 // which the suite prints.)
 func TestForkAndMixedRowsExercise(t *testing.T) {
+	checktest.NotUnderRace(t)
 	r, ck := checktest.Search(t, recov.ForkConfig())
 	if r.Verdict != explore.Pass || checktest.Stats(ck)["largest-recovery-tree"] != 4 {
 		t.Fatalf("fork: %v %v, statistics %v", r.Verdict, r.Violation, checktest.Stats(ck))

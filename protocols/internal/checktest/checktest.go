@@ -5,10 +5,23 @@ import (
 	"testing"
 
 	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
 )
+
+// NotUnderRace skips t under the race detector: for tests whose work is
+// a protocol's complete searches on one worker (the handlers run on one
+// goroutine; what runs beside it, the explorer's limit checks, is watched
+// by the explorer's own tests under -race), where the detector makes them
+// 10-20 times slower and can see nothing new. They run without -race.
+func NotUnderRace(t testing.TB) {
+	t.Helper()
+	if racebuild.Enabled {
+		t.Skip("race detector: one-worker searches of the protocol only; the test runs without -race")
+	}
+}
 
 // Search builds the checker for cfg, with every registered protocol
 // known, and searches its state space completely; an error ends the test.
