@@ -2,6 +2,7 @@ package dist
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"lfccheck/explore"
@@ -49,7 +50,7 @@ func BenchmarkDistributed(b *testing.B) {
 				var r explore.Result
 				var info Info
 				if c.procs {
-					r, info = runProcesses(b, c.n)
+					r, info = runProcesses(b, c.n, benchClaim{P: 3, K: 2})
 				} else {
 					r, info, _ = runLocal(b, cfg, c.n, explore.Options{})
 				}
@@ -64,4 +65,68 @@ func BenchmarkDistributed(b *testing.B) {
 			b.ReportMetric(float64(sent)/float64(states), "bytes-sent/state")
 		})
 	}
+}
+
+// BenchmarkSpeedup measures what issue 32 asks of two processes: the
+// wall-clock time of explore.BFS with one worker over that of two worker
+// processes (rank 0 in this process, rank 1 the test binary started
+// again), on MCAST on a binary tree at P=4 C=1 K=1 (791,432 states; with
+// -short P=3 K=2, 171,461 states), each time as reported by the search
+// (Stats.Elapsed). The runs go in pairs, one after the other, the order
+// alternating, because identical runs on a shared machine vary by more
+// than what is measured; "speedup" is the median of the pairs' ratios
+// (run N pairs with -benchtime Nx), beside each side's states/s over all
+// its runs.
+func BenchmarkSpeedup(b *testing.B) {
+	c := benchClaim{P: 4, K: 1}
+	if testing.Short() {
+		c = benchClaim{P: 3, K: 2}
+	}
+	var ratios []float64
+	var states [2]int64
+	var secs [2]float64
+	run := func(procs int) (float64, int64) {
+		if procs == 2 {
+			r, _ := runProcesses(b, 2, c)
+			if r.Verdict != explore.Pass {
+				b.Fatalf("two processes: %s: %s", r.Verdict, r.Reason)
+			}
+			return r.Stats.Elapsed.Seconds(), r.Stats.States
+		}
+		ck, err := c.build()
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := explore.BFS(ck, explore.Options{Workers: 1})
+		if err != nil || r.Verdict != explore.Pass {
+			b.Fatalf("one process: %s %v", r.Verdict, err)
+		}
+		return r.Stats.Elapsed.Seconds(), r.Stats.States
+	}
+	for b.Loop() {
+		order := []int{1, 2}
+		if len(ratios)%2 == 1 {
+			order = []int{2, 1}
+		}
+		var t [2]float64
+		var n [2]int64
+		for _, procs := range order {
+			t[procs-1], n[procs-1] = run(procs)
+			states[procs-1] += n[procs-1]
+			secs[procs-1] += t[procs-1]
+		}
+		if n[0] != n[1] {
+			b.Fatalf("one process stored %d states, two %d", n[0], n[1])
+		}
+		ratios = append(ratios, t[0]/t[1])
+	}
+	slices.Sort(ratios)
+	m := len(ratios) / 2
+	median := ratios[m]
+	if len(ratios)%2 == 0 {
+		median = (ratios[m-1] + ratios[m]) / 2
+	}
+	b.ReportMetric(median, "speedup")
+	b.ReportMetric(float64(states[0])/secs[0], "one-states/s")
+	b.ReportMetric(float64(states[1])/secs[1], "two-states/s")
 }

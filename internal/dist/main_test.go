@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -13,18 +14,38 @@ import (
 	"lfccheck/protocols/mcast"
 )
 
-// benchWorkerEnv, in a process started by BenchmarkDistributed, is
-// "RANK PEERS": the test binary then runs as that worker of the benchmark's
-// search.
+// benchWorkerEnv, in a process started by a benchmark (runProcesses), is
+// "RANK PEERS P K": the test binary then runs as that worker of the
+// benchmark's search, MCAST on a binary tree of P nodes, C=1, K packets.
 const benchWorkerEnv = "LFCCHECK_DIST_BENCH_WORKER"
+
+// benchClaim is the claim of a benchmark's search: MCAST on a binary tree
+// of P nodes, one credit, K packets per node.
+type benchClaim struct{ P, K int }
+
+func (c benchClaim) build() (*properties.Checker, error) {
+	return properties.Build(mcast.Config("binary", c.P, 1, c.K))
+}
 
 func TestMain(m *testing.M) {
 	if s := os.Getenv(benchWorkerEnv); s != "" {
-		rank, peers, _ := strings.Cut(s, " ")
-		r, _ := strconv.Atoi(rank)
-		ck, err := properties.Build(mcast.Config("binary", 3, 1, 2))
+		f := strings.Fields(s)
+		var r int
+		var c benchClaim
+		var err error
+		if len(f) != 4 {
+			err = fmt.Errorf("%s: want RANK PEERS P K, got %q", benchWorkerEnv, s)
+		} else {
+			r, _ = strconv.Atoi(f[0])
+			c.P, _ = strconv.Atoi(f[2])
+			c.K, _ = strconv.Atoi(f[3])
+		}
+		var ck *properties.Checker
 		if err == nil {
-			_, _, err = Run(ck, Options{Rank: r, Peers: strings.Split(peers, ",")})
+			ck, err = c.build()
+		}
+		if err == nil {
+			_, _, err = Run(ck, Options{Rank: r, Peers: strings.Split(f[1], ",")})
 		}
 		if err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
@@ -35,9 +56,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runProcesses runs the benchmark's search with rank 0 in this process and
+// runProcesses runs the search of claim c with rank 0 in this process and
 // ranks 1..n-1 as processes of the test binary.
-func runProcesses(b *testing.B, n int) (explore.Result, Info) {
+func runProcesses(b *testing.B, n int, c benchClaim) (explore.Result, Info) {
 	b.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,14 +80,14 @@ func runProcesses(b *testing.B, n int) (explore.Result, Info) {
 	var cmds []*exec.Cmd
 	for r := 1; r < n; r++ {
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), benchWorkerEnv+"="+strconv.Itoa(r)+" "+strings.Join(peers, ","))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %s %d %d", benchWorkerEnv, r, strings.Join(peers, ","), c.P, c.K))
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
 		cmds = append(cmds, cmd)
 	}
-	ck, err := properties.Build(mcast.Config("binary", 3, 1, 2))
+	ck, err := c.build()
 	if err != nil {
 		b.Fatal(err)
 	}
