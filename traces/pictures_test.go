@@ -86,7 +86,7 @@ func wellFormed(data []byte, isHTML bool) error {
 // failing claim and broken variant of the built-in suite, as a chart and as
 // a viewer, and checks both are well-formed, deterministic, and show every
 // step and the violation. Under the race detector, counterexamples
-// whose search stores over 100,000 states (GSB P=4, 787,429) are left out.
+// whose search stores over 10,000 states are left out.
 func TestPicturesOfEveryCounterexample(t *testing.T) {
 	n, limit := 0, int64(2_000_000)
 	if racebuild.Enabled {

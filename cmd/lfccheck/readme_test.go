@@ -79,6 +79,7 @@ func TestREADMECommands(t *testing.T) {
 		user time.Duration
 	}
 	var costs []cost
+	suiteRuns := 0
 	for _, ex := range exs {
 		if strings.HasPrefix(ex.cmd, "lfccheck serve ") {
 			// A server runs until interrupted: see serveExample.
@@ -98,11 +99,15 @@ func TestREADMECommands(t *testing.T) {
 		if ex.cmd == "lfccheck -q" {
 			// The whole built-in suite: TestSuiteRunsAsExpected leaves
 			// it to this test outside -short (one run, not two).
+			suiteRuns++
 			checkSuite(t, cmd.ProcessState.ExitCode(), string(out))
 		}
 		if cmd.ProcessState != nil {
 			costs = append(costs, cost{ex.cmd, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()})
 		}
+	}
+	if suiteRuns != 1 {
+		t.Errorf("want exactly one \"$ lfccheck -q\" example (outside -short the suite is checked there only), found %d", suiteRuns)
 	}
 	// The costliest commands (CPU time, children included), for whoever
 	// keeps this test's time in check: go test -v -run TestREADMECommands.

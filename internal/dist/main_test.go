@@ -30,16 +30,20 @@ func (c benchClaim) build() (*properties.Checker, error) {
 func TestMain(m *testing.M) {
 	if s := os.Getenv(benchWorkerEnv); s != "" {
 		f := strings.Fields(s)
-		var r int
-		var c benchClaim
-		var err error
-		if len(f) != 4 {
-			err = fmt.Errorf("%s: want RANK PEERS P K, got %q", benchWorkerEnv, s)
-		} else {
-			r, _ = strconv.Atoi(f[0])
-			c.P, _ = strconv.Atoi(f[2])
-			c.K, _ = strconv.Atoi(f[3])
+		var n [3]int // rank, P, K
+		err := fmt.Errorf("%s: want RANK PEERS P K (numbers, P and K at least 1), got %q", benchWorkerEnv, s)
+		if len(f) == 4 {
+			bad := false
+			for i, x := range []string{f[0], f[2], f[3]} {
+				v, aerr := strconv.Atoi(x)
+				bad = bad || aerr != nil || v < 0 || (i > 0 && v < 1)
+				n[i] = v
+			}
+			if !bad {
+				err = nil
+			}
 		}
+		r, c := n[0], benchClaim{P: n[1], K: n[2]}
 		var ck *properties.Checker
 		if err == nil {
 			ck, err = c.build()
@@ -60,6 +64,10 @@ func TestMain(m *testing.M) {
 // ranks 1..n-1 as processes of the test binary.
 func runProcesses(b *testing.B, n int, c benchClaim) (explore.Result, Info) {
 	b.Helper()
+	ck, err := c.build() // (before any worker starts: an error leaves none behind)
+	if err != nil {
+		b.Fatal(err)
+	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -86,10 +94,6 @@ func runProcesses(b *testing.B, n int, c benchClaim) (explore.Result, Info) {
 			b.Fatal(err)
 		}
 		cmds = append(cmds, cmd)
-	}
-	ck, err := c.build()
-	if err != nil {
-		b.Fatal(err)
 	}
 	r, info, err := Run(ck, Options{Rank: 0, Peers: peers, Listener: lis})
 	for _, c := range cmds {
