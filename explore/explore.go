@@ -400,17 +400,19 @@ func (s *search) finish(v Verdict, reason string) Result {
 	return Result{Verdict: v, Reason: reason, Stats: st}
 }
 
-// heapSample reads the bytes of heap objects (live and not yet swept)
+// heapMetric is the bytes of heap objects (live and not yet swept), read
 // through runtime/metrics, which does not stop the world.
-var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+const heapMetric = "/memory/classes/heap/objects:bytes"
 
 // sampleMemory returns the heap in use and records the peak. It is cheap
-// enough to call every few hundred expansions.
+// enough to call every few hundred expansions. (Its sample is its own:
+// searches run side by side in one process, and metrics.Read writes it.)
 func (s *search) sampleMemory(force bool) uint64 {
-	metrics.Read(heapSample)
+	sample := [1]metrics.Sample{{Name: heapMetric}}
+	metrics.Read(sample[:])
 	inuse := uint64(0)
-	if heapSample[0].Value.Kind() == metrics.KindUint64 {
-		inuse = heapSample[0].Value.Uint64()
+	if sample[0].Value.Kind() == metrics.KindUint64 {
+		inuse = sample[0].Value.Uint64()
 	}
 	if inuse > s.peak {
 		s.peak = inuse
