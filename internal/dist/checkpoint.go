@@ -251,6 +251,13 @@ func ckptCmd(op byte, dir string, depth int) []byte {
 	return append([]byte{op}, e.b...)
 }
 
+// depthCmd encodes a command about the level at depth (opExpand, opSteal).
+func depthCmd(op byte, depth int64) []byte {
+	var e enc
+	e.u(uint64(depth))
+	return append([]byte{op}, e.b...)
+}
+
 // writeCheckpoint has every worker write its part before the level at
 // depth, then writes the coordinator's, then removes the older ones. The
 // checkpoint commands run without the search's time limit: a limit that

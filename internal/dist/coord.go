@@ -182,9 +182,7 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		if max > 0 && depth >= max {
 			return c.finish(c.untimed(ctx), explore.Incomplete, fmt.Sprintf("depth limit %d reached with %d states unexplored", max, width), nil, nil, t)
 		}
-		var ex enc
-		ex.u(uint64(depth))
-		reps, err := c.each(ctx, append([]byte{opExpand}, ex.b...))
+		reps, err := c.each(ctx, depthCmd(opExpand, int64(depth)))
 		if err != nil {
 			return c.cut(ctx, t, width, err)
 		}

@@ -25,17 +25,12 @@ import (
 // with its own checker, on loopback.
 func runLocal(t testing.TB, cfg model.Config, n int, opt explore.Options) (explore.Result, Info, *properties.Checker) {
 	t.Helper()
-	return runSlowed(t, cfg, n, opt, 0)
+	return runChecks(t, cfg, n, Options{Search: opt})
 }
 
-// runSlowed is runLocal with Options.testSlow set to slow.
-func runSlowed(t testing.TB, cfg model.Config, n int, opt explore.Options, slow time.Duration) (explore.Result, Info, *properties.Checker) {
-	t.Helper()
-	return runShared(t, cfg, n, opt, slow, false)
-}
-
-// runShared is runLocal with Options.testSlow and testFront set.
-func runShared(t testing.TB, cfg model.Config, n int, opt explore.Options, slow time.Duration, front bool) (explore.Result, Info, *properties.Checker) {
+// runChecks is runLocal with o's search options and test settings
+// (testSlow, testFront); it returns rank 0's checker too.
+func runChecks(t testing.TB, cfg model.Config, n int, o Options) (explore.Result, Info, *properties.Checker) {
 	t.Helper()
 	ms := make([]explore.Model, n)
 	for i := range ms {
@@ -45,7 +40,7 @@ func runShared(t testing.TB, cfg model.Config, n int, opt explore.Options, slow 
 		}
 		ms[i] = ck
 	}
-	res, info := runWorkers(t, ms, Options{Search: opt, testSlow: slow, testFront: front})
+	res, info := runWorkers(t, ms, o)
 	return res, info, ms[0].(*properties.Checker)
 }
 
@@ -134,7 +129,7 @@ func eachClaim(t *testing.T, limit int64, f func(t *testing.T, cfg model.Config,
 }
 
 // sameWithFingerprints compares 2 workers with the fingerprint store
-// (odd ranks slowed as in runSlowed) with one process's.
+// (odd ranks slowed by slow: Options.testSlow) with one process's.
 func sameWithFingerprints(t *testing.T, cfg model.Config, limit int64, slow time.Duration) {
 	t.Helper()
 	fck, _ := properties.Build(cfg)
@@ -142,7 +137,7 @@ func sameWithFingerprints(t *testing.T, cfg model.Config, limit int64, slow time
 	if err != nil {
 		t.Fatal(err)
 	}
-	fgot, _, fdck := runSlowed(t, cfg, 2, explore.Options{Fingerprint: true}, slow)
+	fgot, _, fdck := runChecks(t, cfg, 2, Options{Search: explore.Options{Fingerprint: true}, testSlow: slow})
 	if s, w := summary(fgot, fdck), summary(fr, fck); s != w || fgot.Stats.CollisionProb != fr.Stats.CollisionProb {
 		t.Fatalf("fingerprints, 2 workers (slowed %s):\n%s\nbreadth-first search:\n%s", slow, s, w)
 	}
@@ -208,7 +203,7 @@ func TestSharedSameAsBFS(t *testing.T) {
 	compared := eachClaim(t, limit, func(t *testing.T, cfg model.Config, want string) {
 		for _, n := range ns {
 			for _, front := range []bool{false, true} {
-				got, info, dck := runShared(t, cfg, n, explore.Options{}, slow, front)
+				got, info, dck := runChecks(t, cfg, n, Options{testSlow: slow, testFront: front})
 				if s := summary(got, dck); s != want {
 					t.Fatalf("%d workers sharing (the first states left: %v):\n%s\nbreadth-first search:\n%s", n, front, s, want)
 				}

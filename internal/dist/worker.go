@@ -691,9 +691,7 @@ type stolenState struct {
 // it has not expanded yet; none when it has too few left, or is done with
 // its own, and later when it has not started on the level yet.
 func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState, later bool, _ error) {
-	var req enc
-	req.u(uint64(depth))
-	rep, err := call(ctx, w.conns[r], append([]byte{opSteal}, req.b...), false)
+	rep, err := call(ctx, w.conns[r], depthCmd(opSteal, depth), false)
 	if err != nil {
 		return nil, false, ctxOr(ctx, fmt.Errorf("worker %d: taking states from worker %d: %w", w.rank, r, err))
 	}
