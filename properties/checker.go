@@ -87,6 +87,7 @@ type Checker struct {
 	deferState bool   // see DeferStateChecks
 	ends2      []int  // scratch for renamedIfSmaller
 	touched    []bool // scratch for invariantsAfter
+	changed    []bool // scratch for invariantsAfter
 	// formsOK: the properties (by index, the first 64) whose State
 	// checkForms found holding in next, the successor being passed to
 	// visit; invariantsAfter does not check them again there.

@@ -18,25 +18,27 @@ func (c *Checker) CheckState(w *model.World) error {
 }
 
 // invariants checks the state invariants in w and notes reached goals.
-func (c *Checker) invariants(w *model.World) error { return c.checkInvariants(w, nil, 0) }
+func (c *Checker) invariants(w *model.World) error { return c.checkInvariants(w, nil, nil, 0) }
 
 // invariantsAfter is invariants for w, a successor of a state that
 // satisfied every invariant, by the steps that w.Changed lists: a property
 // with Local is checked only at the nodes those steps changed and at both
-// ends of the links they changed. Where that is no less work than State
-// (at least half the nodes touched), or without the list (too many
-// steps), it is invariants. In next, the successor Successors is
-// passing to visit, the properties checkForms found holding (formsOK) are
-// not checked again.
+// ends of the links they changed, and a NodeLocal one (whose Local reads
+// the node alone) only at the nodes they changed. Where that is no less
+// work than State (at least half the nodes touched), it is State, but
+// for the NodeLocal properties; without the list (too many steps), it is
+// invariants. In next, the successor Successors is passing to visit, the
+// properties checkForms found holding (formsOK) are not checked again.
 func (c *Checker) invariantsAfter(w *model.World) error {
 	P := c.Sys.P
 	var skip uint64
 	if w == &c.next {
 		skip = c.formsOK
 	}
-	c.touched = c.touched[:0]
+	c.touched, c.changed = c.touched[:0], c.changed[:0]
 	for range P {
 		c.touched = append(c.touched, false)
+		c.changed = append(c.changed, false)
 	}
 	k := 0
 	mark := func(i int) {
@@ -45,35 +47,45 @@ func (c *Checker) invariantsAfter(w *model.World) error {
 			k++
 		}
 	}
-	if !w.Changed(mark, func(l int) { mark(l / P); mark(l % P) }) || 2*k >= P {
-		return c.checkInvariants(w, nil, skip)
+	if !w.Changed(func(i int) { c.changed[i] = true; mark(i) }, func(l int) { mark(l / P); mark(l % P) }) {
+		return c.checkInvariants(w, nil, nil, skip)
 	}
-	return c.checkInvariants(w, c.touched, skip)
+	if 2*k >= P {
+		return c.checkInvariants(w, nil, c.changed, skip)
+	}
+	return c.checkInvariants(w, c.touched, c.changed, skip)
 }
 
 // checkInvariants checks the invariants in w and notes reached goals; with
-// touched set, the properties with Local only at the touched nodes (a
+// touched set, the properties with Local only at the touched nodes, and
+// with changed set, the NodeLocal ones only at the changed nodes (a
 // violation found so is reported with State's message, as invariants
 // would report it). The properties in skip (by index) are known to hold.
-func (c *Checker) checkInvariants(w *model.World, touched []bool, skip uint64) error {
+// Where the step cache made a node's state, a NodeLocal property's Local
+// there may be its memo's (stepcache_checks.go).
+func (c *Checker) checkInvariants(w *model.World, touched, changed []bool, skip uint64) error {
 	for i := range c.Props {
 		p := &c.Props[i]
 		if p.Sometimes != nil && !c.reached[i].Load() && p.Sometimes(w) {
 			c.reached[i].Store(true)
 		}
+		at := touched
+		if p.NodeLocal && changed != nil {
+			at = changed
+		}
 		switch {
 		case p.State == nil:
 		case i < 64 && skip&(1<<uint(i)) != 0:
-		case p.Local == nil || touched == nil:
+		case p.Local == nil || at == nil:
 			if err := p.State(w); err != nil {
 				return violation(p, err)
 			}
 		default:
-			for n, t := range touched {
+			for n, t := range at {
 				if !t {
 					continue
 				}
-				if err := p.Local(w, n); err != nil {
+				if err := c.nodeLocal(w, i, n); err != nil {
 					if e := p.State(w); e != nil {
 						err = e
 					}
@@ -270,7 +282,7 @@ func (c *Checker) checkForms(before, after *model.World, a model.Action) error {
 		node(l / P)
 		node(l % P)
 	}
-	for _, i := range st.conserved {
+	for k, i := range st.conserved {
 		p := &c.Props[i]
 		cs := p.Conserved
 		n := cs.Sums(c.Sys)
@@ -285,8 +297,8 @@ func (c *Checker) checkForms(before, after *model.World, a model.Action) error {
 		}
 		add, sub := st.addD, st.subD
 		for _, j := range st.nodes[:changed] {
-			cs.Node(before, j, sub)
-			cs.Node(after, j, add)
+			c.beforeTerms(cs, k, before, j, sub)
+			c.afterTerms(cs, k, after, j, add)
 		}
 		for _, l := range st.links {
 			from, to := model.NodeID(l/P), model.NodeID(l%P)
@@ -308,7 +320,7 @@ func (c *Checker) checkForms(before, after *model.World, a model.Action) error {
 			if step != "" {
 				break
 			}
-			if err := cs.Bounds(after, j); err != nil {
+			if err := c.bounds(cs, i, after, j); err != nil {
 				step = err.Error()
 			}
 		}

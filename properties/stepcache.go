@@ -30,8 +30,10 @@ import (
 // checks (a Quiet kind reads the links), the links, the world's change
 // list, the transition rules, the statistics, fusion (whose steps go
 // through the cache too), the invariants, sleep and stubborn sets. The
-// rules and invariants read the whole world, not one node, so they are
-// not memoized.
+// rules and most invariants read the whole world, not one node, so they
+// are not memoized; the checks that read the node alone (a NodeLocal
+// property's Local, a conserved sum's bounds and terms) are, with the
+// entry (stepcache_checks.go).
 //
 // A hit does not copy the entry's node into the world: the world's node
 // becomes the entry's (shared, read only) until the successor is done
@@ -69,9 +71,21 @@ func (c *Checker) StepCacheCounts() (hits, misses, bytes int64) {
 	return c.scStats.hits.Load(), c.scStats.misses.Load(), c.scStats.bytes.Load()
 }
 
+// StepCacheCheckHits returns how many checks of one node's state (a
+// NodeLocal property's Local, a Conservation's bounds and terms) the
+// step cache's entries answered so far, all workers'
+// (stepcache_checks.go).
+func (c *Checker) StepCacheCheckHits() int64 {
+	if c.scStats == nil {
+		return 0
+	}
+	return c.scStats.checkHits.Load()
+}
+
 // stepStats are the step cache counts shared by a checker's forks.
 type stepStats struct {
 	hits, misses, bytes atomic.Int64
+	checkHits           atomic.Int64 // checks taken from entries (stepcache_checks.go)
 	// verify (for tests): every step checks the key it was looked up by
 	// against the node's state, and every hit against the handler's
 	// result, and the first mismatch is kept.
@@ -89,6 +103,9 @@ type stepEntry struct {
 	sends []model.Transmit
 	dels  []model.Delivery
 	size  int64 // bytes counted in stepStats.bytes beyond the slot
+	// checks: what the checks reading the node alone found in after
+	// (stepcache_checks.go).
+	checks stepChecks
 }
 
 // stepCache is one checker's cache, and its record of the successor
@@ -101,6 +118,7 @@ type stepCache struct {
 	mask   uint64
 	known  [][]byte
 	fresh  []bool
+	entry  []*stepEntry // per node: the entry that made it, where fresh
 	active bool
 	// shared[j]: node j of the world being stepped is an entry's node
 	// (read only: a hit shares it rather than copying it), and own[j]
@@ -111,6 +129,7 @@ type stepCache struct {
 	vout   model.Outbox
 
 	hits, misses, bytes int64 // not yet added to c.scStats
+	checkHits           int64 // checks taken from entries, not yet added
 }
 
 // stepMemo returns the checker's step cache (made on first use), or nil
@@ -129,7 +148,7 @@ func (c *Checker) stepMemo() *stepCache {
 			per *= 2
 		}
 		sc := &stepCache{c: c, tabs: make([][]stepEntry, P), mask: uint64(per - 1),
-			known: make([][]byte, P), fresh: make([]bool, P),
+			known: make([][]byte, P), fresh: make([]bool, P), entry: make([]*stepEntry, P),
 			shared: make([]bool, P), own: make([]model.Node, P)}
 		for j := range sc.tabs {
 			sc.tabs[j] = make([]stepEntry, per)
@@ -170,12 +189,13 @@ func (sc *stepCache) unshare(w *model.World, keep bool) {
 // counts to the shared ones.
 func (sc *stepCache) end() {
 	sc.active = false
-	if sc.hits != 0 || sc.misses != 0 || sc.bytes != 0 {
+	if sc.hits != 0 || sc.misses != 0 || sc.bytes != 0 || sc.checkHits != 0 {
 		st := sc.c.scStats
 		st.hits.Add(sc.hits)
 		st.misses.Add(sc.misses)
 		st.bytes.Add(sc.bytes)
-		sc.hits, sc.misses, sc.bytes = 0, 0, 0
+		st.checkHits.Add(sc.checkHits)
+		sc.hits, sc.misses, sc.bytes, sc.checkHits = 0, 0, 0, 0
 	}
 }
 
@@ -237,17 +257,18 @@ func (sc *stepCache) Handle(w *model.World, a model.Action, pkt model.Packet, ou
 		}
 		e.after.CopyFrom(w.Nodes[j])
 		e.key, e.hash, e.x, e.y = append(e.key[:0], node...), h, x, y
+		e.checks.forget()
 		e.enc = sc.c.storedEncoding(w, j, e.enc[:0])
 		e.sends = append(e.sends[:0], out.Sends...)
 		e.dels = append(e.dels[:0], out.Deliveries...)
 		size := int64(cap(e.key)+2*cap(e.enc)) +
-			int64(cap(e.sends))*int64(unsafe.Sizeof(model.Transmit{})) + int64(cap(e.dels))*int64(unsafe.Sizeof(model.Delivery{}))
+			int64(cap(e.sends))*int64(unsafe.Sizeof(model.Transmit{})) + int64(cap(e.dels))*int64(unsafe.Sizeof(model.Delivery{})) + e.checks.bytes()
 		sc.bytes += size - e.size
 		e.size = size
 	}
 	// Entries of node j's table are replaced only here, by a step of node
 	// j, which sets known[j] again: known may point into them.
-	sc.known[j], sc.fresh[j] = e.enc, true
+	sc.known[j], sc.fresh[j], sc.entry[j] = e.enc, true, e
 }
 
 // storedEncoding appends node j of w encoded in the form the search

@@ -26,7 +26,7 @@ func TestStepCacheHitsAreTheHandlers(t *testing.T) {
 	if racebuild.Enabled {
 		every, limit = 4, 1_000
 	}
-	var verified int64
+	var verified, checks int64
 	i := 0
 	check := func(t *testing.T, ck *properties.Checker, workers int) {
 		ck.StepCache = true
@@ -39,6 +39,7 @@ func TestStepCacheHitsAreTheHandlers(t *testing.T) {
 			t.Fatal(bad)
 		}
 		verified += n
+		checks += ck.StepCacheCheckHits()
 	}
 	for _, d := range protocols.All() {
 		for _, cl := range d.AllClaims() {
@@ -63,8 +64,8 @@ func TestStepCacheHitsAreTheHandlers(t *testing.T) {
 		}
 		check(t, ck, 2)
 	})
-	if verified < 1000 {
-		t.Errorf("only %d hits checked", verified)
+	if verified < 1000 || checks < 1000 {
+		t.Errorf("only %d hits checked, of which %d memoized checks of one node", verified, checks)
 	}
-	t.Logf("%d hits checked against the handlers", verified)
+	t.Logf("%d hits checked against the handlers and properties, of which %d memoized checks of one node", verified, checks)
 }

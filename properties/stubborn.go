@@ -166,6 +166,13 @@ type stubborn struct {
 	may, own     []uint64
 	mayAt, ownAt []uint32
 	gen          uint32
+	// before[k*P+j]: node j's terms of the k-th conserved property's
+	// sums in the state being examined, when beforeAt[k*P+j] is its
+	// generation (checkForms, beforeTerms).
+	before   [][]sumTerm
+	beforeAt []uint32
+	terms    []sumTerm        // appendTerms' scratch
+	addT     func(int, int64) // appends to terms
 	// The leaves of the state being examined, when the store gave them
 	// (leafIDs, by position; nil otherwise), and localSends memoised by
 	// leaf: a leaf at a position always decodes to the same node (as
@@ -398,6 +405,7 @@ func (st *stubborn) newState() {
 	if st.gen++; st.gen == 0 {
 		clear(st.mayAt)
 		clear(st.ownAt)
+		clear(st.beforeAt)
 		st.gen = 1
 	}
 }

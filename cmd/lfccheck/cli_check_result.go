@@ -76,11 +76,15 @@ type checkResult struct {
 	Properties     []string `json:"properties"`
 	// StepCache is set when the search memoized the protocol's handlers
 	// (--step-cache); StepCacheHits and StepCacheMisses count its
-	// look-ups, StepCacheBytes is what its entries hold (all workers').
+	// look-ups, StepCacheBytes is what its entries hold (all workers'),
+	// StepCacheCheckHits the checks of one node's state its entries
+	// answered (a NodeLocal property's Local, a conserved sum's bounds
+	// and terms).
 	StepCache       bool  `json:"step_cache"`
 	StepCacheHits   int64 `json:"step_cache_hits"`
 	StepCacheMisses int64 `json:"step_cache_misses"`
 	StepCacheBytes  int64 `json:"step_cache_bytes"`
+	StepCacheChecks int64 `json:"step_cache_check_hits"`
 	// Liveness lists the liveness properties among Properties; GraphBytes
 	// is what recording the state graph for them cost.
 	Liveness     []string `json:"liveness,omitempty"`
@@ -170,6 +174,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 	c.json.StubbornStates, c.json.StubbornLeft = ck.StubbornCounts()
 	c.json.StepCache = ck.StepCache
 	c.json.StepCacheHits, c.json.StepCacheMisses, c.json.StepCacheBytes = ck.StepCacheCounts()
+	c.json.StepCacheChecks = ck.StepCacheCheckHits()
 	c.json.LivenessSearch = liveSearchOf(ck)
 	if ck.OnTheFly {
 		c.json.OnTheFlyBytes, c.json.GraphBytes, c.json.ComponentBytes = r.Stats.GraphBytes, 0, r.Stats.ComponentBytes

@@ -24,12 +24,12 @@ func TestStepCacheFlag(t *testing.T) {
 			t.Errorf("%s: %v with the step cache, %v without, %v by default", k, on[k], off[k], def[k])
 		}
 	}
-	if on["step_cache"] != true || on["step_cache_hits"].(float64) == 0 || on["step_cache_misses"].(float64) == 0 || on["step_cache_bytes"].(float64) == 0 {
-		t.Errorf("on: %v, %v hits, %v misses, %v bytes", on["step_cache"], on["step_cache_hits"], on["step_cache_misses"], on["step_cache_bytes"])
+	if on["step_cache"] != true || on["step_cache_hits"].(float64) == 0 || on["step_cache_misses"].(float64) == 0 || on["step_cache_bytes"].(float64) == 0 || on["step_cache_check_hits"].(float64) == 0 {
+		t.Errorf("on: %v, %v hits, %v misses, %v bytes, %v check hits", on["step_cache"], on["step_cache_hits"], on["step_cache_misses"], on["step_cache_bytes"], on["step_cache_check_hits"])
 	}
 	for _, m := range []map[string]any{def, off} {
-		if m["step_cache"] != false || m["step_cache_hits"].(float64) != 0 || m["step_cache_misses"].(float64) != 0 {
-			t.Errorf("off: %v, %v hits, %v misses", m["step_cache"], m["step_cache_hits"], m["step_cache_misses"])
+		if m["step_cache"] != false || m["step_cache_hits"].(float64) != 0 || m["step_cache_misses"].(float64) != 0 || m["step_cache_check_hits"].(float64) != 0 {
+			t.Errorf("off: %v, %v hits, %v misses, %v check hits", m["step_cache"], m["step_cache_hits"], m["step_cache_misses"], m["step_cache_check_hits"])
 		}
 	}
 	code, _, errs := runCLI("check", "--step-cache", "maybe", "-q")
