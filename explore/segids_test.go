@@ -1,0 +1,728 @@
+package explore_test
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"testing"
+	"time"
+
+	"lfccheck/explore"
+	"lfccheck/model"
+	"lfccheck/properties"
+	"lfccheck/protocols"
+	"lfccheck/protocols/mcast"
+	"lfccheck/protocols/ucast"
+)
+
+// An experiment toward issue 32's segment-id engine (docs/results.md,
+// "A search over segment ids"): a breadth-first search whose states are
+// tuples of segment ids (a node with its outgoing links, in the relative
+// naming that maps the node to node 0), where a step is a table look-up
+// on the ids it reads: a local step of node n by (n's id, kind), a
+// delivery from i to n by (i's id, n's id, the offset of i from n, kind),
+// giving the new ids; a miss runs the world (model.World.Apply, then the
+// ample steps fused as the checker fuses them) and remembers the result.
+// The canonical form is the least rotation of the tuple (every segment is
+// written relative to its own node, so a rotation of the nodes only
+// rotates the tuple), the visited set a table of packed tuples.
+//
+// With checks on (segSearch.check), the properties are checked in the
+// same terms: a node-local invariant (NodeLocal, with Local) and a
+// conserved sum's bounds once per segment id, when the id is made; a
+// conserved sum as the sum of its terms kept per id and position; the
+// step rules (Step) on a miss, remembered with the step; the other
+// invariants (State) on every new state, read from a world assembled from
+// nodes and links kept decoded per id and position (no decoding); the
+// end-state conditions (Final, liveness on end states) where nothing is
+// enabled, on the same world.
+//
+// What it does not do (yet): statistics, reachability goals, liveness
+// on the state graph, stubborn sets (it explores the space of check --por
+// off --sleep-sets off), traces, more than one worker, configurations
+// whose symmetries are not the P rotations, more than 4 nodes (16-bit ids
+// packed in one word), kinds that read the links (Quiet) or fault kinds.
+// The test checks that it finds the checker's states, transitions and
+// levels on that space, and its verdicts on the claims and broken
+// variants it can take; the benchmark compares their rates.
+
+// segSearch is the experiment's engine for one configuration.
+type segSearch struct {
+	ck    *properties.Checker
+	sys   *model.System
+	P     int
+	kinds []*model.ActionKind
+	rot   []*model.Perm // rot[r] maps node i to node i+r (nil for r=0)
+	// The interned segments, by id: its encoding in relative naming
+	// (ids), its encoding at each position in real naming (real), and
+	// what the search reads of it: its enabled local kinds, its nonempty
+	// outgoing links by offset.
+	ids        map[string]uint32
+	real       [][][]byte
+	local, out []uint64
+	// The memo of steps: the new ids, and the step rule that failed.
+	loc  map[uint64]segStep
+	del  segMemo
+	miss int64
+	// Checks (check): per id, the properties (by index) whose node-local
+	// invariant or bounds fail at it (bad); per id and position, the
+	// node and its outgoing links decoded (vnode, vlinks) and its terms
+	// of the conserved sums, one property's after another's (terms);
+	// the conserved properties (cons), the invariants checked on every
+	// new state (whole), the initial state's sums (sums0).
+	check       bool
+	bad         []uint64
+	vnode       [][]model.Node
+	vlinks      [][][]model.Packet // [id][p*P+j]: the link from position p to j
+	terms       [][][]int64
+	cons, whole []int
+	nsums       int
+	sums0, sums []int64
+	view        model.World
+	viol        error // the violation found
+	// Scratch.
+	w, rw, tmp model.World
+	box        model.Outbox
+	buf        []byte
+	err        error
+}
+
+// segMaxNodes bounds P: P ids of 16 bits are packed in one word.
+const segMaxNodes = 4
+
+func newSegSearch(cfg model.Config, check bool) (*segSearch, error) {
+	ck, err := protocols.Build(cfg)
+	if err != nil {
+		return nil, err
+	}
+	P := ck.Sys.P
+	if P > segMaxNodes {
+		return nil, fmt.Errorf("%d nodes: at most %d", P, segMaxNodes)
+	}
+	s := &segSearch{ck: ck, sys: ck.Sys, P: P, kinds: ck.Sys.Kinds, rot: make([]*model.Perm, P),
+		ids: map[string]uint32{}, loc: map[uint64]segStep{}, check: check}
+	syms := ck.Symmetries()
+	if len(syms) != P-1 {
+		return nil, fmt.Errorf("%d symmetries: the P-1 rotations are needed", len(syms))
+	}
+	for i := range syms {
+		r := int(syms[i].Node[0])
+		for j := range P {
+			if int(syms[i].Node[j]) != (j+r)%P {
+				return nil, errors.New("a symmetry is not a rotation")
+			}
+		}
+		s.rot[r] = &syms[i]
+	}
+	for _, k := range s.kinds {
+		if k.Quiet {
+			return nil, fmt.Errorf("kind %s reads the links (Quiet)", k.Name)
+		}
+		if k != model.Deliver && k.Enabled == nil {
+			return nil, fmt.Errorf("kind %s is not a local step (a fault?)", k.Name)
+		}
+	}
+	for i := range ck.Props {
+		p := &ck.Props[i]
+		switch {
+		case p.Live != model.NotLive && !ck.OnEndStates(p):
+			return nil, fmt.Errorf("property %s is liveness on the state graph", p.Name)
+		case p.Sometimes != nil:
+			return nil, fmt.Errorf("property %s is a reachability goal", p.Name)
+		case i >= 64:
+			return nil, errors.New("more than 64 properties")
+		case p.State == nil:
+		case p.Conserved != nil:
+			s.cons = append(s.cons, i)
+			s.nsums += p.Conserved.Sums(ck.Sys)
+		case !(p.NodeLocal && p.Local != nil):
+			s.whole = append(s.whole, i)
+		}
+	}
+	s.w, s.rw, s.tmp, s.view = *ck.Sys.Initial(), *ck.Sys.Initial(), *ck.Sys.Initial(), *ck.Sys.Initial()
+	return s, nil
+}
+
+// segStep is a remembered step: the new ids (of the sender and the
+// receiver for a delivery, of the node in ids[1] for a local step) and
+// the step rule it broke, if any.
+type segStep struct {
+	ids [2]uint32
+	err error
+}
+
+// rename sets dst to src with node i renamed to i+r.
+func (s *segSearch) rename(dst, src *model.World, r int) {
+	if r == 0 {
+		dst.CopyFrom(src)
+		return
+	}
+	dst.RenameFrom(src, s.rot[r])
+}
+
+// intern returns the id of node i's segment in w (relative naming).
+func (s *segSearch) intern(w *model.World, i int) uint32 {
+	P := s.P
+	s.rename(&s.rw, w, (P-i)%P)
+	s.buf = s.rw.EncodeSegment(s.buf[:0], 0)
+	if id, ok := s.ids[string(s.buf)]; ok {
+		return id
+	}
+	id := uint32(len(s.real))
+	if id >= 1<<16 && s.err == nil {
+		s.err = errors.New("more than 65,536 segments")
+	}
+	s.ids[string(s.buf)] = id
+	reals := make([][]byte, P)
+	for p := range P {
+		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
+		reals[p] = s.tmp.EncodeSegment(nil, p)
+	}
+	s.real = append(s.real, reals)
+	var loc, out uint64
+	for ki, k := range s.kinds {
+		if k != model.Deliver && k.Enabled(w.Nodes[i]) {
+			loc |= 1 << ki
+		}
+	}
+	for d := 1; d < P; d++ {
+		if len(w.Links[i*P+(i+d)%P]) > 0 {
+			out |= 1 << d
+		}
+	}
+	s.local, s.out = append(s.local, loc), append(s.out, out)
+	if s.check {
+		s.internChecks(w, i, id)
+	}
+	return id
+}
+
+// internChecks computes what the checks keep of new segment id, node i
+// of w.
+func (s *segSearch) internChecks(w *model.World, i int, id uint32) {
+	P := s.P
+	var bad uint64
+	for k := range s.ck.Props {
+		p := &s.ck.Props[k]
+		switch {
+		case p.State == nil:
+		case p.Conserved != nil:
+			if p.Conserved.Bounds(w, i) != nil {
+				bad |= 1 << k
+			}
+		case p.NodeLocal && p.Local != nil:
+			if p.Local(w, i) != nil {
+				bad |= 1 << k
+			}
+		}
+	}
+	s.bad = append(s.bad, bad)
+	nodes, links, terms := make([]model.Node, P), make([][]model.Packet, P*P), make([][]int64, P)
+	for p := range P {
+		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
+		nodes[p] = s.sys.M.NewNode(model.NodeID(p))
+		nodes[p].CopyFrom(s.tmp.Nodes[p])
+		for j := range P {
+			links[p*P+j] = slices.Clone(s.tmp.Links[p*P+j])
+		}
+		v := make([]int64, s.nsums)
+		base := 0
+		add := func(q int, x int64) { v[base+q] += x }
+		for _, k := range s.cons {
+			cs := s.ck.Props[k].Conserved
+			cs.Node(&s.tmp, p, add)
+			for j := range P {
+				for _, pk := range s.tmp.Links[p*P+j] {
+					cs.Packet(&s.tmp, model.NodeID(p), model.NodeID(j), pk, add)
+				}
+			}
+			base += cs.Sums(s.sys)
+		}
+		terms[p] = v
+	}
+	s.vnode, s.vlinks, s.terms = append(s.vnode, nodes), append(s.vlinks, links), append(s.terms, terms)
+}
+
+// assemble makes s.view the state of tuple t from the decoded nodes and
+// links (shared, read only).
+func (s *segSearch) assemble(t *[segMaxNodes]uint32) *model.World {
+	P := s.P
+	for p := range P {
+		s.view.Nodes[p] = s.vnode[t[p]][p]
+		for j := range P {
+			s.view.Links[p*P+j] = s.vlinks[t[p]][p*P+j]
+		}
+	}
+	return &s.view
+}
+
+// checkState checks the invariants of new state t; a violation is kept
+// in s.viol.
+func (s *segSearch) checkState(t *[segMaxNodes]uint32) {
+	var bad uint64
+	for p := range s.P {
+		bad |= s.bad[t[p]]
+	}
+	if s.nsums > 0 {
+		s.sums = append(s.sums[:0], s.terms[t[0]][0]...)
+		for p := 1; p < s.P; p++ {
+			for q, x := range s.terms[t[p]][p] {
+				s.sums[q] += x
+			}
+		}
+		if s.sums0 == nil {
+			s.sums0 = slices.Clone(s.sums)
+		}
+		base := 0
+		for _, k := range s.cons {
+			n := s.ck.Props[k].Conserved.Sums(s.sys)
+			if !slices.Equal(s.sums[base:base+n], s.sums0[base:base+n]) {
+				bad |= 1 << k
+			}
+			base += n
+		}
+	}
+	if bad != 0 {
+		// The message is State's, on the assembled state.
+		k := bits.TrailingZeros64(bad)
+		p := &s.ck.Props[k]
+		err := p.State(s.assemble(t))
+		if err == nil {
+			err = errors.New("State holds, its forms fail")
+		}
+		s.viol = &properties.Violation{Property: p.Name, Message: err.Error()}
+		return
+	}
+	if len(s.whole) > 0 {
+		w := s.assemble(t)
+		for _, k := range s.whole {
+			p := &s.ck.Props[k]
+			if err := p.State(w); err != nil {
+				s.viol = &properties.Violation{Property: p.Name, Message: err.Error()}
+				return
+			}
+		}
+	}
+}
+
+// rules checks the step rules of a, which led to s.w with outbox s.box.
+func (s *segSearch) rules(a model.Action) error {
+	if !s.check {
+		return nil
+	}
+	for k := range s.ck.Props {
+		p := &s.ck.Props[k]
+		if p.Step != nil {
+			if err := p.Step(&s.w, a, &s.box); err != nil {
+				return &properties.Violation{Property: p.Name, Message: err.Error()}
+			}
+		}
+	}
+	return nil
+}
+
+// decode sets s.w to the state of tuple t.
+func (s *segSearch) decode(t *[segMaxNodes]uint32) {
+	s.buf = s.buf[:0]
+	for p := range s.P {
+		s.buf = append(s.buf, s.real[t[p]][p]...)
+	}
+	if err := s.sys.Decode(s.buf, &s.w); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+// apply performs a on s.w, then fuse; it returns the step rule the steps
+// broke, if any.
+func (s *segSearch) apply(a model.Action) error {
+	if err := s.w.Apply(a, &s.box); err != nil && s.err == nil {
+		s.err = err
+	}
+	if err := s.rules(a); err != nil {
+		return err
+	}
+	return s.fuse()
+}
+
+// fuse performs the ample steps enabled in s.w as the checker fuses them
+// (the first node's first enabled ample kind, again and again), where the
+// checker reduces.
+func (s *segSearch) fuse() error {
+	if !s.ck.Reduce {
+		return nil
+	}
+	for n := 0; n < s.P; n++ {
+		for ki, k := range s.kinds {
+			if k != model.Deliver && k.Ample && k.Enabled(s.w.Nodes[n]) {
+				a := model.Action{Kind: uint8(ki), Node: model.NodeID(n)}
+				if err := s.w.Apply(a, &s.box); err != nil {
+					if s.err == nil {
+						s.err = err
+					}
+					return nil
+				}
+				if err := s.rules(a); err != nil {
+					return err
+				}
+				n = -1 // from the first node again
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// pack returns the least rotation of tuple t, packed.
+func (s *segSearch) pack(t *[segMaxNodes]uint32) uint64 {
+	var k uint64
+	for p := range s.P {
+		k = k<<16 | uint64(t[p])
+	}
+	best, w := k, uint(16*s.P)
+	for r := 1; r < s.P; r++ {
+		x := bits.RotateLeft64(k, 16*r)
+		if w < 64 {
+			x = (k<<(16*uint(r)) | k>>(w-16*uint(r))) & (1<<w - 1)
+		}
+		best = min(best, x)
+	}
+	return best
+}
+
+func (s *segSearch) unpack(k uint64) (t [segMaxNodes]uint32) {
+	for p := s.P - 1; p >= 0; p-- {
+		t[p], k = uint32(k&0xffff), k>>16
+	}
+	return t
+}
+
+// search explores the state space and returns its states, transitions
+// and level sizes.
+func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
+	P := s.P
+	init := s.sys.Initial()
+	s.w.CopyFrom(init)
+	if err := s.fuse(); err != nil { // every state stored is fused: none has an ample step enabled
+		return 0, 0, nil, err
+	}
+	var t [segMaxNodes]uint32
+	for i := range P {
+		t[i] = s.intern(&s.w, i)
+	}
+	var vis segSet
+	k0 := s.pack(&t)
+	vis.add(k0)
+	if s.check {
+		s.checkState(&t)
+	}
+	level, next := []uint64{k0}, []uint64(nil)
+	visit := func(t *[segMaxNodes]uint32, rule error) {
+		trans++
+		if rule != nil && s.viol == nil {
+			s.viol = rule
+		}
+		if k := s.pack(t); vis.add(k) {
+			next = append(next, k)
+			if s.check && s.viol == nil {
+				s.checkState(t)
+			}
+		}
+	}
+	for len(level) > 0 {
+		levels = append(levels, int64(len(level)))
+		next = next[:0]
+		for _, k := range level {
+			if s.viol != nil {
+				return int64(vis.n), trans, levels, s.viol
+			}
+			t := s.unpack(k)
+			before := trans
+			for n := range P {
+				id := t[n]
+				for ki, kd := range s.kinds {
+					if kd == model.Deliver {
+						for d := 1; d < P; d++ {
+							i := (n + d) % P // the sender
+							if s.out[t[i]]&(1<<(P-d)) == 0 {
+								continue
+							}
+							key := uint64(t[i]) | uint64(id)<<16 | uint64(d)<<32 | uint64(ki)<<40
+							r, ok := s.del.get(key)
+							if !ok {
+								s.miss++
+								s.decode(&t)
+								r.err = s.apply(model.Action{Kind: uint8(ki), Node: model.NodeID(n), Peer: model.NodeID(i)})
+								r.ids = [2]uint32{s.intern(&s.w, i), s.intern(&s.w, n)}
+								s.del.put(key, r)
+							}
+							u := t
+							u[i], u[n] = r.ids[0], r.ids[1]
+							visit(&u, r.err)
+						}
+						continue
+					}
+					if s.local[id]&(1<<ki) == 0 {
+						continue
+					}
+					key := uint64(id) | uint64(ki)<<16
+					r, ok := s.loc[key]
+					if !ok {
+						s.miss++
+						s.decode(&t)
+						r.err = s.apply(model.Action{Kind: uint8(ki), Node: model.NodeID(n)})
+						r.ids[1] = s.intern(&s.w, n)
+						s.loc[key] = r
+					}
+					u := t
+					u[n] = r.ids[1]
+					visit(&u, r.err)
+				}
+			}
+			if trans == before && s.check && s.viol == nil {
+				if err := s.ck.CheckFinal(s.assemble(&t)); err != nil {
+					s.viol = err
+				}
+			}
+			if s.err != nil {
+				return 0, 0, nil, s.err
+			}
+		}
+		level, next = next, level[:0]
+	}
+	if s.viol != nil {
+		return int64(vis.n), trans, levels, s.viol
+	}
+	return int64(vis.n), trans, levels, nil
+}
+
+// segSet is the visited set: open addressing over packed tuples (stored
+// plus one, so that zero is empty).
+type segSet struct {
+	tab  []uint64
+	n    int
+	mask uint64
+}
+
+func segSlot(x uint64) uint64 {
+	h := x * 0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+func (v *segSet) add(k uint64) bool {
+	if 2*(v.n+1) > len(v.tab) {
+		old := v.tab
+		v.tab = make([]uint64, max(1024, 2*len(old)))
+		v.mask, v.n = uint64(len(v.tab)-1), 0
+		for _, x := range old {
+			if x != 0 {
+				v.add(x - 1)
+			}
+		}
+	}
+	x := k + 1
+	for i := segSlot(x) & v.mask; ; i = (i + 1) & v.mask {
+		switch v.tab[i] {
+		case 0:
+			v.tab[i] = x
+			v.n++
+			return true
+		case x:
+			return false
+		}
+	}
+}
+
+// segMemo is the deliveries' memo: open addressing, keys stored plus one.
+type segMemo struct {
+	keys []uint64
+	vals []segStep
+	n    int
+	mask uint64
+}
+
+func (m *segMemo) get(k uint64) (segStep, bool) {
+	if m.keys == nil {
+		return segStep{}, false
+	}
+	for i := segSlot(k+1) & m.mask; ; i = (i + 1) & m.mask {
+		switch m.keys[i] {
+		case k + 1:
+			return m.vals[i], true
+		case 0:
+			return segStep{}, false
+		}
+	}
+}
+
+func (m *segMemo) put(k uint64, v segStep) {
+	if 2*(m.n+1) > len(m.keys) {
+		ok, ov := m.keys, m.vals
+		n := max(1024, 2*len(ok))
+		m.keys, m.vals, m.mask, m.n = make([]uint64, n), make([]segStep, n), uint64(n-1), 0
+		for i, x := range ok {
+			if x != 0 {
+				m.put(x-1, ov[i])
+			}
+		}
+	}
+	i := segSlot(k+1) & m.mask
+	for m.keys[i] != 0 && m.keys[i] != k+1 {
+		i = (i + 1) & m.mask
+	}
+	if m.keys[i] == 0 {
+		m.n++
+	}
+	m.keys[i], m.vals[i] = k+1, v
+}
+
+// checkerNoPOR is the checker's search of the experiment's space: one
+// worker, stubborn and sleep sets off (check --workers 1 --por off
+// --sleep-sets off), up to limit states (0: no limit).
+func checkerNoPOR(cfg model.Config, limit int64) (explore.Result, error) {
+	ck, err := protocols.Build(cfg)
+	if err != nil {
+		return explore.Result{}, err
+	}
+	ck.Stubborn = false
+	return explore.BFS(ck, explore.Options{Workers: 1, NoSleep: true, MaxStates: limit})
+}
+
+// TestSegmentIDSearch checks that the experiment's search over segment
+// ids, with its checks, finds the states, transitions and levels of the
+// checker's search on the same space, where both pass.
+func TestSegmentIDSearch(t *testing.T) {
+	cfgs := []model.Config{mcast.Config("binary", 3, 1, 1), ucast.Config(3, 1, 1), mcast.Config("binomial", 3, 1, 2)}
+	if !testing.Short() {
+		cfgs = append(cfgs, ucast.Config(3, 1, 2))
+	}
+	for _, cfg := range cfgs {
+		t.Run(cfg.Describe(), func(t *testing.T) {
+			s, err := newSegSearch(cfg, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			states, trans, levels, err := s.search()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := checkerNoPOR(cfg, 0)
+			if err != nil || r.Verdict != explore.Pass {
+				t.Fatalf("checker: %v %v", r.Verdict, err)
+			}
+			if states != r.Stats.States || trans != r.Stats.Transitions || !slices.Equal(levels, r.Stats.Levels) {
+				t.Fatalf("segment ids: %d states, %d transitions, levels %v; checker: %d, %d, %v", states, trans, levels, r.Stats.States, r.Stats.Transitions, r.Stats.Levels)
+			}
+			if s.miss == 0 || s.miss == trans {
+				t.Fatalf("%d misses of %d transitions", s.miss, trans)
+			}
+			t.Logf("%d states, %d transitions, %d segments, %d misses", states, trans, len(s.real), s.miss)
+		})
+	}
+}
+
+// failed names the property a search found violated ("" if none).
+func failed(r explore.Result) string {
+	if r.Violation == nil {
+		return ""
+	}
+	return r.Violation.PropertyName()
+}
+
+// TestSegmentIDVerdicts runs the experiment's search, with its checks, on
+// every claim and broken-variant example it can take (up to a state
+// limit), and compares its verdict and violated property with the
+// checker's on the same space; it must take some that fail, of more
+// than one property.
+func TestSegmentIDVerdicts(t *testing.T) {
+	limit := int64(300_000)
+	if testing.Short() {
+		limit = 20_000
+	}
+	taken, failing := 0, map[string]bool{}
+	for _, d := range protocols.All() {
+		for _, cl := range d.AllClaims() {
+			cfg := cl.Config.Clone()
+			cfg.Protocol = d.Name
+			s, err := newSegSearch(cfg, true)
+			if err != nil {
+				continue
+			}
+			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
+				r, err := checkerNoPOR(cfg, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Verdict == explore.Incomplete {
+					t.Skipf("over %d states", limit)
+				}
+				taken++
+				states, _, _, err := s.search()
+				var v *properties.Violation
+				switch {
+				case r.Verdict == explore.Pass && err != nil:
+					t.Fatalf("checker: pass; segment ids: %v", err)
+				case r.Verdict == explore.Pass:
+					if states != r.Stats.States {
+						t.Fatalf("%d states; checker %d", states, r.Stats.States)
+					}
+				case !errors.As(err, &v):
+					t.Fatalf("checker: %s %s; segment ids: %v", r.Verdict, failed(r), err)
+				case v.Property != failed(r):
+					t.Fatalf("checker: %s %s; segment ids: %v", r.Verdict, failed(r), v)
+				default:
+					failing[v.Property] = true
+				}
+				t.Logf("%s %s (%d states)", r.Verdict, failed(r), states)
+			})
+		}
+	}
+	if taken < 5 || len(failing) < 2 {
+		t.Errorf("%d searches compared, failing properties %v", taken, failing)
+	}
+	t.Logf("%d searches compared, failing properties %v", taken, failing)
+}
+
+// BenchmarkSegmentIDSearch compares the experiment's search over segment
+// ids with the checker's search of the same space (one worker, no
+// stubborn or sleep sets): states/s of each, the former with its checks
+// and without. MCAST binary P=4 C=1 K=1; with -short (CI), P=3.
+func BenchmarkSegmentIDSearch(b *testing.B) {
+	cfg := mcast.Config("binary", 4, 1, 1)
+	if testing.Short() {
+		cfg = mcast.Config("binary", 3, 1, 1)
+	}
+	for _, check := range []bool{true, false} {
+		b.Run(fmt.Sprintf("segment-ids/checks=%v", check), func(b *testing.B) {
+			var states int64
+			var secs float64
+			for i := 0; i < b.N; i++ {
+				s, err := newSegSearch(cfg, check)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				n, _, _, err := s.search()
+				if err != nil {
+					b.Fatal(err)
+				}
+				secs += time.Since(start).Seconds()
+				states += n
+			}
+			b.ReportMetric(float64(states)/secs, "states/s")
+		})
+	}
+	b.Run("checker", func(b *testing.B) {
+		var states int64
+		var secs float64
+		for i := 0; i < b.N; i++ {
+			r, err := checkerNoPOR(cfg, 0)
+			if err != nil || r.Verdict != explore.Pass {
+				b.Fatalf("%v %v", r.Verdict, err)
+			}
+			states += r.Stats.States
+			secs += r.Stats.Elapsed.Seconds()
+		}
+		b.ReportMetric(float64(states)/secs, "states/s")
+	})
+}
