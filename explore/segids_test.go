@@ -59,6 +59,7 @@ type segSearch struct {
 	// what the search reads of it: its enabled local kinds, its nonempty
 	// outgoing links by offset.
 	ids        map[string]uint32
+	at         []map[string]uint32 // at[p]: ids by their encoding at position p
 	real       [][][]byte
 	local, out []uint64
 	// The memo of steps: the new ids, and the step rule that failed.
@@ -80,6 +81,8 @@ type segSearch struct {
 	nsums       int
 	sums0, sums []int64
 	view        model.World
+	viewIDs     [segMaxNodes]uint32 // the tuple view holds, if viewOK
+	viewOK      bool
 	viol        error // the violation found
 	// Scratch.
 	w, rw, tmp model.World
@@ -141,6 +144,9 @@ func newSegSearch(cfg model.Config, check bool) (*segSearch, error) {
 		}
 	}
 	s.w, s.rw, s.tmp, s.view = *ck.Sys.Initial(), *ck.Sys.Initial(), *ck.Sys.Initial(), *ck.Sys.Initial()
+	for range P {
+		s.at = append(s.at, map[string]uint32{})
+	}
 	return s, nil
 }
 
@@ -164,10 +170,16 @@ func (s *segSearch) rename(dst, src *model.World, r int) {
 // intern returns the id of node i's segment in w (relative naming).
 func (s *segSearch) intern(w *model.World, i int) uint32 {
 	P := s.P
+	// Known segments by their encoding at their position, in real naming
+	// (no renaming).
+	s.buf = w.EncodeSegment(s.buf[:0], i)
+	if id, ok := s.at[i][string(s.buf)]; ok {
+		return id
+	}
 	s.rename(&s.rw, w, (P-i)%P)
 	s.buf = s.rw.EncodeSegment(s.buf[:0], 0)
 	if id, ok := s.ids[string(s.buf)]; ok {
-		return id
+		return id // (not seen at this position before)
 	}
 	id := uint32(len(s.real))
 	if id >= 1<<16 && s.err == nil {
@@ -178,6 +190,7 @@ func (s *segSearch) intern(w *model.World, i int) uint32 {
 	for p := range P {
 		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
 		reals[p] = s.tmp.EncodeSegment(nil, p)
+		s.at[p][string(reals[p])] = id
 	}
 	s.real = append(s.real, reals)
 	var loc, out uint64
@@ -249,11 +262,15 @@ func (s *segSearch) internChecks(w *model.World, i int, id uint32) {
 func (s *segSearch) assemble(t *[segMaxNodes]uint32) *model.World {
 	P := s.P
 	for p := range P {
+		if s.viewOK && s.viewIDs[p] == t[p] {
+			continue // as assembled last time
+		}
 		s.view.Nodes[p] = s.vnode[t[p]][p]
 		for j := range P {
 			s.view.Links[p*P+j] = s.vlinks[t[p]][p*P+j]
 		}
 	}
+	s.viewIDs, s.viewOK = *t, true
 	return &s.view
 }
 
@@ -417,17 +434,32 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 		s.checkState(&t)
 	}
 	level, next := []uint64{k0}, []uint64(nil)
+	// A state's successors are collected, then looked up together: their
+	// probes of the visited set, independent loads, overlap.
+	var succs []uint64
 	visit := func(t *[segMaxNodes]uint32, rule error) {
 		trans++
 		if rule != nil && s.viol == nil {
 			s.viol = rule
 		}
-		if k := s.pack(t); vis.add(k) {
-			next = append(next, k)
-			if s.check && s.viol == nil {
-				s.checkState(t)
+		succs = append(succs, s.pack(t))
+	}
+	store := func() {
+		var sink uint64
+		for _, k := range succs {
+			sink += vis.tab[segSlot(k+1)&vis.mask]
+		}
+		vis.sink += sink
+		for _, k := range succs {
+			if vis.add(k) {
+				next = append(next, k)
+				if s.check && s.viol == nil {
+					t := s.unpack(k)
+					s.checkState(&t)
+				}
 			}
 		}
+		succs = succs[:0]
 	}
 	for len(level) > 0 {
 		levels = append(levels, int64(len(level)))
@@ -479,6 +511,7 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 					visit(&u, r.err)
 				}
 			}
+			store()
 			if trans == before && s.check && s.viol == nil {
 				if err := s.ck.CheckFinal(s.assemble(&t)); err != nil {
 					s.viol = err
@@ -502,6 +535,7 @@ type segSet struct {
 	tab  []uint64
 	n    int
 	mask uint64
+	sink uint64 // what the loads ahead of the probes read (kept, so that they stay)
 }
 
 func segSlot(x uint64) uint64 {
