@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"lfccheck/explore"
+	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/protocols"
@@ -626,7 +627,12 @@ func checkerNoPOR(cfg model.Config, limit int64) (explore.Result, error) {
 // ids, with its checks, finds the states, transitions and levels of the
 // checker's search on the same space, where both pass.
 func TestSegmentIDSearch(t *testing.T) {
-	cfgs := []model.Config{mcast.Config("binary", 3, 1, 1), ucast.Config(3, 1, 1), mcast.Config("binomial", 3, 1, 2)}
+	cfgs := []model.Config{mcast.Config("binary", 3, 1, 1), ucast.Config(3, 1, 1)}
+	if !racebuild.Enabled {
+		// 171,461 states: about 4 s here, ten times that under -race
+		// (which watches nothing here but one goroutine).
+		cfgs = append(cfgs, mcast.Config("binomial", 3, 1, 2))
+	}
 	if !testing.Short() {
 		cfgs = append(cfgs, ucast.Config(3, 1, 2))
 	}
@@ -673,6 +679,9 @@ func TestSegmentIDVerdicts(t *testing.T) {
 	if testing.Short() {
 		limit = 20_000
 	}
+	if racebuild.Enabled {
+		limit = 5_000
+	}
 	taken, failing := 0, map[string]bool{}
 	for _, d := range protocols.All() {
 		for _, cl := range d.AllClaims() {
@@ -711,7 +720,7 @@ func TestSegmentIDVerdicts(t *testing.T) {
 			})
 		}
 	}
-	if taken < 5 || len(failing) < 2 {
+	if taken < 10 || len(failing) < 5 {
 		t.Errorf("%d searches compared, failing properties %v", taken, failing)
 	}
 	t.Logf("%d searches compared, failing properties %v", taken, failing)
