@@ -34,20 +34,19 @@ type sumTerm struct {
 
 // stepChecks is what an entry remembers of the checks reading its node
 // alone: the properties (by index, below 64) whose NodeLocal Local
-// (local) and Conservation Bounds (bounds) hold at the node, among those
-// evaluated (known), and the node's terms of each conserved sum (terms,
-// by position in stubborn.conserved, where termsKnown has the bit).
+// (localOK) and Conservation Bounds (boundsOK) hold at the node, and the
+// node's terms of each conserved sum (terms, by position in
+// stubborn.conserved, where termsKnown has the bit).
 type stepChecks struct {
-	localOK, localKnown   uint64
-	boundsOK, boundsKnown uint64
-	terms                 [][]sumTerm
-	termsKnown            uint64
+	localOK, boundsOK uint64
+	terms             [][]sumTerm
+	termsKnown        uint64
 }
 
 // forget clears the memo of an entry being replaced (keeping its
 // slices' storage).
 func (m *stepChecks) forget() {
-	m.localOK, m.localKnown, m.boundsOK, m.boundsKnown, m.termsKnown = 0, 0, 0, 0, 0
+	m.localOK, m.boundsOK, m.termsKnown = 0, 0, 0
 }
 
 // bytes is the memo's storage beyond the entry.
@@ -87,7 +86,6 @@ func (c *Checker) nodeLocal(w *model.World, i, n int) error {
 		return nil
 	}
 	err := p.Local(w, n)
-	e.checks.localKnown |= bit
 	if err == nil {
 		e.checks.localOK |= bit
 	}
@@ -110,7 +108,6 @@ func (c *Checker) bounds(cs *model.Conservation, i int, w *model.World, j int) e
 		return nil
 	}
 	err := cs.Bounds(w, j)
-	e.checks.boundsKnown |= bit
 	if err == nil {
 		e.checks.boundsOK |= bit
 	}

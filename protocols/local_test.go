@@ -14,7 +14,8 @@ import (
 // finds a violation exactly when State does; and after a step from a
 // state that satisfied State, Local at the nodes and link ends the step
 // changed (what the explorer and trace replay check) finds one exactly
-// when State does. The broken variants make the violations: the test
+// when State does, and for a NodeLocal property (which the checker checks
+// only at the nodes a step changed) Local at those nodes alone. The broken variants make the violations: the test
 // fails unless each property with Local was seen both holding and
 // violated.
 func TestLocalChecksAgreeWithState(t *testing.T) {
@@ -55,8 +56,8 @@ func TestLocalChecksAgreeWithState(t *testing.T) {
 				if err := next.Apply(a, &out); err != nil {
 					t.Fatal(err)
 				}
-				at := make([]bool, P)
-				if !next.Changed(func(i int) { at[i] = true }, func(l int) { at[l/P], at[l%P] = true, true }) {
+				at, nodes := make([]bool, P), make([]bool, P)
+				if !next.Changed(func(i int) { at[i], nodes[i] = true, true }, func(l int) { at[l/P], at[l%P] = true, true }) {
 					t.Fatal("one step: Changed does not know what changed")
 				}
 				for i := range ck.Props {
@@ -70,6 +71,9 @@ func TestLocalChecksAgreeWithState(t *testing.T) {
 					}
 					if p.State(w) == nil && (full == nil) != (anyLocal(p, next, at) == nil) {
 						t.Fatalf("%s after %s: State says %v, Local at the changed nodes disagrees", p.Name, ck.Sys.ActionName(a), full)
+					}
+					if p.NodeLocal && p.State(w) == nil && (full == nil) != (anyLocal(p, next, nodes) == nil) {
+						t.Fatalf("%s after %s: State says %v, Local (NodeLocal) at the nodes the step changed, not its links' ends, disagrees", p.Name, ck.Sys.ActionName(a), full)
 					}
 					if full == nil {
 						held[p.Name]++

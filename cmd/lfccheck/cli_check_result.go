@@ -77,7 +77,7 @@ type checkResult struct {
 	// StepCache is set when the search memoized the protocol's handlers
 	// (--step-cache); StepCacheHits and StepCacheMisses count its
 	// look-ups, StepCacheBytes is what its entries hold (all workers'),
-	// StepCacheCheckHits the checks of one node's state its entries
+	// StepCacheChecks the checks of one node's state its entries
 	// answered (a NodeLocal property's Local, a conserved sum's bounds
 	// and terms).
 	StepCache       bool  `json:"step_cache"`
