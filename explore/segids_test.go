@@ -15,6 +15,7 @@ import (
 	"lfccheck/protocols"
 	"lfccheck/protocols/mcast"
 	"lfccheck/protocols/ucast"
+	"lfccheck/traces"
 )
 
 // An experiment toward issue 32's segment-id engine (docs/results.md,
@@ -82,6 +83,13 @@ type segSearch struct {
 	nsums       int
 	sums0, sums []int64
 	view        model.World
+	// The states stored, their parents and the actions to them (search),
+	// and where the violation was found: the state (vAt), after the
+	// action vCode from it when that is set (a step rule).
+	keys        []uint64
+	parent, via []uint32
+	vAt         int
+	vCode       uint32
 	viewIDs     [segMaxNodes]uint32 // the tuple view holds, if viewOK
 	viewOK      bool
 	viol        error // the violation found
@@ -416,11 +424,11 @@ func (s *segSearch) unpack(k uint64) (t [segMaxNodes]uint32) {
 }
 
 // search explores the state space and returns its states, transitions
-// and level sizes.
+// and level sizes; on a violation, the violation (its counterexample is
+// then s.trace()).
 func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 	P := s.P
-	init := s.sys.Initial()
-	s.w.CopyFrom(init)
+	s.w.CopyFrom(s.sys.Initial())
 	if err := s.fuse(); err != nil { // every state stored is fused: none has an ample step enabled
 		return 0, 0, nil, err
 	}
@@ -431,45 +439,56 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 	var vis segSet
 	k0 := s.pack(&t)
 	vis.add(k0)
+	// Every state stored, in order, with its parent's index and the
+	// action from it (in the parent's naming): the levels are ranges.
+	s.keys, s.parent, s.via = append(s.keys[:0], k0), append(s.parent[:0], 0), append(s.via[:0], 0)
+	s.vAt, s.vCode = -1, 0
 	if s.check {
-		s.checkState(&t)
+		if s.checkState(&t); s.viol != nil {
+			s.vAt = 0
+		}
 	}
-	level, next := []uint64{k0}, []uint64(nil)
 	// A state's successors are collected, then looked up together: their
 	// probes of the visited set, independent loads, overlap.
-	var succs []uint64
-	visit := func(t *[segMaxNodes]uint32, rule error) {
+	type succ struct {
+		k    uint64
+		code uint32
+	}
+	var succs []succ
+	var from int // the state being expanded
+	visit := func(t *[segMaxNodes]uint32, a model.Action, rule error) {
 		trans++
 		if rule != nil && s.viol == nil {
-			s.viol = rule
+			s.viol, s.vAt, s.vCode = rule, from, a.Code()|1<<31
 		}
-		succs = append(succs, s.pack(t))
+		succs = append(succs, succ{s.pack(t), a.Code()})
 	}
 	store := func() {
 		var sink uint64
-		for _, k := range succs {
-			sink += vis.tab[segSlot(k+1)&vis.mask]
+		for _, x := range succs {
+			sink += vis.tab[segSlot(x.k+1)&vis.mask]
 		}
 		vis.sink += sink
-		for _, k := range succs {
-			if vis.add(k) {
-				next = append(next, k)
+		for _, x := range succs {
+			if vis.add(x.k) {
+				s.keys, s.parent, s.via = append(s.keys, x.k), append(s.parent, uint32(from)), append(s.via, x.code)
 				if s.check && s.viol == nil {
-					t := s.unpack(k)
-					s.checkState(&t)
+					t := s.unpack(x.k)
+					if s.checkState(&t); s.viol != nil {
+						s.vAt = len(s.keys) - 1
+					}
 				}
 			}
 		}
 		succs = succs[:0]
 	}
-	for len(level) > 0 {
-		levels = append(levels, int64(len(level)))
-		next = next[:0]
-		for _, k := range level {
+	for lo, hi := 0, 1; lo < hi; lo, hi = hi, len(s.keys) {
+		levels = append(levels, int64(hi-lo))
+		for from = lo; from < hi; from++ {
 			if s.viol != nil {
 				return int64(vis.n), trans, levels, s.viol
 			}
-			t := s.unpack(k)
+			t := s.unpack(s.keys[from])
 			before := trans
 			for n := range P {
 				id := t[n]
@@ -480,54 +499,121 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 							if s.out[t[i]]&(1<<(P-d)) == 0 {
 								continue
 							}
+							a := model.Action{Kind: uint8(ki), Node: model.NodeID(n), Peer: model.NodeID(i)}
 							key := uint64(t[i]) | uint64(id)<<16 | uint64(d)<<32 | uint64(ki)<<40
 							r, ok := s.del.get(key)
 							if !ok {
 								s.miss++
 								s.decode(&t)
-								r.err = s.apply(model.Action{Kind: uint8(ki), Node: model.NodeID(n), Peer: model.NodeID(i)})
+								r.err = s.apply(a)
 								r.ids = [2]uint32{s.intern(&s.w, i), s.intern(&s.w, n)}
 								s.del.put(key, r)
 							}
 							u := t
 							u[i], u[n] = r.ids[0], r.ids[1]
-							visit(&u, r.err)
+							visit(&u, a, r.err)
 						}
 						continue
 					}
 					if s.local[id]&(1<<ki) == 0 {
 						continue
 					}
+					a := model.Action{Kind: uint8(ki), Node: model.NodeID(n)}
 					key := uint64(id) | uint64(ki)<<16
 					r, ok := s.loc[key]
 					if !ok {
 						s.miss++
 						s.decode(&t)
-						r.err = s.apply(model.Action{Kind: uint8(ki), Node: model.NodeID(n)})
+						r.err = s.apply(a)
 						r.ids[1] = s.intern(&s.w, n)
 						s.loc[key] = r
 					}
 					u := t
 					u[n] = r.ids[1]
-					visit(&u, r.err)
+					visit(&u, a, r.err)
 				}
 			}
 			store()
 			if trans == before && s.check && s.viol == nil {
 				if err := s.ck.CheckFinal(s.assemble(&t)); err != nil {
-					s.viol = err
+					s.viol, s.vAt = err, from
 				}
 			}
 			if s.err != nil {
 				return 0, 0, nil, s.err
 			}
 		}
-		level, next = next, level[:0]
 	}
 	if s.viol != nil {
 		return int64(vis.n), trans, levels, s.viol
 	}
 	return int64(vis.n), trans, levels, nil
+}
+
+// trace returns the counterexample of the violation search found, as
+// action codes in real naming (explore.RealCode set, the form
+// properties.Checker.Actions takes; the ample steps fused after each are
+// left to it, as in the checker's traces): the path of stored states to
+// it, each action renamed from its state's representative to the state
+// the path has reached in real naming.
+func (s *segSearch) trace() []uint32 {
+	var path []int
+	for x := s.vAt; x > 0; x = int(s.parent[x]) {
+		path = append(path, x)
+	}
+	slices.Reverse(path)
+	codes := make([]uint32, 0, len(path)+1)
+	for _, x := range path {
+		codes = append(codes, s.via[x])
+	}
+	if s.vCode != 0 {
+		codes = append(codes, s.vCode&^(1<<31)) // the step that broke a rule
+	}
+	P := s.P
+	s.w.CopyFrom(s.sys.Initial())
+	s.fuse()
+	var real []uint32
+	for j, c := range codes {
+		// The representative the action was taken in: the stored state
+		// before it. Find the rotation r that makes it of the real
+		// state: its node c is the real state's node c+r.
+		rep := s.keys[0]
+		if j > 0 {
+			rep = s.keys[path[j-1]]
+		}
+		var t [segMaxNodes]uint32
+		for i := range P {
+			t[i] = s.intern(&s.w, i)
+		}
+		r := 0
+		for r < P && s.rotPack(&t, r) != rep {
+			r++
+		}
+		if r == P {
+			if s.err == nil {
+				s.err = errors.New("trace: the path leaves the stored states")
+			}
+			return nil
+		}
+		a := model.ActionFromCode(c)
+		a.Node = model.NodeID((int(a.Node) + r) % P)
+		if s.kinds[a.Kind] == model.Deliver {
+			a.Peer = model.NodeID((int(a.Peer) + r) % P)
+		}
+		real = append(real, a.Code()|explore.RealCode)
+		s.apply(a)
+	}
+	return real
+}
+
+// rotPack returns tuple t rotated by r (position p holding t[p+r]),
+// packed.
+func (s *segSearch) rotPack(t *[segMaxNodes]uint32, r int) uint64 {
+	var k uint64
+	for p := range s.P {
+		k = k<<16 | uint64(t[(p+r)%s.P])
+	}
+	return k
 }
 
 // segSet is the visited set: open addressing over packed tuples (stored
@@ -672,8 +758,9 @@ func failed(r explore.Result) string {
 // TestSegmentIDVerdicts runs the experiment's search, with its checks, on
 // every claim and broken-variant example it can take (up to a state
 // limit), and compares its verdict and violated property with the
-// checker's on the same space; it must take some that fail, of more
-// than one property.
+// checker's on the same space; a counterexample must replay through the
+// checker (traces.RunCodes) to the same property, in as many steps as
+// the checker's. It must take some that fail, of several properties.
 func TestSegmentIDVerdicts(t *testing.T) {
 	limit := int64(300_000)
 	if testing.Short() {
@@ -682,7 +769,7 @@ func TestSegmentIDVerdicts(t *testing.T) {
 	if racebuild.Enabled {
 		limit = 5_000
 	}
-	taken, failing := 0, map[string]bool{}
+	taken, traced, failing := 0, 0, map[string]bool{}
 	for _, d := range protocols.All() {
 		for _, cl := range d.AllClaims() {
 			cfg := cl.Config.Clone()
@@ -715,15 +802,34 @@ func TestSegmentIDVerdicts(t *testing.T) {
 					t.Fatalf("checker: %s %s; segment ids: %v", r.Verdict, failed(r), v)
 				default:
 					failing[v.Property] = true
+					// The counterexample replays to the same violation,
+					// and is as short as the checker's.
+					codes := s.trace()
+					if s.err != nil {
+						t.Fatal(s.err)
+					}
+					ck, err := protocols.Build(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					o, acts, err := traces.RunCodes(ck, codes, 0)
+					if err != nil || o.Violation == nil || o.Violation.Property != v.Property {
+						t.Fatalf("the trace of %d steps replays to %+v, %v; the search found %v", len(codes), o.Violation, err, v)
+					}
+					if len(codes) != len(r.Trace) {
+						t.Fatalf("a trace of %d steps; the checker's has %d", len(codes), len(r.Trace))
+					}
+					traced++
+					t.Logf("%d steps (%d with the fused ones): %s", len(codes), len(acts), o.Violation)
 				}
 				t.Logf("%s %s (%d states)", r.Verdict, failed(r), states)
 			})
 		}
 	}
-	if taken < 10 || len(failing) < 5 {
-		t.Errorf("%d searches compared, failing properties %v", taken, failing)
+	if taken < 10 || len(failing) < 5 || traced < len(failing) {
+		t.Errorf("%d searches compared, failing properties %v, %d traces replayed", taken, failing, traced)
 	}
-	t.Logf("%d searches compared, failing properties %v", taken, failing)
+	t.Logf("%d searches compared, failing properties %v, %d traces replayed", taken, failing, traced)
 }
 
 // BenchmarkSegmentIDSearch compares the experiment's search over segment
