@@ -83,6 +83,12 @@ type segSearch struct {
 	nsums       int
 	sums0, sums []int64
 	view        model.World
+	// Statistics (with check): the protocol's (Def.Stats) that apply,
+	// gathered per step (Stat.Step, remembered with the step; acc is a
+	// miss's) or as maxima over the states (Stat.State); totals by
+	// Def.Stats index, handed to the checker at the end (SetCounts).
+	statStep, statState []int
+	acc, totals         []int64
 	// The states stored, their parents and the actions to them (search),
 	// and where the violation was found: the state (vAt), after the
 	// action vCode from it when that is set (a step rule).
@@ -156,15 +162,29 @@ func newSegSearch(cfg model.Config, check bool) (*segSearch, error) {
 	for range P {
 		s.at = append(s.at, map[string]uint32{})
 	}
+	if ck.Def != nil {
+		for i, st := range ck.Def.Stats {
+			switch {
+			case st.Applies != nil && !st.Applies(ck.Sys.M):
+			case st.Step != nil:
+				s.statStep = append(s.statStep, i)
+			case st.State != nil:
+				s.statState = append(s.statState, i)
+			}
+		}
+		s.acc, s.totals = make([]int64, len(ck.Def.Stats)), make([]int64, len(ck.Def.Stats))
+	}
 	return s, nil
 }
 
 // segStep is a remembered step: the new ids (of the sender and the
-// receiver for a delivery, of the node in ids[1] for a local step) and
-// the step rule it broke, if any.
+// receiver for a delivery, of the node in ids[1] for a local step), the
+// step rule it broke, if any, and what it adds to the step statistics
+// (with the ample steps fused after it).
 type segStep struct {
-	ids [2]uint32
-	err error
+	ids   [2]uint32
+	err   error
+	stats []int64 // the step statistics it adds (nil: none)
 }
 
 // rename sets dst to src with node i renamed to i+r.
@@ -332,10 +352,15 @@ func (s *segSearch) checkState(t *[segMaxNodes]uint32) {
 	}
 }
 
-// rules checks the step rules of a, which led to s.w with outbox s.box.
+// rules checks the step rules of a, which led to s.w with outbox s.box,
+// and adds its step statistics to s.acc (as the checker counts them:
+// before the rules, for every step, fused ones too).
 func (s *segSearch) rules(a model.Action) error {
 	if !s.check {
 		return nil
+	}
+	for _, i := range s.statStep {
+		s.acc[i] += s.ck.Def.Stats[i].Step(&s.w, a, &s.box)
 	}
 	for k := range s.ck.Props {
 		p := &s.ck.Props[k]
@@ -346,6 +371,28 @@ func (s *segSearch) rules(a model.Action) error {
 		}
 	}
 	return nil
+}
+
+// accStats returns s.acc's copy for a memo entry (nil when all zero).
+func (s *segSearch) accStats() []int64 {
+	for _, v := range s.acc {
+		if v != 0 {
+			return slices.Clone(s.acc)
+		}
+	}
+	return nil
+}
+
+// stateStats raises the state statistics' maxima to their values in
+// state t.
+func (s *segSearch) stateStats(t *[segMaxNodes]uint32) {
+	if len(s.statState) == 0 {
+		return
+	}
+	w := s.assemble(t)
+	for _, i := range s.statState {
+		s.totals[i] = max(s.totals[i], s.ck.Def.Stats[i].State(w))
+	}
 }
 
 // decode sets s.w to the state of tuple t.
@@ -360,8 +407,9 @@ func (s *segSearch) decode(t *[segMaxNodes]uint32) {
 }
 
 // apply performs a on s.w, then fuse; it returns the step rule the steps
-// broke, if any.
+// broke, if any (their statistics are in s.acc).
 func (s *segSearch) apply(a model.Action) error {
+	clear(s.acc)
 	if err := s.w.Apply(a, &s.box); err != nil && s.err == nil {
 		s.err = err
 	}
@@ -443,10 +491,15 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 	// action from it (in the parent's naming): the levels are ranges.
 	s.keys, s.parent, s.via = append(s.keys[:0], k0), append(s.parent[:0], 0), append(s.via[:0], 0)
 	s.vAt, s.vCode = -1, 0
+	clear(s.totals)
 	if s.check {
+		s.stateStats(&t)
 		if s.checkState(&t); s.viol != nil {
 			s.vAt = 0
 		}
+	}
+	if s.check {
+		defer func() { s.ck.SetCounts(s.totals) }()
 	}
 	// A state's successors are collected, then looked up together: their
 	// probes of the visited set, independent loads, overlap.
@@ -456,10 +509,13 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 	}
 	var succs []succ
 	var from int // the state being expanded
-	visit := func(t *[segMaxNodes]uint32, a model.Action, rule error) {
+	visit := func(t *[segMaxNodes]uint32, a model.Action, r *segStep) {
 		trans++
-		if rule != nil && s.viol == nil {
-			s.viol, s.vAt, s.vCode = rule, from, a.Code()|1<<31
+		if r.err != nil && s.viol == nil {
+			s.viol, s.vAt, s.vCode = r.err, from, a.Code()|1<<31
+		}
+		for i, v := range r.stats {
+			s.totals[i] += v
 		}
 		succs = append(succs, succ{s.pack(t), a.Code()})
 	}
@@ -474,6 +530,7 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 				s.keys, s.parent, s.via = append(s.keys, x.k), append(s.parent, uint32(from)), append(s.via, x.code)
 				if s.check && s.viol == nil {
 					t := s.unpack(x.k)
+					s.stateStats(&t)
 					if s.checkState(&t); s.viol != nil {
 						s.vAt = len(s.keys) - 1
 					}
@@ -506,12 +563,13 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 								s.miss++
 								s.decode(&t)
 								r.err = s.apply(a)
+								r.stats = s.accStats()
 								r.ids = [2]uint32{s.intern(&s.w, i), s.intern(&s.w, n)}
 								s.del.put(key, r)
 							}
 							u := t
 							u[i], u[n] = r.ids[0], r.ids[1]
-							visit(&u, a, r.err)
+							visit(&u, a, &r)
 						}
 						continue
 					}
@@ -525,12 +583,13 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 						s.miss++
 						s.decode(&t)
 						r.err = s.apply(a)
+						r.stats = s.accStats()
 						r.ids[1] = s.intern(&s.w, n)
 						s.loc[key] = r
 					}
 					u := t
 					u[n] = r.ids[1]
-					visit(&u, a, r.err)
+					visit(&u, a, &r)
 				}
 			}
 			store()
@@ -700,20 +759,22 @@ func (m *segMemo) put(k uint64, v segStep) {
 // checkerNoPOR is the checker's search of the experiment's space: one
 // worker, stubborn and sleep sets off (check --workers 1 --por off
 // --sleep-sets off), up to limit states (0: no limit).
-func checkerNoPOR(cfg model.Config, limit int64) (explore.Result, error) {
+func checkerNoPOR(cfg model.Config, limit int64) (explore.Result, *properties.Checker, error) {
 	ck, err := protocols.Build(cfg)
 	if err != nil {
-		return explore.Result{}, err
+		return explore.Result{}, nil, err
 	}
 	ck.Stubborn = false
-	return explore.BFS(ck, explore.Options{Workers: 1, NoSleep: true, MaxStates: limit})
+	r, err := explore.BFS(ck, explore.Options{Workers: 1, NoSleep: true, MaxStates: limit})
+	return r, ck, err
 }
 
 // TestSegmentIDSearch checks that the experiment's search over segment
-// ids, with its checks, finds the states, transitions and levels of the
-// checker's search on the same space, where both pass.
+// ids, with its checks, finds the states, transitions, levels and
+// statistics of the checker's search on the same space, where both pass.
 func TestSegmentIDSearch(t *testing.T) {
-	cfgs := []model.Config{mcast.Config("binary", 3, 1, 1), ucast.Config(3, 1, 1)}
+	// (chain P=3 C=2 forwards: its statistic is not zero.)
+	cfgs := []model.Config{mcast.Config("binary", 3, 1, 1), mcast.Config("chain", 3, 2, 1), ucast.Config(3, 1, 1)}
 	if !racebuild.Enabled {
 		// 171,461 states: about 4 s here, ten times that under -race
 		// (which watches nothing here but one goroutine).
@@ -732,7 +793,7 @@ func TestSegmentIDSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := checkerNoPOR(cfg, 0)
+			r, rck, err := checkerNoPOR(cfg, 0)
 			if err != nil || r.Verdict != explore.Pass {
 				t.Fatalf("checker: %v %v", r.Verdict, err)
 			}
@@ -742,6 +803,10 @@ func TestSegmentIDSearch(t *testing.T) {
 			if s.miss == 0 || s.miss == trans {
 				t.Fatalf("%d misses of %d transitions", s.miss, trans)
 			}
+			if got, want := s.ck.Statistics(), rck.Statistics(); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("statistics %v; checker %v", got, want)
+			}
+			t.Logf("statistics %v", s.ck.Statistics())
 			t.Logf("%d states, %d transitions, %d segments, %d misses", states, trans, len(s.real), s.miss)
 		})
 	}
@@ -779,7 +844,7 @@ func TestSegmentIDVerdicts(t *testing.T) {
 				continue
 			}
 			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
-				r, err := checkerNoPOR(cfg, limit)
+				r, _, err := checkerNoPOR(cfg, limit)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -865,7 +930,7 @@ func BenchmarkSegmentIDSearch(b *testing.B) {
 		var states int64
 		var secs float64
 		for i := 0; i < b.N; i++ {
-			r, err := checkerNoPOR(cfg, 0)
+			r, _, err := checkerNoPOR(cfg, 0)
 			if err != nil || r.Verdict != explore.Pass {
 				b.Fatalf("%v %v", r.Verdict, err)
 			}
