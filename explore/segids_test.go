@@ -780,9 +780,6 @@ func TestSegmentIDSearch(t *testing.T) {
 		// (which watches nothing here but one goroutine).
 		cfgs = append(cfgs, mcast.Config("binomial", 3, 1, 2))
 	}
-	if !testing.Short() {
-		cfgs = append(cfgs, ucast.Config(3, 1, 2))
-	}
 	for _, cfg := range cfgs {
 		t.Run(cfg.Describe(), func(t *testing.T) {
 			s, err := newSegSearch(cfg, true)
