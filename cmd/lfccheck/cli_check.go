@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"lfccheck/explore"
 	"lfccheck/internal/fileio"
+	"lfccheck/internal/segsearch"
 	"lfccheck/model"
 	"lfccheck/properties"
 	"lfccheck/traces"
@@ -41,6 +44,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	df.register(fs)
 	var dkf diskFlags
 	dkf.register(fs)
+	engine := fs.String("engine", "checker", "checker: the checker's search (every option here); segments: a breadth-first search over tuples of segment ids with memoized steps (experimental: one worker, no stubborn or sleep sets, so the space of --por off --sleep-sets off; configurations whose symmetries are the rotations of at most 4 nodes; see docs/checking.md)")
 	frontier := fs.Bool("frontier", false, "keep only the level being built in the visited set: memory per level, not per state, for protocol variants whose runs all end (a state met again at a greater depth is stored again; after a pass the search counts the states stored twice: none means the count is of distinct states)")
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
@@ -93,6 +97,15 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if err := dkf.validate(fs, &opt, &sf, hunt, hf.search, *frontier, scc, df.on(fs), &cpf); err != nil {
 		return 0, err
 	}
+	segments := *engine == "segments"
+	if !segments && *engine != "checker" {
+		return 0, usagef("--engine must be checker or segments, got %q", *engine)
+	}
+	if segments {
+		if err := segmentsFit(fs, &sf, &cpf, hf.search, *frontier, scc, df.on(fs), dkf.on(fs)); err != nil {
+			return 0, err
+		}
+	}
 	if *traceOut != "" {
 		if err := fileio.CheckOutput(*traceOut); err != nil {
 			return 0, usagef("--trace-out: %v", err)
@@ -132,6 +145,12 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if hf.search == "random" {
 		ck.NoStubborn(walksNoStubborn)
 	}
+	if segments {
+		ck.NoStubborn("--engine segments explores every enabled step")
+		if why := segsearch.Off(ck); why != "" {
+			return 0, usagef("--engine segments cannot check this configuration: %s", why)
+		}
+	}
 	if scc {
 		if err := setUpOnTheFly(ck); err != nil {
 			return 0, err
@@ -159,9 +178,12 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 			return code, err
 		}
 	} else if hunt == nil {
-		if scc {
+		switch {
+		case scc:
 			res, err = checkOnTheFly(ck, opt)
-		} else {
+		case segments:
+			res, err = checkSegments(ck, opt)
+		default:
 			res, err = checkOne(ck, opt)
 		}
 		if err != nil {
@@ -333,4 +355,50 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 	c.json.Search = "bfs"
 	c.json.Workers = max(opt.Workers, 1)
 	return c, err
+}
+
+// checkSegments is checkOne with the search over segment ids
+// (internal/segsearch).
+func checkSegments(ck *properties.Checker, opt explore.Options) (checked, error) {
+	c, err := checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
+		r, err := segsearch.Run(ck, opt)
+		return r, nil, err
+	})
+	c.json.Search, c.json.Engine, c.json.Workers = "bfs", "segments", 1
+	return c, err
+}
+
+// segmentsFit says which flag --engine segments cannot take, if any: it
+// is a breadth-first search on one worker over whole tuples in memory,
+// with the symmetry reduction and neither stubborn nor sleep sets, and no
+// step cache (it memoizes every step itself).
+func segmentsFit(fs *pflag.FlagSet, sf *searchFlags, cpf *checkpointFlags, search string, frontier, scc, distributed, disk bool) error {
+	not := func(what string) error { return usagef("--engine segments: not with %s", what) }
+	switch {
+	case search != "bfs":
+		return not("--search " + search + " (it is a breadth-first search)")
+	case scc:
+		return not("--liveness-search scc")
+	case frontier:
+		return not("--frontier (it keeps every state)")
+	case distributed:
+		return not("--distributed (it runs on one worker)")
+	case disk:
+		return not("--disk-visited (it keeps every state in memory)")
+	case cpf.dir != "" || cpf.resume != "":
+		return not("--checkpoint or --resume (it writes no checkpoints)")
+	case sf.fingerprint:
+		return not("--fingerprint (it stores whole tuples of ids)")
+	case fs.Changed("workers") && sf.workers != 1:
+		return not(fmt.Sprintf("--workers %d (it runs on one worker)", sf.workers))
+	case sf.stepCache == "on":
+		return not("--step-cache on (it memoizes every step itself)")
+	case sf.symmetry == "off":
+		return not("--symmetry off (it needs the rotations of the nodes)")
+	case fs.Changed("por") && sf.por == "on":
+		return not("--por on (it has no stubborn sets)")
+	case fs.Changed("sleep-sets") && sf.sleepSets == "on":
+		return not("--sleep-sets on (it has no sleep sets)")
+	}
+	return nil
 }

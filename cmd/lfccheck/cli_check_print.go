@@ -87,6 +87,9 @@ func printCheck(w io.Writer, c checked) {
 			per = float64(j.StoreBytes) / float64(j.States)
 		}
 		workers := "1 worker"
+		if j.Engine == "segments" {
+			workers = "1 worker, over segment ids (--engine segments)"
+		}
 		if j.Workers > 1 {
 			workers = fmt.Sprintf("%d workers", j.Workers)
 		}

@@ -105,6 +105,10 @@ type checkResult struct {
 	// Search is the strategy (bfs, dfs, random); Seed, Shard, Walks,
 	// WalksPerS and Coverage describe hunts (see check --search).
 	Search string `json:"search"`
+	// Engine is the search's implementation: checker, or segments
+	// (check --engine segments: the breadth-first search over segment
+	// ids).
+	Engine string `json:"engine"`
 	// Workers is the number of goroutines of a breadth-first search.
 	Workers int   `json:"workers,omitempty"`
 	Seed    int64 `json:"seed,omitempty"`
@@ -159,7 +163,7 @@ func checkResultOf(ck *properties.Checker, opt explore.Options, search func() (e
 	cfg := ck.Sys.Cfg
 	c := checked{json: checkResult{
 		Format: resultFormat, Protocol: cfg.Protocol, Variant: cfg.Variant, Config: cfg,
-		Verdict: string(r.Verdict), Reason: r.Reason,
+		Verdict: string(r.Verdict), Reason: r.Reason, Engine: "checker",
 		States: r.Stats.States, Transitions: r.Stats.Transitions, Depth: r.Stats.Depth, Levels: r.Stats.Levels, LevelPartial: r.Stats.LevelPartial,
 		ElapsedS: r.Stats.Elapsed.Seconds(), StatesPerS: r.Stats.StatesPerSec,
 		PeakHeapBytes: r.Stats.PeakHeapBytes, StoreBytes: r.Stats.StoreBytes, DiskBytes: r.Stats.DiskBytes,

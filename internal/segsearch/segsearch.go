@@ -1,55 +1,51 @@
-package explore_test
+// Package segsearch is a breadth-first search whose states are tuples of
+// segment ids (check --engine segments): see the comment below and
+// docs/checking.md, "A search over segment ids".
+package segsearch
 
 import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime/metrics"
 	"slices"
-	"testing"
 	"time"
 
 	"lfccheck/explore"
-	"lfccheck/internal/racebuild"
 	"lfccheck/model"
 	"lfccheck/properties"
-	"lfccheck/protocols"
-	"lfccheck/protocols/mcast"
-	"lfccheck/protocols/ucast"
-	"lfccheck/traces"
 )
 
-// An experiment toward issue 32's segment-id engine (docs/results.md,
-// "A search over segment ids"): a breadth-first search whose states are
-// tuples of segment ids (a node with its outgoing links, in the relative
-// naming that maps the node to node 0), where a step is a table look-up
-// on the ids it reads: a local step of node n by (n's id, kind), a
-// delivery from i to n by (i's id, n's id, the offset of i from n, kind),
-// giving the new ids; a miss runs the world (model.World.Apply, then the
-// ample steps fused as the checker fuses them) and remembers the result.
-// The canonical form is the least rotation of the tuple (every segment is
-// written relative to its own node, so a rotation of the nodes only
-// rotates the tuple), the visited set a table of packed tuples.
+// The search's states are tuples of segment ids (a node with its
+// outgoing links, in the relative naming that maps the node to node 0),
+// and a step is a table look-up on the ids it reads: a local step of
+// node n by (n's id, kind), a delivery from i to n by (i's id, n's id,
+// the offset of i from n, kind), giving the new ids; a miss runs the
+// world (model.World.Apply, then the ample steps fused as the checker
+// fuses them) and remembers the result. The canonical form is the least
+// rotation of the tuple (every segment is written relative to its own
+// node, so a rotation of the nodes only rotates the tuple), the visited
+// set a table of packed tuples.
 //
-// With checks on (segSearch.check), the properties are checked in the
-// same terms: a node-local invariant (NodeLocal, with Local) and a
-// conserved sum's bounds once per segment id, when the id is made; a
-// conserved sum as the sum of its terms kept per id and position; the
-// step rules (Step) on a miss, remembered with the step; the other
-// invariants (State) on every new state, read from a world assembled from
-// nodes and links kept decoded per id and position (no decoding); the
-// end-state conditions (Final, liveness on end states) where nothing is
-// enabled, on the same world.
+// The properties are checked in the same terms: a node-local invariant
+// (NodeLocal, with Local) and a conserved sum's bounds once per segment
+// id, when the id is made; a conserved sum as the sum of its terms kept
+// per id and position; the step rules (Step) and step statistics on a
+// miss, remembered with the step; the other invariants (State) and state
+// statistics on every new state, read from a world assembled from nodes
+// and links kept decoded per id and position (no decoding); the end-state
+// conditions (Final, liveness on end states) where nothing is enabled, on
+// the same world. Every state stored keeps its parent and the action from
+// it, and a counterexample is rebuilt in real naming.
 //
-// What it does not do (yet): statistics, reachability goals, liveness
-// on the state graph, stubborn sets (it explores the space of check --por
-// off --sleep-sets off), traces, more than one worker, configurations
-// whose symmetries are not the P rotations, more than 4 nodes (16-bit ids
-// packed in one word), kinds that read the links (Quiet) or fault kinds.
-// The test checks that it finds the checker's states, transitions and
-// levels on that space, and its verdicts on the claims and broken
-// variants it can take; the benchmark compares their rates.
+// What it does not take (Off says which): configurations whose
+// symmetries are not the P rotations, more than 4 nodes (16-bit ids
+// packed in one word), kinds that read the links (Quiet) or fault kinds,
+// reachability goals, liveness on the state graph. It has no stubborn
+// or sleep sets: it explores the space of check --por off --sleep-sets
+// off, on one worker.
 
-// segSearch is the experiment's engine for one configuration.
+// segSearch is the search for one checker.
 type segSearch struct {
 	ck    *properties.Checker
 	sys   *model.System
@@ -104,52 +100,65 @@ type segSearch struct {
 	box        model.Outbox
 	buf        []byte
 	err        error
+	// The limit reached (reason), whether the last level is partial, the
+	// heap's peak and the memory of the visited set and parent records.
+	reason     string
+	partial    bool
+	peak       uint64
+	sample     []metrics.Sample
+	storeBytes int64
 }
 
 // segMaxNodes bounds P: P ids of 16 bits are packed in one word.
 const segMaxNodes = 4
 
-func newSegSearch(cfg model.Config, check bool) (*segSearch, error) {
-	ck, err := protocols.Build(cfg)
-	if err != nil {
-		return nil, err
+func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
+	if !ck.Symmetry {
+		why := "off"
+		if off := ck.SymmetryOff(); off != "" {
+			why = off
+		}
+		return nil, fmt.Errorf("it needs the rotations of the nodes as the configuration's symmetries (symmetry reduction: %s)", why)
+	}
+	if ck.Stubborn {
+		return nil, errors.New("it has no stubborn sets (check's --por off)")
 	}
 	P := ck.Sys.P
 	if P > segMaxNodes {
-		return nil, fmt.Errorf("%d nodes: at most %d", P, segMaxNodes)
+		return nil, fmt.Errorf("it takes at most %d nodes, not %d", segMaxNodes, P)
 	}
 	s := &segSearch{ck: ck, sys: ck.Sys, P: P, kinds: ck.Sys.Kinds, rot: make([]*model.Perm, P),
 		ids: map[string]uint32{}, loc: map[uint64]segStep{}, check: check}
 	syms := ck.Symmetries()
 	if len(syms) != P-1 {
-		return nil, fmt.Errorf("%d symmetries: the P-1 rotations are needed", len(syms))
+		return nil, fmt.Errorf("it needs the %d rotations of the nodes as the configuration's symmetries (it has %d renamings)", P, len(syms)+1)
 	}
 	for i := range syms {
 		r := int(syms[i].Node[0])
 		for j := range P {
 			if int(syms[i].Node[j]) != (j+r)%P {
-				return nil, errors.New("a symmetry is not a rotation")
+				return nil, errors.New("it needs the rotations of the nodes as the configuration's symmetries (one is not a rotation)")
 			}
 		}
 		s.rot[r] = &syms[i]
 	}
 	for _, k := range s.kinds {
 		if k.Quiet {
-			return nil, fmt.Errorf("kind %s reads the links (Quiet)", k.Name)
+			return nil, fmt.Errorf("kind %s reads the links (Quiet): not taken", k.Name)
 		}
 		if k != model.Deliver && k.Enabled == nil {
-			return nil, fmt.Errorf("kind %s is not a local step (a fault?)", k.Name)
+			return nil, fmt.Errorf("kind %s is a fault: not taken", k.Name)
 		}
 	}
 	for i := range ck.Props {
 		p := &ck.Props[i]
 		switch {
 		case p.Live != model.NotLive && !ck.OnEndStates(p):
-			return nil, fmt.Errorf("property %s is liveness on the state graph", p.Name)
+			return nil, fmt.Errorf("property %s is liveness on the state graph: not taken", p.Name)
 		case p.Sometimes != nil:
-			return nil, fmt.Errorf("property %s is a reachability goal", p.Name)
+			return nil, fmt.Errorf("property %s is a reachability goal: not taken", p.Name)
 		case i >= 64:
-			return nil, errors.New("more than 64 properties")
+			return nil, errors.New("more than 64 properties: not taken")
 		case p.State == nil:
 		case p.Conserved != nil:
 			s.cons = append(s.cons, i)
@@ -474,8 +483,14 @@ func (s *segSearch) unpack(k uint64) (t [segMaxNodes]uint32) {
 // search explores the state space and returns its states, transitions
 // and level sizes; on a violation, the violation (its counterexample is
 // then s.trace()).
-func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
+func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []int64, err error) {
 	P := s.P
+	s.reason, s.partial = "", false
+	start, lastProgress := time.Now(), time.Now()
+	every := opt.ProgressEvery
+	if every <= 0 {
+		every = 3 * time.Second
+	}
 	s.w.CopyFrom(s.sys.Initial())
 	if err := s.fuse(); err != nil { // every state stored is fused: none has an ample step enabled
 		return 0, 0, nil, err
@@ -485,6 +500,9 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 		t[i] = s.intern(&s.w, i)
 	}
 	var vis segSet
+	defer func() {
+		s.storeBytes = int64(len(vis.tab))*8 + int64(cap(s.keys))*8 + int64(cap(s.parent)+cap(s.via))*4
+	}()
 	k0 := s.pack(&t)
 	vis.add(k0)
 	// Every state stored, in order, with its parent's index and the
@@ -526,6 +544,12 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 		}
 		vis.sink += sink
 		for _, x := range succs {
+			if opt.MaxStates > 0 && int64(vis.n) >= opt.MaxStates && s.reason == "" && !vis.has(x.k) {
+				s.reason = fmt.Sprintf("state limit %d reached", opt.MaxStates)
+			}
+			if s.reason != "" {
+				break
+			}
 			if vis.add(x.k) {
 				s.keys, s.parent, s.via = append(s.keys, x.k), append(s.parent, uint32(from)), append(s.via, x.code)
 				if s.check && s.viol == nil {
@@ -541,9 +565,26 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 	}
 	for lo, hi := 0, 1; lo < hi; lo, hi = hi, len(s.keys) {
 		levels = append(levels, int64(hi-lo))
+		if opt.MaxDepth > 0 && len(levels)-1 >= opt.MaxDepth {
+			s.reason = fmt.Sprintf("depth limit %d reached with %d states unexplored", opt.MaxDepth, hi-lo)
+			return int64(vis.n), trans, levels, nil
+		}
 		for from = lo; from < hi; from++ {
-			if s.viol != nil {
-				return int64(vis.n), trans, levels, s.viol
+			if s.viol != nil || s.reason != "" {
+				s.partial = true
+				return int64(vis.n), trans, append(levels, int64(len(s.keys)-hi)), s.viol
+			}
+			if from&1023 == 0 {
+				if s.limits(opt, start, hi-from); s.reason != "" {
+					s.partial = true
+					return int64(vis.n), trans, append(levels, int64(len(s.keys)-hi)), nil
+				}
+				if opt.Progress != nil && time.Since(lastProgress) >= every {
+					lastProgress = time.Now()
+					el := time.Since(start)
+					fmt.Fprintf(opt.Progress, "progress: %d states, %d transitions, depth %d (%d states), %d queued, %.0f states/s, heap %s, %s\n",
+						vis.n, trans, len(levels)-1, hi-lo, hi-from, float64(vis.n)/el.Seconds(), explore.FormatBytes(s.peak), el.Round(time.Second))
+				}
 			}
 			t := s.unpack(s.keys[from])
 			before := trans
@@ -602,11 +643,100 @@ func (s *segSearch) search() (states, trans int64, levels []int64, err error) {
 				return 0, 0, nil, s.err
 			}
 		}
+		if s.reason != "" || s.viol != nil && s.vAt >= hi {
+			// Stopped by the state limit, or a violation in the next
+			// level found while expanding the last state of this one.
+			s.partial = true
+			return int64(vis.n), trans, append(levels, int64(len(s.keys)-hi)), s.viol
+		}
 	}
 	if s.viol != nil {
 		return int64(vis.n), trans, levels, s.viol
 	}
 	return int64(vis.n), trans, levels, nil
+}
+
+// limits notes in s.reason the limit of opt that the search has reached,
+// if any (left: the states of the level not yet expanded), and samples
+// the heap.
+func (s *segSearch) limits(opt explore.Options, start time.Time, left int) {
+	if opt.Stop != nil {
+		select {
+		case <-opt.Stop:
+			s.reason = fmt.Sprintf("interrupted with %d states of the level unexplored", left)
+			return
+		default:
+		}
+	}
+	if opt.Timeout > 0 && time.Since(start) >= opt.Timeout {
+		s.reason = fmt.Sprintf("time limit %s reached with %d states of the level unexplored", opt.Timeout, left)
+		return
+	}
+	heap := s.heap()
+	if opt.MaxMemory > 0 && heap >= opt.MaxMemory {
+		s.reason = fmt.Sprintf("memory limit %s reached (heap %s) with %d states of the level unexplored", explore.FormatBytes(opt.MaxMemory), explore.FormatBytes(heap), left)
+	}
+}
+
+// heap samples the Go heap in use and keeps its peak.
+func (s *segSearch) heap() uint64 {
+	if s.sample == nil {
+		s.sample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	}
+	metrics.Read(s.sample)
+	var v uint64
+	if s.sample[0].Value.Kind() == metrics.KindUint64 {
+		v = s.sample[0].Value.Uint64()
+	}
+	s.peak = max(s.peak, v)
+	return v
+}
+
+// Off says why Run cannot search ck's state space, or returns "".
+func Off(ck *properties.Checker) string {
+	if _, err := newSegSearch(ck, true); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// Run searches ck's state space breadth first over segment ids (one
+// worker; ck's stubborn sets must be off, its symmetry reduction on: see
+// Off), with opt's limits (MaxStates, MaxDepth, Timeout, MaxMemory,
+// Stop) and progress lines; the other options do not apply. It leaves
+// the statistics in ck (Checker.Statistics). A counterexample's codes
+// are in real naming (explore.RealCode), as traces.RunCodes replays them.
+func Run(ck *properties.Checker, opt explore.Options) (explore.Result, error) {
+	s, err := newSegSearch(ck, true)
+	if err != nil {
+		return explore.Result{}, err
+	}
+	start := time.Now()
+	states, trans, levels, verr := s.search(opt)
+	if s.err != nil {
+		return explore.Result{}, s.err
+	}
+	s.heap()
+	st := explore.Stats{States: states, Transitions: trans, Depth: max(0, len(levels)-1), Elapsed: time.Since(start),
+		PeakHeapBytes: s.peak, StoreBytes: s.storeBytes, Levels: levels, LevelPartial: s.partial}
+	if s.partial {
+		st.Depth--
+	}
+	if sec := st.Elapsed.Seconds(); sec > 0 {
+		st.StatesPerSec = float64(states) / sec
+	}
+	r := explore.Result{Verdict: explore.Pass, Stats: st, Sleep: explore.SleepInfo{Note: "the search over segment ids has none (it explores every transition)"}}
+	switch {
+	case verr != nil:
+		v := properties.AsViolation(verr)
+		r.Verdict, r.Violation, r.Trace = explore.Fail, v, s.trace()
+		if s.err != nil {
+			return explore.Result{}, s.err
+		}
+	case s.reason != "":
+		r.Verdict, r.Reason = explore.Incomplete, s.reason
+	}
+	return r, nil
 }
 
 // trace returns the counterexample of the violation search found, as
@@ -689,6 +819,21 @@ func segSlot(x uint64) uint64 {
 	return h ^ h>>29
 }
 
+func (v *segSet) has(k uint64) bool {
+	if v.tab == nil {
+		return false
+	}
+	x := k + 1
+	for i := segSlot(x) & v.mask; ; i = (i + 1) & v.mask {
+		switch v.tab[i] {
+		case 0:
+			return false
+		case x:
+			return true
+		}
+	}
+}
+
 func (v *segSet) add(k uint64) bool {
 	if 2*(v.n+1) > len(v.tab) {
 		old := v.tab
@@ -754,186 +899,4 @@ func (m *segMemo) put(k uint64, v segStep) {
 		m.n++
 	}
 	m.keys[i], m.vals[i] = k+1, v
-}
-
-// checkerNoPOR is the checker's search of the experiment's space: one
-// worker, stubborn and sleep sets off (check --workers 1 --por off
-// --sleep-sets off), up to limit states (0: no limit).
-func checkerNoPOR(cfg model.Config, limit int64) (explore.Result, *properties.Checker, error) {
-	ck, err := protocols.Build(cfg)
-	if err != nil {
-		return explore.Result{}, nil, err
-	}
-	ck.Stubborn = false
-	r, err := explore.BFS(ck, explore.Options{Workers: 1, NoSleep: true, MaxStates: limit})
-	return r, ck, err
-}
-
-// TestSegmentIDSearch checks that the experiment's search over segment
-// ids, with its checks, finds the states, transitions, levels and
-// statistics of the checker's search on the same space, where both pass.
-func TestSegmentIDSearch(t *testing.T) {
-	// (chain P=3 C=2 forwards: its statistic is not zero.)
-	cfgs := []model.Config{mcast.Config("binary", 3, 1, 1), mcast.Config("chain", 3, 2, 1), ucast.Config(3, 1, 1)}
-	if !racebuild.Enabled {
-		// 171,461 states: about 4 s here, ten times that under -race
-		// (which watches nothing here but one goroutine).
-		cfgs = append(cfgs, mcast.Config("binomial", 3, 1, 2))
-	}
-	for _, cfg := range cfgs {
-		t.Run(cfg.Describe(), func(t *testing.T) {
-			s, err := newSegSearch(cfg, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			states, trans, levels, err := s.search()
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, rck, err := checkerNoPOR(cfg, 0)
-			if err != nil || r.Verdict != explore.Pass {
-				t.Fatalf("checker: %v %v", r.Verdict, err)
-			}
-			if states != r.Stats.States || trans != r.Stats.Transitions || !slices.Equal(levels, r.Stats.Levels) {
-				t.Fatalf("segment ids: %d states, %d transitions, levels %v; checker: %d, %d, %v", states, trans, levels, r.Stats.States, r.Stats.Transitions, r.Stats.Levels)
-			}
-			if s.miss == 0 || s.miss == trans {
-				t.Fatalf("%d misses of %d transitions", s.miss, trans)
-			}
-			if got, want := s.ck.Statistics(), rck.Statistics(); fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("statistics %v; checker %v", got, want)
-			}
-			t.Logf("statistics %v", s.ck.Statistics())
-			t.Logf("%d states, %d transitions, %d segments, %d misses", states, trans, len(s.real), s.miss)
-		})
-	}
-}
-
-// failed names the property a search found violated ("" if none).
-func failed(r explore.Result) string {
-	if r.Violation == nil {
-		return ""
-	}
-	return r.Violation.PropertyName()
-}
-
-// TestSegmentIDVerdicts runs the experiment's search, with its checks, on
-// every claim and broken-variant example it can take (up to a state
-// limit), and compares its verdict and violated property with the
-// checker's on the same space; a counterexample must replay through the
-// checker (traces.RunCodes) to the same property, in as many steps as
-// the checker's. It must take some that fail, of several properties.
-func TestSegmentIDVerdicts(t *testing.T) {
-	limit := int64(300_000)
-	if testing.Short() {
-		limit = 20_000
-	}
-	if racebuild.Enabled {
-		limit = 5_000
-	}
-	taken, traced, failing := 0, 0, map[string]bool{}
-	for _, d := range protocols.All() {
-		for _, cl := range d.AllClaims() {
-			cfg := cl.Config.Clone()
-			cfg.Protocol = d.Name
-			s, err := newSegSearch(cfg, true)
-			if err != nil {
-				continue
-			}
-			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
-				r, _, err := checkerNoPOR(cfg, limit)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if r.Verdict == explore.Incomplete {
-					t.Skipf("over %d states", limit)
-				}
-				taken++
-				states, _, _, err := s.search()
-				var v *properties.Violation
-				switch {
-				case r.Verdict == explore.Pass && err != nil:
-					t.Fatalf("checker: pass; segment ids: %v", err)
-				case r.Verdict == explore.Pass:
-					if states != r.Stats.States {
-						t.Fatalf("%d states; checker %d", states, r.Stats.States)
-					}
-				case !errors.As(err, &v):
-					t.Fatalf("checker: %s %s; segment ids: %v", r.Verdict, failed(r), err)
-				case v.Property != failed(r):
-					t.Fatalf("checker: %s %s; segment ids: %v", r.Verdict, failed(r), v)
-				default:
-					failing[v.Property] = true
-					// The counterexample replays to the same violation,
-					// and is as short as the checker's.
-					codes := s.trace()
-					if s.err != nil {
-						t.Fatal(s.err)
-					}
-					ck, err := protocols.Build(cfg)
-					if err != nil {
-						t.Fatal(err)
-					}
-					o, acts, err := traces.RunCodes(ck, codes, 0)
-					if err != nil || o.Violation == nil || o.Violation.Property != v.Property {
-						t.Fatalf("the trace of %d steps replays to %+v, %v; the search found %v", len(codes), o.Violation, err, v)
-					}
-					if len(codes) != len(r.Trace) {
-						t.Fatalf("a trace of %d steps; the checker's has %d", len(codes), len(r.Trace))
-					}
-					traced++
-					t.Logf("%d steps (%d with the fused ones): %s", len(codes), len(acts), o.Violation)
-				}
-				t.Logf("%s %s (%d states)", r.Verdict, failed(r), states)
-			})
-		}
-	}
-	if taken < 10 || len(failing) < 5 || traced < len(failing) {
-		t.Errorf("%d searches compared, failing properties %v, %d traces replayed", taken, failing, traced)
-	}
-	t.Logf("%d searches compared, failing properties %v, %d traces replayed", taken, failing, traced)
-}
-
-// BenchmarkSegmentIDSearch compares the experiment's search over segment
-// ids with the checker's search of the same space (one worker, no
-// stubborn or sleep sets): states/s of each, the former with its checks
-// and without. MCAST binary P=4 C=1 K=1; with -short (CI), P=3.
-func BenchmarkSegmentIDSearch(b *testing.B) {
-	cfg := mcast.Config("binary", 4, 1, 1)
-	if testing.Short() {
-		cfg = mcast.Config("binary", 3, 1, 1)
-	}
-	for _, check := range []bool{true, false} {
-		b.Run(fmt.Sprintf("segment-ids/checks=%v", check), func(b *testing.B) {
-			var states int64
-			var secs float64
-			for i := 0; i < b.N; i++ {
-				s, err := newSegSearch(cfg, check)
-				if err != nil {
-					b.Fatal(err)
-				}
-				start := time.Now()
-				n, _, _, err := s.search()
-				if err != nil {
-					b.Fatal(err)
-				}
-				secs += time.Since(start).Seconds()
-				states += n
-			}
-			b.ReportMetric(float64(states)/secs, "states/s")
-		})
-	}
-	b.Run("checker", func(b *testing.B) {
-		var states int64
-		var secs float64
-		for i := 0; i < b.N; i++ {
-			r, _, err := checkerNoPOR(cfg, 0)
-			if err != nil || r.Verdict != explore.Pass {
-				b.Fatalf("%v %v", r.Verdict, err)
-			}
-			states += r.Stats.States
-			secs += r.Stats.Elapsed.Seconds()
-		}
-		b.ReportMetric(float64(states)/secs, "states/s")
-	})
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// check --engine segments gives the checker's results on the space of
+// --por off --sleep-sets off with one worker (states, transitions,
+// depth, levels, verdict, statistics), says so in its output, and its
+// counterexamples replay.
+func TestEngineSegments(t *testing.T) {
+	run := func(want int, args ...string) map[string]any {
+		t.Helper()
+		code, out, errs := runCLI(append([]string{"check", "-q", "--json"}, args...)...)
+		var m map[string]any
+		if code != want || json.Unmarshal([]byte(out), &m) != nil {
+			t.Fatalf("%v: exit %d, want %d: %s %s", args, code, want, out, errs)
+		}
+		return m
+	}
+	for _, c := range []struct {
+		args []string
+		exit int
+	}{
+		{[]string{"--protocol", "mcast", "--nodes", "3", "--tree", "chain", "--credits", "2"}, 0},
+		{[]string{"--protocol", "mcast", "--nodes", "4", "--tree", "chain"}, 1},
+		{[]string{"--protocol", "ucast", "--nodes", "3"}, 0},
+	} {
+		seg := run(c.exit, append([]string{"--engine", "segments"}, c.args...)...)
+		ck := run(c.exit, append([]string{"--workers", "1", "--por", "off", "--sleep-sets", "off"}, c.args...)...)
+		keys := []string{"verdict", "property", "states", "transitions", "depth", "levels", "statistics", "trace"}
+		if c.exit != 0 {
+			keys = []string{"verdict", "property", "depth"} // where in the level the search stops may differ
+		}
+		for _, k := range keys {
+			if fmt.Sprint(seg[k]) != fmt.Sprint(ck[k]) {
+				t.Errorf("%v: %s %v with --engine segments, %v with the checker", c.args, k, seg[k], ck[k])
+			}
+		}
+		if seg["engine"] != "segments" || ck["engine"] != "checker" || seg["stubborn_sets"] != false || seg["sleep_sets"] != false || seg["workers"] != 1.0 {
+			t.Errorf("%v: engine %v / %v, stubborn sets %v, sleep sets %v, workers %v", c.args, seg["engine"], ck["engine"], seg["stubborn_sets"], seg["sleep_sets"], seg["workers"])
+		}
+		if c.exit == 1 && len(seg["trace"].([]any)) != len(ck["trace"].([]any)) {
+			t.Errorf("%v: a counterexample of %d steps, the checker's %d", c.args, len(seg["trace"].([]any)), len(ck["trace"].([]any)))
+		}
+	}
+	// A counterexample file replays; the text says which search ran.
+	trace := filepath.Join(t.TempDir(), "t.json")
+	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "4", "--tree", "chain", "--engine", "segments", "--trace-out", trace)
+	if code != 1 || !strings.Contains(out, "over segment ids (--engine segments)") || !strings.Contains(out, "stubborn sets: off: --engine segments explores every enabled step") {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	if code, out, errs := runCLI("replay", trace); code != 0 || !strings.Contains(out, "reproduced: deadlock violated") {
+		t.Errorf("replay: exit %d: %s %s", code, out, errs)
+	}
+	// Limits make it incomplete (exit 3).
+	for _, lim := range [][]string{{"--max-states", "100"}, {"--max-depth", "5"}} {
+		m := run(3, append([]string{"--protocol", "mcast", "--nodes", "3", "--engine", "segments"}, lim...)...)
+		if m["verdict"] != "incomplete" || !strings.Contains(fmt.Sprint(m["reason"]), "limit") {
+			t.Errorf("%v: %v, %v", lim, m["verdict"], m["reason"])
+		}
+		if lim[0] == "--max-states" && m["states"] != 100.0 {
+			t.Errorf("%v: %v states", lim, m["states"])
+		}
+	}
+}
+
+// What --engine segments does not take is one error line, exit 2.
+func TestEngineSegmentsRefuses(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine", "fast"}, "--engine must be checker or segments"},
+		{[]string{"--engine", "segments", "--workers", "2"}, "not with --workers 2"},
+		{[]string{"--engine", "segments", "--symmetry", "off"}, "not with --symmetry off"},
+		{[]string{"--engine", "segments", "--por", "on"}, "not with --por on"},
+		{[]string{"--engine", "segments", "--sleep-sets", "on"}, "not with --sleep-sets on"},
+		{[]string{"--engine", "segments", "--step-cache", "on"}, "not with --step-cache on"},
+		{[]string{"--engine", "segments", "--fingerprint"}, "not with --fingerprint"},
+		{[]string{"--engine", "segments", "--frontier"}, "not with --frontier"},
+		{[]string{"--engine", "segments", "--search", "dfs"}, "not with --search dfs"},
+		{[]string{"--engine", "segments", "--distributed", "2"}, "not with --distributed"},
+		{[]string{"--engine", "segments", "--protocol", "mcast", "--nodes", "5"}, "at most 4 nodes"},
+		{[]string{"--engine", "segments", "--protocol", "mcast", "--nodes", "3", "--tree", "binary", "--cast", "0:1"}, "rotations"},
+	} {
+		code, out, errs := runCLI(append([]string{"check", "-q"}, c.args...)...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d, %q %q; want exit 2 and one line with %q", c.args, code, out, errs, c.want)
+		}
+	}
+}
