@@ -104,6 +104,8 @@ type segSearch struct {
 	// heap's peak and the memory of the visited set and parent records.
 	reason     string
 	partial    bool
+	overflow   bool   // an id of maxIDs or more was made
+	maxIDs     uint32 // 1<<16: ids fit 16 bits
 	peak       uint64
 	sample     []metrics.Sample
 	storeBytes int64
@@ -128,7 +130,7 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 		return nil, fmt.Errorf("it takes at most %d nodes, not %d", segMaxNodes, P)
 	}
 	s := &segSearch{ck: ck, sys: ck.Sys, P: P, kinds: ck.Sys.Kinds, rot: make([]*model.Perm, P),
-		ids: map[string]uint32{}, loc: map[uint64]segStep{}, check: check}
+		ids: map[string]uint32{}, loc: map[uint64]segStep{}, check: check, maxIDs: 1 << 16}
 	syms := ck.Symmetries()
 	if len(syms) != P-1 {
 		return nil, fmt.Errorf("it needs the %d rotations of the nodes as the configuration's symmetries (it has %d renamings)", P, len(syms)+1)
@@ -220,8 +222,11 @@ func (s *segSearch) intern(w *model.World, i int) uint32 {
 		return id // (not seen at this position before)
 	}
 	id := uint32(len(s.real))
-	if id >= 1<<16 && s.err == nil {
-		s.err = errors.New("more than 65,536 segments")
+	if id >= s.maxIDs && !s.overflow {
+		// The search stops at the end of this expansion, incomplete: a
+		// 17-bit id does not fit the packed tuples.
+		s.overflow = true
+		s.reason = "more than 65,536 distinct segments (the search over segment ids packs 16-bit ids; the checker has no such bound)"
 	}
 	s.ids[string(s.buf)] = id
 	reals := make([][]byte, P)
@@ -642,6 +647,10 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 			if s.err != nil {
 				return 0, 0, nil, s.err
 			}
+			if s.overflow {
+				s.partial = true
+				return int64(vis.n), trans, append(levels, int64(len(s.keys)-hi)), nil
+			}
 		}
 		if s.reason != "" || s.viol != nil && s.vAt >= hi {
 			// Stopped by the state limit, or a violation in the next
@@ -727,6 +736,9 @@ func Run(ck *properties.Checker, opt explore.Options) (explore.Result, error) {
 	}
 	r := explore.Result{Verdict: explore.Pass, Stats: st, Sleep: explore.SleepInfo{Note: "the search over segment ids has none (it explores every transition)"}}
 	switch {
+	case s.overflow:
+		// What the last expansion found is not to be trusted.
+		r.Verdict, r.Reason = explore.Incomplete, s.reason
 	case verr != nil:
 		v := properties.AsViolation(verr)
 		r.Verdict, r.Violation, r.Trace = explore.Fail, v, s.trace()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,4 +209,19 @@ func BenchmarkSegmentIDSearch(b *testing.B) {
 		}
 		b.ReportMetric(float64(states)/secs, "states/s")
 	})
+}
+
+// TestTooManySegments: a search that makes more segment ids than fit
+// (here a bound of 100 instead of 65,536) stops, incomplete, whatever it
+// found in its last expansion.
+func TestTooManySegments(t *testing.T) {
+	s, err := newSegSearch(build(t, mcast.Config("binary", 3, 1, 1)), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.maxIDs = 100
+	states, _, levels, err := s.search(explore.Options{})
+	if err != nil || !s.overflow || !s.partial || !strings.Contains(s.reason, "more than 65,536 distinct segments") || states >= 2576 {
+		t.Fatalf("%d states, levels %v, err %v, overflow %v, partial %v, reason %q", states, levels, err, s.overflow, s.partial, s.reason)
+	}
 }
