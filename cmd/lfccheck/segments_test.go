@@ -29,12 +29,14 @@ func TestEngineSegments(t *testing.T) {
 		{[]string{"--protocol", "mcast", "--nodes", "3", "--tree", "chain", "--credits", "2"}, 0},
 		{[]string{"--protocol", "mcast", "--nodes", "4", "--tree", "chain"}, 1},
 		{[]string{"--protocol", "ucast", "--nodes", "3"}, 0},
+		{[]string{"--protocol", "ucast", "--variant", "no-credit-return", "--nodes", "2", "--property", "credit-conservation"}, 1},
+		{[]string{"--protocol", "ucast", "--variant", "blocked-lifo", "--nodes", "2", "--packets", "3", "--property", "fifo"}, 1},
 	} {
 		seg := run(c.exit, append([]string{"--engine", "segments"}, c.args...)...)
 		ck := run(c.exit, append([]string{"--workers", "1", "--por", "off", "--sleep-sets", "off"}, c.args...)...)
 		keys := []string{"verdict", "property", "states", "transitions", "depth", "levels", "statistics", "trace"}
 		if c.exit != 0 {
-			keys = []string{"verdict", "property", "depth"} // where in the level the search stops may differ
+			keys = []string{"verdict", "property", "message", "depth"} // where in the level the search stops may differ
 		}
 		for _, k := range keys {
 			if fmt.Sprint(seg[k]) != fmt.Sprint(ck[k]) {

@@ -76,6 +76,7 @@ type segSearch struct {
 	vlinks      [][][]model.Packet // [id][p*P+j]: the link from position p to j
 	terms       [][][]int64
 	cons, whole []int
+	wholeMask   uint64 // whole, as bits
 	nsums       int
 	sums0, sums []int64
 	view        model.World
@@ -105,7 +106,7 @@ type segSearch struct {
 	reason     string
 	partial    bool
 	overflow   bool   // an id of maxIDs or more was made
-	maxIDs     uint32 // 1<<16: ids fit 16 bits
+	maxIDs     uint32 // 65,535: ids fit 16 bits, and no packed tuple is all ones (the visited set stores key+1)
 	peak       uint64
 	sample     []metrics.Sample
 	storeBytes int64
@@ -113,6 +114,9 @@ type segSearch struct {
 
 // segMaxNodes bounds P: P ids of 16 bits are packed in one word.
 const segMaxNodes = 4
+
+// fuseLimit bounds a chain of fused ample steps (the checker's bound).
+const fuseLimit = 1 << 16
 
 func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 	if !ck.Symmetry {
@@ -130,7 +134,7 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 		return nil, fmt.Errorf("it takes at most %d nodes, not %d", segMaxNodes, P)
 	}
 	s := &segSearch{ck: ck, sys: ck.Sys, P: P, kinds: ck.Sys.Kinds, rot: make([]*model.Perm, P),
-		ids: map[string]uint32{}, loc: map[uint64]segStep{}, check: check, maxIDs: 1 << 16}
+		ids: map[string]uint32{}, loc: map[uint64]segStep{}, check: check, maxIDs: 1<<16 - 1}
 	syms := ck.Symmetries()
 	if len(syms) != P-1 {
 		return nil, fmt.Errorf("it needs the %d rotations of the nodes as the configuration's symmetries (it has %d renamings)", P, len(syms)+1)
@@ -144,13 +148,21 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 		}
 		s.rot[r] = &syms[i]
 	}
+	if len(s.kinds) > 64 {
+		return nil, fmt.Errorf("%d action kinds: at most 64 taken", len(s.kinds))
+	}
 	for _, k := range s.kinds {
 		if k.Quiet {
 			return nil, fmt.Errorf("kind %s reads the links (Quiet): not taken", k.Name)
 		}
-		if k != model.Deliver && k.Enabled == nil {
-			return nil, fmt.Errorf("kind %s is a fault: not taken", k.Name)
+		if k != model.Deliver && (k.OnLink() || k.Enabled == nil) {
+			return nil, fmt.Errorf("kind %s is a fault on a link: not taken", k.Name)
 		}
+	}
+	if ck.ReducesCycles() {
+		// The checker then checks every fused step at run time
+		// (properties' checker_reduction.go); this search does not.
+		return nil, errors.New("the protocol does not declare this variant's runs finite, and its ample steps are then checked at run time by the checker only: not taken")
 	}
 	for i := range ck.Props {
 		p := &ck.Props[i]
@@ -167,6 +179,7 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 			s.nsums += p.Conserved.Sums(ck.Sys)
 		case !(p.NodeLocal && p.Local != nil):
 			s.whole = append(s.whole, i)
+			s.wholeMask |= 1 << i
 		}
 	}
 	s.w, s.rw, s.tmp, s.view = *ck.Sys.Initial(), *ck.Sys.Initial(), *ck.Sys.Initial(), *ck.Sys.Initial()
@@ -226,7 +239,7 @@ func (s *segSearch) intern(w *model.World, i int) uint32 {
 		// The search stops at the end of this expansion, incomplete: a
 		// 17-bit id does not fit the packed tuples.
 		s.overflow = true
-		s.reason = "more than 65,536 distinct segments (the search over segment ids packs 16-bit ids; the checker has no such bound)"
+		s.reason = "more than 65,535 distinct segments (the search over segment ids packs 16-bit ids; the checker has no such bound)"
 	}
 	s.ids[string(s.buf)] = id
 	reals := make([][]byte, P)
@@ -331,9 +344,6 @@ func (s *segSearch) checkState(t *[segMaxNodes]uint32) {
 				s.sums[q] += x
 			}
 		}
-		if s.sums0 == nil {
-			s.sums0 = slices.Clone(s.sums)
-		}
 		base := 0
 		for _, k := range s.cons {
 			n := s.ck.Props[k].Conserved.Sums(s.sys)
@@ -343,25 +353,25 @@ func (s *segSearch) checkState(t *[segMaxNodes]uint32) {
 			base += n
 		}
 	}
-	if bad != 0 {
-		// The message is State's, on the assembled state.
-		k := bits.TrailingZeros64(bad)
-		p := &s.ck.Props[k]
-		err := p.State(s.assemble(t))
-		if err == nil {
-			err = errors.New("State holds, its forms fail")
-		}
-		s.viol = &properties.Violation{Property: p.Name, Message: err.Error()}
+	if bad|s.wholeMask == 0 {
 		return
 	}
-	if len(s.whole) > 0 {
-		w := s.assemble(t)
-		for _, k := range s.whole {
-			p := &s.ck.Props[k]
-			if err := p.State(w); err != nil {
-				s.viol = &properties.Violation{Property: p.Name, Message: err.Error()}
-				return
+	// In the properties' order, as the checker and a replay check them:
+	// the first that fails is the one reported.
+	w := s.assemble(t)
+	for m := bad | s.wholeMask; m != 0; m &= m - 1 {
+		k := bits.TrailingZeros64(m)
+		p := &s.ck.Props[k]
+		err := p.State(w)
+		if err == nil && bad&(1<<k) != 0 {
+			if s.err == nil {
+				s.err = fmt.Errorf("property %s: its declared form (NodeLocal, Conserved) fails where State holds", p.Name)
 			}
+			return
+		}
+		if err != nil {
+			s.viol = &properties.Violation{Property: p.Name, Message: err.Error()}
+			return
 		}
 	}
 }
@@ -440,9 +450,16 @@ func (s *segSearch) fuse() error {
 	if !s.ck.Reduce {
 		return nil
 	}
+	steps := 0
 	for n := 0; n < s.P; n++ {
 		for ki, k := range s.kinds {
 			if k != model.Deliver && k.Ample && k.Enabled(s.w.Nodes[n]) {
+				if steps++; steps > fuseLimit {
+					if s.err == nil {
+						s.err = fmt.Errorf("internal error: more than %d ample steps fused in a row", fuseLimit)
+					}
+					return nil
+				}
 				a := model.Action{Kind: uint8(ki), Node: model.NodeID(n)}
 				if err := s.w.Apply(a, &s.box); err != nil {
 					if s.err == nil {
@@ -497,8 +514,17 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 		every = 3 * time.Second
 	}
 	s.w.CopyFrom(s.sys.Initial())
-	if err := s.fuse(); err != nil { // every state stored is fused: none has an ample step enabled
-		return 0, 0, nil, err
+	s.sums0 = s.sums0[:0]
+	for _, k := range s.cons {
+		// The conserved sums' values, in the initial state.
+		s.sums0 = properties.ConservedSums(&s.ck.Props[k], &s.w, s.sums0)
+	}
+	clear(s.acc)
+	clear(s.totals)
+	// Every state stored is fused: none has an ample step enabled.
+	initErr := s.fuse()
+	for i, v := range s.acc {
+		s.totals[i] += v // the statistics of the initial fusion
 	}
 	var t [segMaxNodes]uint32
 	for i := range P {
@@ -514,10 +540,12 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 	// action from it (in the parent's naming): the levels are ranges.
 	s.keys, s.parent, s.via = append(s.keys[:0], k0), append(s.parent[:0], 0), append(s.via[:0], 0)
 	s.vAt, s.vCode = -1, 0
-	clear(s.totals)
 	if s.check {
 		s.stateStats(&t)
-		if s.checkState(&t); s.viol != nil {
+		if s.viol = initErr; s.viol == nil {
+			s.checkState(&t)
+		}
+		if s.viol != nil {
 			s.vAt = 0
 		}
 	}
@@ -652,9 +680,9 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 				return int64(vis.n), trans, append(levels, int64(len(s.keys)-hi)), nil
 			}
 		}
-		if s.reason != "" || s.viol != nil && s.vAt >= hi {
-			// Stopped by the state limit, or a violation in the next
-			// level found while expanding the last state of this one.
+		if s.reason != "" || s.viol != nil {
+			// Stopped by the state limit, or a violation found while
+			// expanding the last state of this level.
 			s.partial = true
 			return int64(vis.n), trans, append(levels, int64(len(s.keys)-hi)), s.viol
 		}
@@ -745,6 +773,7 @@ func Run(ck *properties.Checker, opt explore.Options) (explore.Result, error) {
 		if s.err != nil {
 			return explore.Result{}, s.err
 		}
+		r.Stats.Depth = len(r.Trace) // as the checker's: the counterexample's length
 	case s.reason != "":
 		r.Verdict, r.Reason = explore.Incomplete, s.reason
 	}

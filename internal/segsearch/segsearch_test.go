@@ -221,7 +221,7 @@ func TestTooManySegments(t *testing.T) {
 	}
 	s.maxIDs = 100
 	states, _, levels, err := s.search(explore.Options{})
-	if err != nil || !s.overflow || !s.partial || !strings.Contains(s.reason, "more than 65,536 distinct segments") || states >= 2576 {
+	if err != nil || !s.overflow || !s.partial || !strings.Contains(s.reason, "more than 65,535 distinct segments") || states >= 2576 {
 		t.Fatalf("%d states, levels %v, err %v, overflow %v, partial %v, reason %q", states, levels, err, s.overflow, s.partial, s.reason)
 	}
 }
