@@ -421,6 +421,18 @@ func (s *segSearch) stateStats(t *[segMaxNodes]uint32) {
 
 // decode sets s.w to the state of tuple t.
 func (s *segSearch) decode(t *[segMaxNodes]uint32) {
+	if s.check {
+		// From the nodes and links kept decoded: a copy, not a decode.
+		P := s.P
+		for p := range P {
+			s.w.Nodes[p].CopyFrom(s.vnode[t[p]][p])
+			for j := range P {
+				s.w.Links[p*P+j] = append(s.w.Links[p*P+j][:0], s.vlinks[t[p]][p*P+j]...)
+			}
+		}
+		s.w.ClearChanges()
+		return
+	}
 	s.buf = s.buf[:0]
 	for p := range s.P {
 		s.buf = append(s.buf, s.real[t[p]][p]...)
