@@ -61,9 +61,9 @@ type segSearch struct {
 	real       [][][]byte
 	local, out []uint64
 	// The memo of steps: the new ids, and the step rule that failed.
-	loc  map[uint64]segStep
-	del  segMemo
-	miss int64
+	loc, del segMemo
+	extras   []segExtra
+	miss     int64
 	// Checks (check): per id, the properties (by index) whose node-local
 	// invariant or bounds fail at it (bad); per id and position, the
 	// node and its outgoing links decoded (vnode, vlinks) and its terms
@@ -134,7 +134,7 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 		return nil, fmt.Errorf("it takes at most %d nodes, not %d", segMaxNodes, P)
 	}
 	s := &segSearch{ck: ck, sys: ck.Sys, P: P, kinds: ck.Sys.Kinds, rot: make([]*model.Perm, P),
-		ids: map[string]uint32{}, loc: map[uint64]segStep{}, check: check, maxIDs: 1<<16 - 1}
+		ids: map[string]uint32{}, check: check, maxIDs: 1<<16 - 1}
 	syms := ck.Symmetries()
 	if len(syms) != P-1 {
 		return nil, fmt.Errorf("it needs the %d rotations of the nodes as the configuration's symmetries (it has %d renamings)", P, len(syms)+1)
@@ -202,13 +202,20 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 }
 
 // segStep is a remembered step: the new ids (of the sender and the
-// receiver for a delivery, of the node in ids[1] for a local step), the
-// step rule it broke, if any, and what it adds to the step statistics
-// (with the ample steps fused after it).
+// receiver for a delivery, of the node in ids[1] for a local step) and,
+// where the step broke a step rule or adds to the step statistics (with
+// the ample steps fused after it), extra-1 indexes segSearch.extras (the
+// memo's values stay 12 bytes: most steps have neither).
 type segStep struct {
 	ids   [2]uint32
+	extra uint32
+}
+
+// segExtra is a step's broken rule, if any, and what it adds to the step
+// statistics (nil: nothing).
+type segExtra struct {
 	err   error
-	stats []int64 // the step statistics it adds (nil: none)
+	stats []int64
 }
 
 // rename sets dst to src with node i renamed to i+r.
@@ -397,14 +404,22 @@ func (s *segSearch) rules(a model.Action) error {
 	return nil
 }
 
-// accStats returns s.acc's copy for a memo entry (nil when all zero).
-func (s *segSearch) accStats() []int64 {
+// extraOf returns a miss's segStep.extra: 0 when the step broke no rule
+// (err nil) and adds nothing to the statistics (s.acc all zero), else
+// the index plus one of a new entry of s.extras.
+func (s *segSearch) extraOf(err error) uint32 {
+	var stats []int64
 	for _, v := range s.acc {
 		if v != 0 {
-			return slices.Clone(s.acc)
+			stats = slices.Clone(s.acc)
+			break
 		}
 	}
-	return nil
+	if err == nil && stats == nil {
+		return 0
+	}
+	s.extras = append(s.extras, segExtra{err, stats})
+	return uint32(len(s.extras))
 }
 
 // stateStats raises the state statistics' maxima to their values in
@@ -572,13 +587,16 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 	}
 	var succs []succ
 	var from int // the state being expanded
-	visit := func(t *[segMaxNodes]uint32, a model.Action, r *segStep) {
+	visit := func(t *[segMaxNodes]uint32, a model.Action, r segStep) {
 		trans++
-		if r.err != nil && s.viol == nil {
-			s.viol, s.vAt, s.vCode = r.err, from, a.Code()|1<<31
-		}
-		for i, v := range r.stats {
-			s.totals[i] += v
+		if r.extra != 0 {
+			x := &s.extras[r.extra-1]
+			if x.err != nil && s.viol == nil {
+				s.viol, s.vAt, s.vCode = x.err, from, a.Code()|1<<31
+			}
+			for i, v := range x.stats {
+				s.totals[i] += v
+			}
 		}
 		succs = append(succs, succ{s.pack(t), a.Code()})
 	}
@@ -648,14 +666,13 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 							if !ok {
 								s.miss++
 								s.decode(&t)
-								r.err = s.apply(a)
-								r.stats = s.accStats()
+								r.extra = s.extraOf(s.apply(a))
 								r.ids = [2]uint32{s.intern(&s.w, i), s.intern(&s.w, n)}
 								s.del.put(key, r)
 							}
 							u := t
 							u[i], u[n] = r.ids[0], r.ids[1]
-							visit(&u, a, &r)
+							visit(&u, a, r)
 						}
 						continue
 					}
@@ -664,18 +681,17 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 					}
 					a := model.Action{Kind: uint8(ki), Node: model.NodeID(n)}
 					key := uint64(id) | uint64(ki)<<16
-					r, ok := s.loc[key]
+					r, ok := s.loc.get(key)
 					if !ok {
 						s.miss++
 						s.decode(&t)
-						r.err = s.apply(a)
-						r.stats = s.accStats()
+						r.extra = s.extraOf(s.apply(a))
 						r.ids[1] = s.intern(&s.w, n)
-						s.loc[key] = r
+						s.loc.put(key, r)
 					}
 					u := t
 					u[n] = r.ids[1]
-					visit(&u, a, &r)
+					visit(&u, a, r)
 				}
 			}
 			store()
