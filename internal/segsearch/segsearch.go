@@ -60,8 +60,9 @@ type segSearch struct {
 	at         []map[string]uint32 // at[p]: ids by their encoding at position p
 	real       [][][]byte
 	local, out []uint64
-	// The memo of steps: the new ids, and the step rule that failed.
-	loc, del segMemo
+	// The memo of steps: the new ids, and the step rule that failed
+	// (local steps' keys are below 2^32, deliveries' above).
+	memo     segMemo
 	extras   []segExtra
 	miss     int64
 	// Checks (check): per id, the properties (by index) whose node-local
@@ -205,9 +206,11 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 // receiver for a delivery, of the node in ids[1] for a local step) and,
 // where the step broke a step rule or adds to the step statistics (with
 // the ample steps fused after it), extra-1 indexes segSearch.extras (the
-// memo's values stay 12 bytes: most steps have neither).
+// memo's values stay 8 bytes: most steps have neither). An id of 16 bits
+// or more is cut here, but the search then stops (overflow) before it
+// stores a successor of the state whose expansion made it.
 type segStep struct {
-	ids   [2]uint32
+	ids   [2]uint16
 	extra uint32
 }
 
@@ -662,16 +665,16 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 							}
 							a := model.Action{Kind: uint8(ki), Node: model.NodeID(n), Peer: model.NodeID(i)}
 							key := uint64(t[i]) | uint64(id)<<16 | uint64(d)<<32 | uint64(ki)<<40
-							r, ok := s.del.get(key)
+							r, ok := s.memo.get(key)
 							if !ok {
 								s.miss++
 								s.decode(&t)
 								r.extra = s.extraOf(s.apply(a))
-								r.ids = [2]uint32{s.intern(&s.w, i), s.intern(&s.w, n)}
-								s.del.put(key, r)
+								r.ids = [2]uint16{uint16(s.intern(&s.w, i)), uint16(s.intern(&s.w, n))}
+								s.memo.put(key, r)
 							}
 							u := t
-							u[i], u[n] = r.ids[0], r.ids[1]
+							u[i], u[n] = uint32(r.ids[0]), uint32(r.ids[1])
 							visit(&u, a, r)
 						}
 						continue
@@ -681,16 +684,16 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 					}
 					a := model.Action{Kind: uint8(ki), Node: model.NodeID(n)}
 					key := uint64(id) | uint64(ki)<<16
-					r, ok := s.loc.get(key)
+					r, ok := s.memo.get(key)
 					if !ok {
 						s.miss++
 						s.decode(&t)
 						r.extra = s.extraOf(s.apply(a))
-						r.ids[1] = s.intern(&s.w, n)
-						s.loc.put(key, r)
+						r.ids[1] = uint16(s.intern(&s.w, n))
+						s.memo.put(key, r)
 					}
 					u := t
-					u[n] = r.ids[1]
+					u[n] = uint32(r.ids[1])
 					visit(&u, a, r)
 				}
 			}
@@ -927,22 +930,27 @@ func (v *segSet) add(k uint64) bool {
 	}
 }
 
-// segMemo is the deliveries' memo: open addressing, keys stored plus one.
+// segMemo is the memo of steps: open addressing, keys stored plus one,
+// each with its value in one 16-byte entry (one cache line read).
 type segMemo struct {
-	keys []uint64
-	vals []segStep
+	tab  []segEntry
 	n    int
 	mask uint64
 }
 
+type segEntry struct {
+	key uint64
+	v   segStep
+}
+
 func (m *segMemo) get(k uint64) (segStep, bool) {
-	if m.keys == nil {
+	if m.tab == nil {
 		return segStep{}, false
 	}
 	for i := segSlot(k+1) & m.mask; ; i = (i + 1) & m.mask {
-		switch m.keys[i] {
+		switch m.tab[i].key {
 		case k + 1:
-			return m.vals[i], true
+			return m.tab[i].v, true
 		case 0:
 			return segStep{}, false
 		}
@@ -950,22 +958,22 @@ func (m *segMemo) get(k uint64) (segStep, bool) {
 }
 
 func (m *segMemo) put(k uint64, v segStep) {
-	if 2*(m.n+1) > len(m.keys) {
-		ok, ov := m.keys, m.vals
-		n := max(1024, 2*len(ok))
-		m.keys, m.vals, m.mask, m.n = make([]uint64, n), make([]segStep, n), uint64(n-1), 0
-		for i, x := range ok {
-			if x != 0 {
-				m.put(x-1, ov[i])
+	if 2*(m.n+1) > len(m.tab) {
+		old := m.tab
+		n := max(1024, 2*len(old))
+		m.tab, m.mask, m.n = make([]segEntry, n), uint64(n-1), 0
+		for _, e := range old {
+			if e.key != 0 {
+				m.put(e.key-1, e.v)
 			}
 		}
 	}
 	i := segSlot(k+1) & m.mask
-	for m.keys[i] != 0 && m.keys[i] != k+1 {
+	for m.tab[i].key != 0 && m.tab[i].key != k+1 {
 		i = (i + 1) & m.mask
 	}
-	if m.keys[i] == 0 {
+	if m.tab[i].key == 0 {
 		m.n++
 	}
-	m.keys[i], m.vals[i] = k+1, v
+	m.tab[i] = segEntry{k + 1, v}
 }
