@@ -62,9 +62,9 @@ type segSearch struct {
 	local, out []uint64
 	// The memo of steps: the new ids, and the step rule that failed
 	// (local steps' keys are below 2^32, deliveries' above).
-	memo     segMemo
-	extras   []segExtra
-	miss     int64
+	memo   segMemo
+	extras []segExtra
+	miss   int64
 	// Checks (check): per id, the properties (by index) whose node-local
 	// invariant or bounds fail at it (bad); per id and position, the
 	// node and its outgoing links decoded (vnode, vlinks) and its terms
