@@ -18,11 +18,12 @@ import (
 
 // The search's states are tuples of segment ids (a node with its
 // outgoing links, in the relative naming that maps the node to node 0),
-// and a step is a table look-up on the ids it reads: a local step of
-// node n by (n's id, kind), a delivery from i to n by (i's id, n's id,
-// the offset of i from n, kind), giving the new ids; a miss runs the
-// world (model.World.Apply, then the ample steps fused as the checker
-// fuses them) and remembers the result. The canonical form is the least
+// and a step is a table look-up on what it reads: a local step of node
+// n by (n's id, kind), giving n's new id; a delivery from i to n by (n's
+// id, the packet, the offset of i from n, kind), giving n's new id, and
+// by (i's id, the link) the id of i once the packet has left; a miss
+// runs the world (model.World.Apply, then the ample steps fused as the
+// checker fuses them) and remembers the result. The canonical form is the least
 // rotation of the tuple (every segment is written relative to its own
 // node, so a rotation of the nodes only rotates the tuple), the visited
 // set a table of packed tuples.
@@ -60,11 +61,24 @@ type segSearch struct {
 	at         []map[string]uint32 // at[p]: ids by their encoding at position p
 	real       [][][]byte
 	local, out []uint64
-	// The memo of steps: the new ids, and the step rule that failed
-	// (local steps' keys are below 2^32, deliveries' above).
-	memo   segMemo
-	extras []segExtra
-	miss   int64
+	// The memo of steps: the new ids, and the step rule that failed.
+	// A local step's key is its node's id and kind; a delivery's (with
+	// bit 62 set) the receiver's id, the packet (an id in pkts, in the
+	// receiver's naming), the sender's offset and the kind, and its
+	// value the receiver's new id: by the model's contract a handler and
+	// the step rules and statistics (model.Property.Step) read only the
+	// receiving node, the packet and the action, and the ample steps
+	// fused after it are the receiver's (the sender's node is unchanged,
+	// and no stored state has an ample step enabled). The sender's new id
+	// (its link's head popped) is popped[id*P+e], e the receiver's offset
+	// from it (noID: not yet known), the packet head[id*P+e]. verify
+	// (tests) runs every delivery whole too and compares.
+	memo         segMemo
+	pkts         map[model.Packet]uint32
+	head, popped []uint32
+	verify       bool
+	extras       []segExtra
+	miss         int64
 	// Checks (check): per id, the properties (by index) whose node-local
 	// invariant or bounds fail at it (bad); per id and position, the
 	// node and its outgoing links decoded (vnode, vlinks) and its terms
@@ -119,6 +133,9 @@ const segMaxNodes = 4
 // fuseLimit bounds a chain of fused ample steps (the checker's bound).
 const fuseLimit = 1 << 16
 
+// noID marks a popped id not yet known.
+const noID = ^uint32(0)
+
 func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 	if !ck.Symmetry {
 		why := "off"
@@ -135,7 +152,7 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 		return nil, fmt.Errorf("it takes at most %d nodes, not %d", segMaxNodes, P)
 	}
 	s := &segSearch{ck: ck, sys: ck.Sys, P: P, kinds: ck.Sys.Kinds, rot: make([]*model.Perm, P),
-		ids: map[string]uint32{}, check: check, maxIDs: 1<<16 - 1}
+		ids: map[string]uint32{}, pkts: map[model.Packet]uint32{}, check: check, maxIDs: 1<<16 - 1}
 	syms := ck.Symmetries()
 	if len(syms) != P-1 {
 		return nil, fmt.Errorf("it needs the %d rotations of the nodes as the configuration's symmetries (it has %d renamings)", P, len(syms)+1)
@@ -202,15 +219,13 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 	return s, nil
 }
 
-// segStep is a remembered step: the new ids (of the sender and the
-// receiver for a delivery, of the node in ids[1] for a local step) and,
-// where the step broke a step rule or adds to the step statistics (with
-// the ample steps fused after it), extra-1 indexes segSearch.extras (the
-// memo's values stay 8 bytes: most steps have neither). An id of 16 bits
-// or more is cut here, but the search then stops (overflow) before it
-// stores a successor of the state whose expansion made it.
+// segStep is a remembered step: the node's new id (the receiver's for a
+// delivery) and, where the step broke a step rule or adds to the step
+// statistics (with the ample steps fused after it), extra-1 indexes
+// segSearch.extras (the memo's values stay 8 bytes: most steps have
+// neither).
 type segStep struct {
-	ids   [2]uint16
+	id    uint32
 	extra uint32
 }
 
@@ -259,6 +274,23 @@ func (s *segSearch) intern(w *model.World, i int) uint32 {
 		s.at[p][string(reals[p])] = id
 	}
 	s.real = append(s.real, reals)
+	s.head = append(s.head, make([]uint32, P)...)
+	for p := 1; p < P; p++ {
+		// As the sender at offset p from a receiver renamed node 0: the
+		// head of its link to offset P-p, in the receiver's naming.
+		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
+		if l := s.tmp.Links[p*P]; len(l) > 0 {
+			pk, ok := s.pkts[l[0]]
+			if !ok {
+				pk = uint32(len(s.pkts))
+				s.pkts[l[0]] = pk
+			}
+			s.head[int(id)*P+P-p] = pk
+		}
+	}
+	for range P {
+		s.popped = append(s.popped, noID)
+	}
 	var loc, out uint64
 	for ki, k := range s.kinds {
 		if k != model.Deliver && k.Enabled(w.Nodes[i]) {
@@ -405,6 +437,23 @@ func (s *segSearch) rules(a model.Action) error {
 		}
 	}
 	return nil
+}
+
+// sameStep says whether two answers of a step are the same: new ids,
+// whether a rule is broken, and statistics.
+func (s *segSearch) sameStep(x, y segStep) bool {
+	if x.id != y.id {
+		return false
+	}
+	var ex, ey segExtra
+	if x.extra != 0 {
+		ex = s.extras[x.extra-1]
+	}
+	if y.extra != 0 {
+		ey = s.extras[y.extra-1]
+	}
+	// (Not the rule's message: it may name the nodes of another rotation.)
+	return (ex.err == nil) == (ey.err == nil) && slices.Equal(ex.stats, ey.stats)
 }
 
 // extraOf returns a miss's segStep.extra: 0 when the step broke no rule
@@ -601,12 +650,12 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 				s.totals[i] += v
 			}
 		}
-		succs = append(succs, succ{s.pack(t), a.Code()})
+		succs = append(succs, succ{k: s.pack(t), code: a.Code()})
 	}
 	store := func() {
 		var sink uint64
 		for _, x := range succs {
-			sink += vis.tab[segSlot(x.k+1)&vis.mask]
+			sink += vis.touch(x.k)
 		}
 		vis.sink += sink
 		for _, x := range succs {
@@ -664,17 +713,28 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 								continue
 							}
 							a := model.Action{Kind: uint8(ki), Node: model.NodeID(n), Peer: model.NodeID(i)}
-							key := uint64(t[i]) | uint64(id)<<16 | uint64(d)<<32 | uint64(ki)<<40
+							hp := int(t[i])*P + P - d
+							key := 1<<62 | uint64(ki)<<56 | uint64(d)<<52 | uint64(s.head[hp])<<16 | uint64(id)
 							r, ok := s.memo.get(key)
-							if !ok {
-								s.miss++
+							if !ok || s.popped[hp] == noID || s.verify {
+								if !ok || s.popped[hp] == noID {
+									s.miss++
+								}
 								s.decode(&t)
-								r.extra = s.extraOf(s.apply(a))
-								r.ids = [2]uint16{uint16(s.intern(&s.w, i)), uint16(s.intern(&s.w, n))}
-								s.memo.put(key, r)
+								whole := segStep{extra: s.extraOf(s.apply(a))}
+								np := s.intern(&s.w, i)
+								whole.id = s.intern(&s.w, n)
+								if s.verify && (ok && !s.sameStep(r, whole) || s.popped[hp] != noID && s.popped[hp] != np) && s.err == nil {
+									s.err = fmt.Errorf("internal error: %s from a state with segments %v is not what the same delivery did before (a handler or step rule reads more than its node and the packet?)", s.sys.ActionName(a), t[:P])
+								}
+								if !ok {
+									r = whole
+									s.memo.put(key, r)
+								}
+								s.popped[hp] = np
 							}
 							u := t
-							u[i], u[n] = uint32(r.ids[0]), uint32(r.ids[1])
+							u[i], u[n] = s.popped[hp], r.id
 							visit(&u, a, r)
 						}
 						continue
@@ -689,11 +749,11 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 						s.miss++
 						s.decode(&t)
 						r.extra = s.extraOf(s.apply(a))
-						r.ids[1] = uint16(s.intern(&s.w, n))
+						r.id = s.intern(&s.w, n)
 						s.memo.put(key, r)
 					}
 					u := t
-					u[n] = uint32(r.ids[1])
+					u[n] = r.id
 					visit(&u, a, r)
 				}
 			}
@@ -891,6 +951,14 @@ func segSlot(x uint64) uint64 {
 	return h ^ h>>29
 }
 
+// touch loads k's first slot (so that add finds it in the cache).
+func (v *segSet) touch(k uint64) uint64 {
+	if v.tab == nil {
+		return 0
+	}
+	return v.tab[segSlot(k+1)&v.mask]
+}
+
 func (v *segSet) has(k uint64) bool {
 	if v.tab == nil {
 		return false
@@ -930,8 +998,9 @@ func (v *segSet) add(k uint64) bool {
 	}
 }
 
-// segMemo is the memo of steps: open addressing, keys stored plus one,
-// each with its value in one 16-byte entry (one cache line read).
+// segMemo is the memo of steps: open addressing, keys stored plus one
+// (zero is empty), each with its value in one 16-byte entry (one cache
+// line read).
 type segMemo struct {
 	tab  []segEntry
 	n    int

@@ -59,6 +59,7 @@ func TestSegmentIDSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			s.verify = true // every delivery run whole too, and compared
 			states, trans, levels, err := s.search(explore.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -122,6 +123,7 @@ func TestSegmentIDVerdicts(t *testing.T) {
 					t.Skipf("over %d states", limit)
 				}
 				taken++
+				s.verify = true // every delivery run whole too, and compared
 				states, _, _, err := s.search(explore.Options{})
 				var v *properties.Violation
 				switch {
