@@ -978,6 +978,7 @@ func (v *segSet) add(k uint64) bool {
 	if 2*(v.n+1) > len(v.tab) {
 		old := v.tab
 		v.tab = make([]uint64, max(1024, 2*len(old)))
+		hugePages(v.tab)
 		v.mask, v.n = uint64(len(v.tab)-1), 0
 		for _, x := range old {
 			if x != 0 {
