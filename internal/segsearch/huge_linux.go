@@ -15,5 +15,5 @@ func hugePages(tab []uint64) {
 		return
 	}
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&tab[0])), len(tab)*8)
-	_ = syscall.Madvise(b, 14) // MADV_HUGEPAGE
+	_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 }
