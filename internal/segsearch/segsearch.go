@@ -4,6 +4,7 @@
 package segsearch
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -82,18 +83,27 @@ type segSearch struct {
 	// Checks (check): per id, the properties (by index) whose node-local
 	// invariant or bounds fail at it (bad); per id and position, the
 	// node and its outgoing links decoded (vnode, vlinks) and its terms
-	// of the conserved sums, one property's after another's (terms);
-	// the conserved properties (cons), the invariants checked on every
-	// new state (whole), the initial state's sums (sums0).
+	// of the conserved sums, one property's after another's, as a vector
+	// id (tv[id*P+p]); the conserved properties (cons), the invariants
+	// checked on every new state (whole), the initial state's sums
+	// (sums0). Vectors of terms are interned (vecs, vec): a state's sums
+	// are the vector id its positions' ids add up to, pair by pair
+	// through the memo vsum, and vbad[v] (computed once, vbadOK) says
+	// which conserved properties vector v breaks.
 	check       bool
 	bad         []uint64
 	vnode       [][]model.Node
 	vlinks      [][][]model.Packet // [id][p*P+j]: the link from position p to j
-	terms       [][][]int64
+	tv          []uint32
+	vecs        map[string]uint32
+	vec         [][]int64
+	vsum        segMemo
+	vbad        []uint64
+	vbadOK      []bool
 	cons, whole []int
 	wholeMask   uint64 // whole, as bits
 	nsums       int
-	sums0, sums []int64
+	sums0       []int64
 	view        model.World
 	// Statistics (with check): the protocol's (Def.Stats) that apply,
 	// gathered per step (Stat.Step, remembered with the step; acc is a
@@ -114,7 +124,7 @@ type segSearch struct {
 	// Scratch.
 	w, rw, tmp model.World
 	box        model.Outbox
-	buf        []byte
+	buf, vbuf  []byte
 	err        error
 	// The limit reached (reason), whether the last level is partial, the
 	// heap's peak and the memory of the visited set and parent records.
@@ -152,7 +162,7 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 		return nil, fmt.Errorf("it takes at most %d nodes, not %d", segMaxNodes, P)
 	}
 	s := &segSearch{ck: ck, sys: ck.Sys, P: P, kinds: ck.Sys.Kinds, rot: make([]*model.Perm, P),
-		ids: map[string]uint32{}, pkts: map[model.Packet]uint32{}, check: check, maxIDs: 1<<16 - 1}
+		ids: map[string]uint32{}, pkts: map[model.Packet]uint32{}, vecs: map[string]uint32{}, check: check, maxIDs: 1<<16 - 1}
 	syms := ck.Symmetries()
 	if len(syms) != P-1 {
 		return nil, fmt.Errorf("it needs the %d rotations of the nodes as the configuration's symmetries (it has %d renamings)", P, len(syms)+1)
@@ -329,7 +339,7 @@ func (s *segSearch) internChecks(w *model.World, i int, id uint32) {
 		}
 	}
 	s.bad = append(s.bad, bad)
-	nodes, links, terms := make([]model.Node, P), make([][]model.Packet, P*P), make([][]int64, P)
+	nodes, links := make([]model.Node, P), make([][]model.Packet, P*P)
 	for p := range P {
 		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
 		nodes[p] = s.sys.M.NewNode(model.NodeID(p))
@@ -350,9 +360,59 @@ func (s *segSearch) internChecks(w *model.World, i int, id uint32) {
 			}
 			base += cs.Sums(s.sys)
 		}
-		terms[p] = v
+		s.tv = append(s.tv, s.internVec(v))
 	}
-	s.vnode, s.vlinks, s.terms = append(s.vnode, nodes), append(s.vlinks, links), append(s.terms, terms)
+	s.vnode, s.vlinks = append(s.vnode, nodes), append(s.vlinks, links)
+}
+
+// internVec returns the id of a vector of terms of the conserved sums.
+func (s *segSearch) internVec(v []int64) uint32 {
+	s.vbuf = s.vbuf[:0]
+	for _, x := range v {
+		s.vbuf = binary.AppendVarint(s.vbuf, x)
+	}
+	if id, ok := s.vecs[string(s.vbuf)]; ok {
+		return id
+	}
+	id := uint32(len(s.vec))
+	s.vecs[string(s.vbuf)] = id
+	s.vec = append(s.vec, slices.Clone(v))
+	s.vbad, s.vbadOK = append(s.vbad, 0), append(s.vbadOK, false)
+	return id
+}
+
+// sumBad returns the conserved properties that the sums of state t
+// break.
+func (s *segSearch) sumBad(t *[segMaxNodes]uint32) uint64 {
+	P := s.P
+	v := s.tv[int(t[0])*P]
+	for p := 1; p < P; p++ {
+		b := s.tv[int(t[p])*P+p]
+		key := uint64(v)<<32 | uint64(b)
+		r, ok := s.vsum.get(key)
+		if !ok {
+			sum := slices.Clone(s.vec[v])
+			for q, x := range s.vec[b] {
+				sum[q] += x
+			}
+			r.id = s.internVec(sum)
+			s.vsum.put(key, r)
+		}
+		v = r.id
+	}
+	if !s.vbadOK[v] {
+		var bad uint64
+		base := 0
+		for _, k := range s.cons {
+			n := s.ck.Props[k].Conserved.Sums(s.sys)
+			if !slices.Equal(s.vec[v][base:base+n], s.sums0[base:base+n]) {
+				bad |= 1 << k
+			}
+			base += n
+		}
+		s.vbad[v], s.vbadOK[v] = bad, true
+	}
+	return s.vbad[v]
 }
 
 // assemble makes s.view the state of tuple t from the decoded nodes and
@@ -380,20 +440,7 @@ func (s *segSearch) checkState(t *[segMaxNodes]uint32) {
 		bad |= s.bad[t[p]]
 	}
 	if s.nsums > 0 {
-		s.sums = append(s.sums[:0], s.terms[t[0]][0]...)
-		for p := 1; p < s.P; p++ {
-			for q, x := range s.terms[t[p]][p] {
-				s.sums[q] += x
-			}
-		}
-		base := 0
-		for _, k := range s.cons {
-			n := s.ck.Props[k].Conserved.Sums(s.sys)
-			if !slices.Equal(s.sums[base:base+n], s.sums0[base:base+n]) {
-				bad |= 1 << k
-			}
-			base += n
-		}
+		bad |= s.sumBad(t)
 	}
 	if bad|s.wholeMask == 0 {
 		return
@@ -598,6 +645,7 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 		// The conserved sums' values, in the initial state.
 		s.sums0 = properties.ConservedSums(&s.ck.Props[k], &s.w, s.sums0)
 	}
+	clear(s.vbadOK) // against these sums
 	clear(s.acc)
 	clear(s.totals)
 	// Every state stored is fused: none has an ample step enabled.
