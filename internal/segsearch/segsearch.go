@@ -773,7 +773,8 @@ func (s *segSearch) search(opt explore.Options) (states, trans int64, levels []i
 								np := s.intern(&s.w, i)
 								whole.id = s.intern(&s.w, n)
 								if s.verify && (ok && !s.sameStep(r, whole) || s.popped[hp] != noID && s.popped[hp] != np) && s.err == nil {
-									s.err = fmt.Errorf("internal error: %s from a state with segments %v is not what the same delivery did before (a handler or step rule reads more than its node and the packet?)", s.sys.ActionName(a), t[:P])
+									tt := t // (a copy: t stays on the stack)
+									s.err = fmt.Errorf("internal error: %s from a state with segments %v is not what the same delivery did before (a handler or step rule reads more than its node and the packet?)", s.sys.ActionName(a), tt[:P])
 								}
 								if !ok {
 									r = whole
