@@ -53,6 +53,14 @@ type Property struct {
 	// values.
 	Conserved *Conservation
 
+	// Vacuous, when set, is a sufficient condition for State per node:
+	// State holds in every state where Vacuous(w, n) holds at every node
+	// n, and Vacuous reads only node n's own state and the configuration.
+	// A search that knows every node's answer can then skip State (the
+	// search over segment ids keeps it per segment). Tests check it on
+	// the full state graphs of the built-in claims and broken variants.
+	Vacuous func(w *World, n int) bool
+
 	// Sees names the action kinds whose effects the property reads (other
 	// than on terminal states). An ample-set reduction never uses a kind
 	// that a checked property sees.

@@ -303,14 +303,15 @@ func TestStubbornSetsEveryPropertyOnRandomConfigurations(t *testing.T) {
 }
 
 // TestPropertyFormsOnFullGraphs checks the forms the properties declare
-// for the reduction (model.Property: NodeLocal, Stable, Conserved) on
+// (model.Property: NodeLocal, Stable, Conserved, Vacuous) on
 // every state and transition of the full state graphs (up to a limit) of
 // every claim and broken-variant example of every protocol: a NodeLocal
 // State fails exactly where Local fails at some node; a Stable State that
 // fails fails in every successor; a Conserved State fails exactly where a
 // sum differs from its initial value or Bounds fails at some node, and
 // each step changes the sums exactly by what it changes at its node, the
-// packet it takes and the packets it sends. Under the race detector, a
+// packet it takes and the packets it sends; State holds where Vacuous
+// holds at every node. Under the race detector, a
 // sixth of the configurations with a smaller limit.
 func TestPropertyFormsOnFullGraphs(t *testing.T) {
 	limit := 6_000
@@ -345,7 +346,7 @@ func TestPropertyFormsOnFullGraphs(t *testing.T) {
 		var props []*model.Property
 		for i := range def.Properties {
 			p := &def.Properties[i]
-			if p.State != nil && (p.NodeLocal || p.Stable || p.Conserved != nil) {
+			if p.State != nil && (p.NodeLocal || p.Stable || p.Conserved != nil || p.Vacuous != nil) {
 				props = append(props, p)
 			}
 		}
@@ -375,6 +376,18 @@ func TestPropertyFormsOnFullGraphs(t *testing.T) {
 					}
 					if bad != local {
 						t.Fatalf("%s: State %v, Local at some node %v, at\n%s", p.Name, bad, local, w.Format())
+					}
+				}
+				if p.Vacuous != nil {
+					vacuous := true
+					for n := range w.Nodes {
+						vacuous = vacuous && p.Vacuous(w, n)
+					}
+					if vacuous && bad {
+						t.Fatalf("%s: Vacuous at every node, but State fails at\n%s", p.Name, w.Format())
+					}
+					if vacuous {
+						checked[p.Name+" vacuous"]++
 					}
 				}
 				if p.Conserved != nil && p.State(init) == nil {
@@ -426,7 +439,7 @@ func TestPropertyFormsOnFullGraphs(t *testing.T) {
 			}
 		}
 	})
-	for _, p := range []string{"credit-conservation", "pool-bound", "buffer-held", "fa-values"} {
+	for _, p := range []string{"credit-conservation", "pool-bound", "buffer-held", "fa-values", "fa-values vacuous"} {
 		if checked[p] == 0 {
 			t.Errorf("%s: no state checked", p)
 		}

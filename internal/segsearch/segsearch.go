@@ -32,10 +32,12 @@ import (
 // The properties are checked in the same terms: a node-local invariant
 // (NodeLocal, with Local) and a conserved sum's bounds once per segment
 // id, when the id is made; a conserved sum as the sum of its terms kept
-// per id and position; the step rules (Step) and step statistics on a
-// miss, remembered with the step; the other invariants (State) and state
+// per id and position (vectors of terms interned, added pair by pair
+// through a memo); the step rules (Step) and step statistics on a miss,
+// remembered with the step; the other invariants (State) and state
 // statistics on every new state, read from a world assembled from nodes
-// and links kept decoded per id and position (no decoding); the end-state
+// and links kept decoded per id and position (no decoding), except an
+// invariant whose Vacuous holds at every node's id; the end-state
 // conditions (Final, liveness on end states) where nothing is enabled, on
 // the same world. Every state stored keeps its parent and the action from
 // it, and a counterexample is rebuilt in real naming.
@@ -92,6 +94,7 @@ type segSearch struct {
 	// which conserved properties vector v breaks.
 	check       bool
 	bad         []uint64
+	vac         []uint64 // per id, the properties whose Vacuous holds at it
 	vnode       [][]model.Node
 	vlinks      [][][]model.Packet // [id][p*P+j]: the link from position p to j
 	tv          []uint32
@@ -339,6 +342,13 @@ func (s *segSearch) internChecks(w *model.World, i int, id uint32) {
 		}
 	}
 	s.bad = append(s.bad, bad)
+	var vac uint64
+	for _, k := range s.whole {
+		if v := s.ck.Props[k].Vacuous; v != nil && v(w, i) {
+			vac |= 1 << k
+		}
+	}
+	s.vac = append(s.vac, vac)
 	nodes, links := make([]model.Node, P), make([][]model.Packet, P*P)
 	for p := range P {
 		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
@@ -436,19 +446,22 @@ func (s *segSearch) assemble(t *[segMaxNodes]uint32) *model.World {
 // in s.viol.
 func (s *segSearch) checkState(t *[segMaxNodes]uint32) {
 	var bad uint64
+	vac := ^uint64(0) // the properties vacuous at every node
 	for p := range s.P {
 		bad |= s.bad[t[p]]
+		vac &= s.vac[t[p]]
 	}
+	whole := s.wholeMask &^ vac
 	if s.nsums > 0 {
 		bad |= s.sumBad(t)
 	}
-	if bad|s.wholeMask == 0 {
+	if bad|whole == 0 {
 		return
 	}
 	// In the properties' order, as the checker and a replay check them:
 	// the first that fails is the one reported.
 	w := s.assemble(t)
-	for m := bad | s.wholeMask; m != 0; m &= m - 1 {
+	for m := bad | whole; m != 0; m &= m - 1 {
 		k := bits.TrailingZeros64(m)
 		p := &s.ck.Props[k]
 		err := p.State(w)

@@ -187,6 +187,8 @@ var FAValues = model.Property{
 	// The values a process got are never taken back: a repeat or a
 	// decrease, once there, stays.
 	Stable: true,
+	// No process has got a value: nothing to repeat or to order.
+	Vacuous: func(w *model.World, n int) bool { return len(NodeAt(w, n).FA.Got) == 0 },
 	Final: func(w *model.World) error {
 		n := 0
 		for i := range w.Nodes {
