@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"lfccheck/explore"
+	"lfccheck/internal/segsearch"
 	"lfccheck/model"
 	"lfccheck/protocols"
 	"lfccheck/protocols/intr"
@@ -24,7 +25,9 @@ import (
 // run include the fixed chunks of the store's arrays); the liveness-graph cases check eventual-delivery on the recorded
 // state graph and report its bytes per state too. The searches use the
 // symmetry reduction where the configuration has one, except the
-// no-symmetry case, which shows what it costs per state.
+// no-symmetry case, which shows what it costs per state; the segments
+// case is the search over segment ids (check --engine segments) on the
+// space of --por off --sleep-sets off.
 // intrRing is INTR on three nodes, each sending one packet to the next.
 func intrRing() model.Config {
 	p := intr.Defaults()
@@ -43,33 +46,39 @@ func BenchmarkExplore(b *testing.B) {
 		workers  int
 		frontier bool
 		scc      bool // the on-the-fly liveness search (LiveDFS)
+		segments bool // the search over segment ids (check --engine segments)
 	}{
-		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false, false, false, 0, false, false},
-		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true, false, false, 0, false, false},
-		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false, false, false, 0, false, false},
-		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false, false, false, 0, false, false},
-		{"mcast-binary-3n-c1-k2/no-symmetry", mcast.Config("binary", 3, 1, 2), false, false, true, 0, false, false},
-		{"mcast-binary-3n-c1-k2/liveness-graph", mcast.Config("binary", 3, 1, 2), false, true, false, 0, false, false},
+		{"ucast-3n-c1-k1/exact", ucast.Config(3, 1, 1), false, false, false, 0, false, false, false},
+		{"ucast-3n-c1-k1/fingerprint", ucast.Config(3, 1, 1), true, false, false, 0, false, false, false},
+		{"ucast-2n-c2-k4/exact", ucast.Config(2, 2, 4), false, false, false, 0, false, false, false},
+		{"mcast-binary-3n-c1-k2/exact", mcast.Config("binary", 3, 1, 2), false, false, false, 0, false, false, false},
+		{"mcast-binary-3n-c1-k2/no-symmetry", mcast.Config("binary", 3, 1, 2), false, false, true, 0, false, false, false},
+		{"mcast-binary-3n-c1-k2/liveness-graph", mcast.Config("binary", 3, 1, 2), false, true, false, 0, false, false, false},
 		// INTR's liveness properties on the graph, analysed on the pairs
 		// of representatives and renamings, and on the real graph.
-		{"intr-3n-ring/liveness-graph", intrRing(), false, true, false, 0, false, false},
-		{"intr-3n-ring/liveness-graph/no-symmetry", intrRing(), false, true, true, 0, false, false},
+		{"intr-3n-ring/liveness-graph", intrRing(), false, true, false, 0, false, false, false},
+		{"intr-3n-ring/liveness-graph/no-symmetry", intrRing(), false, true, true, 0, false, false, false},
 		// The same without the graph: the on-the-fly search (its
 		// graph-bytes are its per-state numbers, bits and stacks, and the
 		// largest component it expanded again).
-		{"intr-3n-ring/liveness-scc", intrRing(), false, true, true, 0, false, true},
+		{"intr-3n-ring/liveness-scc", intrRing(), false, true, true, 0, false, true, false},
 		// Binary P=4 (the README's throughput figures), one worker and two.
-		{"mcast-binary-4n-c1-k1/exact/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, false, false},
-		{"mcast-binary-4n-c1-k1/exact/workers=2", mcast.Config("binary", 4, 1, 1), false, false, false, 2, false, false},
+		{"mcast-binary-4n-c1-k1/exact/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, false, false, false},
+		{"mcast-binary-4n-c1-k1/exact/workers=2", mcast.Config("binary", 4, 1, 1), false, false, false, 2, false, false, false},
 		// A run of about a minute (6.8M orbits), for the speedup of two
 		// workers over one: compare their states/s.
-		{"mcast-binary-4n-c2-k1/exact/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, false, false},
-		{"mcast-binary-4n-c2-k1/exact/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, false, false},
+		{"mcast-binary-4n-c2-k1/exact/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, false, false, false},
+		{"mcast-binary-4n-c2-k1/exact/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, false, false, false},
 		// The frontier search keeps one level in the visited set: its
 		// bytes/state are those of the tree store's shared segments.
-		{"mcast-binary-4n-c1-k1/frontier/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, true, false},
-		{"mcast-binary-4n-c2-k1/frontier/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, true, false},
-		{"mcast-binary-4n-c2-k1/frontier/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, true, false},
+		{"mcast-binary-4n-c1-k1/frontier/workers=1", mcast.Config("binary", 4, 1, 1), false, false, false, 1, true, false, false},
+		{"mcast-binary-4n-c2-k1/frontier/workers=1", mcast.Config("binary", 4, 2, 1), false, false, false, 1, true, false, false},
+		{"mcast-binary-4n-c2-k1/frontier/workers=2", mcast.Config("binary", 4, 2, 1), false, false, false, 2, true, false, false},
+		// The search over segment ids (internal/segsearch, one worker),
+		// which explores the space of --por off --sleep-sets off (808,510
+		// states): its bytes/state are those of its visited set and parent
+		// records, not of its memo and segment tables.
+		{"mcast-binary-4n-c1-k1/segments/por-off", mcast.Config("binary", 4, 1, 1), false, false, false, 1, false, false, true},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -78,7 +87,7 @@ func BenchmarkExplore(b *testing.B) {
 				// -short, and the smaller cases cover the same code.
 				b.Skip("a minute-long run; without -short it runs")
 			}
-			if testing.Short() && strings.HasPrefix(c.name, "mcast-binary-4n-c1-k1/") && c.workers == 1 {
+			if testing.Short() && strings.HasPrefix(c.name, "mcast-binary-4n-c1-k1/") && c.workers == 1 && !c.segments {
 				// Ten seconds each: under -short binary P=4 runs on two
 				// workers only (one worker and the frontier search are
 				// covered by the tests; without -short they are timed).
@@ -97,6 +106,12 @@ func BenchmarkExplore(b *testing.B) {
 				search := explore.BFS
 				if c.scc {
 					search = explore.LiveDFS
+				}
+				if c.segments {
+					ck.Stubborn = false
+					search = func(explore.Model, explore.Options) (explore.Result, error) {
+						return segsearch.Run(ck, explore.Options{})
+					}
 				}
 				r, err := search(ck, explore.Options{Fingerprint: c.fp, Workers: c.workers, Frontier: c.frontier})
 				if err != nil || r.Verdict != explore.Pass {
