@@ -110,7 +110,8 @@ func BenchmarkExplore(b *testing.B) {
 				if c.segments {
 					ck.Stubborn = false
 					search = func(explore.Model, explore.Options) (explore.Result, error) {
-						return segsearch.Run(ck, explore.Options{})
+						r, _, err := segsearch.Run(ck, explore.Options{})
+						return r, err
 					}
 				}
 				r, err := search(ck, explore.Options{Fingerprint: c.fp, Workers: c.workers, Frontier: c.frontier})

@@ -360,11 +360,15 @@ func checkOne(ck *properties.Checker, opt explore.Options) (checked, error) {
 // checkSegments is checkOne with the search over segment ids
 // (internal/segsearch).
 func checkSegments(ck *properties.Checker, opt explore.Options) (checked, error) {
+	var n segsearch.Counts
 	c, err := checkResultOf(ck, opt, func() (explore.Result, *explore.HuntStats, error) {
-		r, err := segsearch.Run(ck, opt)
+		r, counts, err := segsearch.Run(ck, opt)
+		n = counts
 		return r, nil, err
 	})
 	c.json.Search, c.json.Engine, c.json.Workers = "bfs", "segments", 1
+	c.json.SegmentIDs, c.json.SegmentMemoEntries, c.json.SegmentMemoBytes = n.Segments, n.MemoEntries, n.MemoBytes
+	c.json.SegmentMemoHits, c.json.SegmentMemoMisses = n.Hits, n.Misses
 	return c, err
 }
 

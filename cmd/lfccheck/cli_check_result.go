@@ -109,6 +109,15 @@ type checkResult struct {
 	// (check --engine segments: the breadth-first search over segment
 	// ids).
 	Engine string `json:"engine"`
+	// With --engine segments: the distinct segments the search made
+	// (SegmentIDs), the steps it remembers (SegmentMemoEntries, in
+	// SegmentMemoBytes) and how many transitions ran the protocol's
+	// handlers (SegmentMemoMisses) or were looked up (SegmentMemoHits).
+	SegmentIDs         int64 `json:"segment_ids,omitempty"`
+	SegmentMemoEntries int64 `json:"segment_memo_entries,omitempty"`
+	SegmentMemoBytes   int64 `json:"segment_memo_bytes,omitempty"`
+	SegmentMemoHits    int64 `json:"segment_memo_hits,omitempty"`
+	SegmentMemoMisses  int64 `json:"segment_memo_misses,omitempty"`
 	// Workers is the number of goroutines of a breadth-first search.
 	Workers int   `json:"workers,omitempty"`
 	Seed    int64 `json:"seed,omitempty"`

@@ -46,6 +46,13 @@ func TestEngineSegments(t *testing.T) {
 		if seg["engine"] != "segments" || ck["engine"] != "checker" || seg["stubborn_sets"] != false || seg["sleep_sets"] != false || seg["workers"] != 1.0 {
 			t.Errorf("%v: engine %v / %v, stubborn sets %v, sleep sets %v, workers %v", c.args, seg["engine"], ck["engine"], seg["stubborn_sets"], seg["sleep_sets"], seg["workers"])
 		}
+		// Its tables: every transition looked up or run, fewer run than
+		// looked up where it passes.
+		ids, entries, hits, misses := seg["segment_ids"], seg["segment_memo_entries"], seg["segment_memo_hits"], seg["segment_memo_misses"]
+		if _, has := ck["segment_ids"]; has || ids == nil || entries == nil || misses == nil || ids.(float64) < 2 || entries.(float64) < 1 ||
+			c.exit == 0 && (hits == nil || hits.(float64)+misses.(float64) != seg["transitions"].(float64) || hits.(float64) < misses.(float64)) {
+			t.Errorf("%v: segments %v, memo entries %v, hits %v, misses %v, transitions %v (checker: %v)", c.args, ids, entries, hits, misses, seg["transitions"], ck["segment_ids"])
+		}
 		if c.exit == 1 && len(seg["trace"].([]any)) != len(ck["trace"].([]any)) {
 			t.Errorf("%v: a counterexample of %d steps, the checker's %d", c.args, len(seg["trace"].([]any)), len(ck["trace"].([]any)))
 		}

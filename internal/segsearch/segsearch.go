@@ -896,15 +896,15 @@ func Off(ck *properties.Checker) string {
 // Stop) and progress lines; the other options do not apply. It leaves
 // the statistics in ck (Checker.Statistics). A counterexample's codes
 // are in real naming (explore.RealCode), as traces.RunCodes replays them.
-func Run(ck *properties.Checker, opt explore.Options) (explore.Result, error) {
+func Run(ck *properties.Checker, opt explore.Options) (explore.Result, Counts, error) {
 	s, err := newSegSearch(ck, true)
 	if err != nil {
-		return explore.Result{}, err
+		return explore.Result{}, Counts{}, err
 	}
 	start := time.Now()
 	states, trans, levels, verr := s.search(opt)
 	if s.err != nil {
-		return explore.Result{}, s.err
+		return explore.Result{}, Counts{}, s.err
 	}
 	s.heap()
 	st := explore.Stats{States: states, Transitions: trans, Depth: max(0, len(levels)-1), Elapsed: time.Since(start),
@@ -924,13 +924,22 @@ func Run(ck *properties.Checker, opt explore.Options) (explore.Result, error) {
 		v := properties.AsViolation(verr)
 		r.Verdict, r.Violation, r.Trace = explore.Fail, v, s.trace()
 		if s.err != nil {
-			return explore.Result{}, s.err
+			return explore.Result{}, Counts{}, s.err
 		}
 		r.Stats.Depth = len(r.Trace) // as the checker's: the counterexample's length
 	case s.reason != "":
 		r.Verdict, r.Reason = explore.Incomplete, s.reason
 	}
-	return r, nil
+	n := Counts{Segments: int64(len(s.real)), MemoEntries: int64(s.memo.n), MemoBytes: int64(len(s.memo.tab)) * 16, Misses: s.miss, Hits: max(0, trans-s.miss)}
+	return r, n, nil
+}
+
+// Counts are what Run says of its tables: the distinct segments
+// (Segments), the steps remembered (MemoEntries, in MemoBytes) and the
+// transitions that ran the protocol's handlers (Misses) or were looked
+// up (Hits).
+type Counts struct {
+	Segments, MemoEntries, MemoBytes, Hits, Misses int64
 }
 
 // trace returns the counterexample of the violation search found, as
