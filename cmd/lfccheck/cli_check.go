@@ -44,7 +44,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	df.register(fs)
 	var dkf diskFlags
 	dkf.register(fs)
-	engine := fs.String("engine", "checker", "checker: the checker's search (every option here); segments: a breadth-first search over tuples of segment ids with memoized steps (experimental: one worker, no stubborn or sleep sets, so the space of --por off --sleep-sets off; configurations whose symmetries are the rotations of at most 4 nodes; see docs/checking.md)")
+	engine := fs.String("engine", "checker", "checker: the checker's search (every option here); segments: a breadth-first search over tuples of segment ids with memoized steps (experimental: one worker, no stubborn or sleep sets, so the space of --por off --sleep-sets off; configurations whose symmetries are the rotations of at most 8 nodes; see docs/checking.md)")
 	frontier := fs.Bool("frontier", false, "keep only the level being built in the visited set: memory per level, not per state, for protocol variants whose runs all end (a state met again at a greater depth is stored again; after a pass the search counts the states stored twice: none means the count is of distinct states)")
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err

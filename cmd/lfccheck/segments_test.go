@@ -94,7 +94,7 @@ func TestEngineSegmentsRefuses(t *testing.T) {
 		{[]string{"--engine", "segments", "--frontier"}, "not with --frontier"},
 		{[]string{"--engine", "segments", "--search", "dfs"}, "not with --search dfs"},
 		{[]string{"--engine", "segments", "--distributed", "2"}, "not with --distributed"},
-		{[]string{"--engine", "segments", "--protocol", "mcast", "--nodes", "5"}, "at most 4 nodes"},
+		{[]string{"--engine", "segments", "--protocol", "mcast", "--nodes", "9"}, "at most 8 nodes"},
 		{[]string{"--engine", "segments", "--protocol", "mcast", "--nodes", "3", "--tree", "binary", "--cast", "0:1"}, "rotations"},
 	} {
 		code, out, errs := runCLI(append([]string{"check", "-q"}, c.args...)...)

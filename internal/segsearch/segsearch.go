@@ -43,7 +43,7 @@ import (
 // it, and a counterexample is rebuilt in real naming.
 //
 // What it does not take (Off says which): configurations whose
-// symmetries are not the P rotations, more than 4 nodes (16-bit ids
+// symmetries are not the P rotations, more than 8 nodes (ids
 // packed in one word), kinds that read the links (Quiet) or fault kinds,
 // reachability goals, liveness on the state graph. It has no stubborn
 // or sleep sets: it explores the space of check --por off --sleep-sets
@@ -134,14 +134,16 @@ type segSearch struct {
 	reason     string
 	partial    bool
 	overflow   bool   // an id of maxIDs or more was made
-	maxIDs     uint32 // 65,535: ids fit 16 bits, and no packed tuple is all ones (the visited set stores key+1)
+	lane       uint   // the bits of an id in a packed tuple: 64/P, at most 16
+	maxIDs     uint32 // 2^lane-1: ids fit lane bits, and no packed tuple is all ones (the visited set stores key+1)
 	peak       uint64
 	sample     []metrics.Sample
 	storeBytes int64
 }
 
-// segMaxNodes bounds P: P ids of 16 bits are packed in one word.
-const segMaxNodes = 4
+// segMaxNodes bounds P: P ids are packed in one word, 16 bits each up
+// to 4 nodes, 64/P bits above (12 at P=5: 4,095 ids; 8 at P=8: 255).
+const segMaxNodes = 8
 
 // fuseLimit bounds a chain of fused ample steps (the checker's bound).
 const fuseLimit = 1 << 16
@@ -165,7 +167,9 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 		return nil, fmt.Errorf("it takes at most %d nodes, not %d", segMaxNodes, P)
 	}
 	s := &segSearch{ck: ck, sys: ck.Sys, P: P, kinds: ck.Sys.Kinds, rot: make([]*model.Perm, P),
-		ids: map[string]uint32{}, pkts: map[model.Packet]uint32{}, vecs: map[string]uint32{}, check: check, maxIDs: 1<<16 - 1}
+		ids: map[string]uint32{}, pkts: map[model.Packet]uint32{}, vecs: map[string]uint32{}, check: check}
+	s.lane = min(16, 64/uint(P))
+	s.maxIDs = 1<<s.lane - 1
 	syms := ck.Symmetries()
 	if len(syms) != P-1 {
 		return nil, fmt.Errorf("it needs the %d rotations of the nodes as the configuration's symmetries (it has %d renamings)", P, len(syms)+1)
@@ -277,7 +281,7 @@ func (s *segSearch) intern(w *model.World, i int) uint32 {
 		// The search stops at the end of this expansion, incomplete: a
 		// 17-bit id does not fit the packed tuples.
 		s.overflow = true
-		s.reason = "more than 65,535 distinct segments (the search over segment ids packs 16-bit ids; the checker has no such bound)"
+		s.reason = fmt.Sprintf("more than %d distinct segments (the search over segment ids packs %d ids of %d bits in a word; the checker has no such bound)", s.maxIDs, s.P, s.lane)
 	}
 	s.ids[string(s.buf)] = id
 	reals := make([][]byte, P)
@@ -620,14 +624,15 @@ func (s *segSearch) fuse() error {
 // pack returns the least rotation of tuple t, packed.
 func (s *segSearch) pack(t *[segMaxNodes]uint32) uint64 {
 	var k uint64
+	b := s.lane
 	for p := range s.P {
-		k = k<<16 | uint64(t[p])
+		k = k<<b | uint64(t[p])
 	}
-	best, w := k, uint(16*s.P)
-	for r := 1; r < s.P; r++ {
-		x := bits.RotateLeft64(k, 16*r)
+	best, w := k, b*uint(s.P)
+	for r := uint(1); r < uint(s.P); r++ {
+		x := bits.RotateLeft64(k, int(b*r))
 		if w < 64 {
-			x = (k<<(16*uint(r)) | k>>(w-16*uint(r))) & (1<<w - 1)
+			x = (k<<(b*r) | k>>(w-b*r)) & (1<<w - 1)
 		}
 		best = min(best, x)
 	}
@@ -635,8 +640,9 @@ func (s *segSearch) pack(t *[segMaxNodes]uint32) uint64 {
 }
 
 func (s *segSearch) unpack(k uint64) (t [segMaxNodes]uint32) {
+	m := uint64(1)<<s.lane - 1
 	for p := s.P - 1; p >= 0; p-- {
-		t[p], k = uint32(k&0xffff), k>>16
+		t[p], k = uint32(k&m), k>>s.lane
 	}
 	return t
 }
@@ -1003,7 +1009,7 @@ func (s *segSearch) trace() []uint32 {
 func (s *segSearch) rotPack(t *[segMaxNodes]uint32, r int) uint64 {
 	var k uint64
 	for p := range s.P {
-		k = k<<16 | uint64(t[(p+r)%s.P])
+		k = k<<s.lane | uint64(t[(p+r)%s.P])
 	}
 	return k
 }

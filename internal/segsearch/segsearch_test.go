@@ -213,8 +213,66 @@ func BenchmarkSegmentIDSearch(b *testing.B) {
 	})
 }
 
+// TestSegmentIDWide checks the packing of more than 4 nodes (ids of
+// 64/P bits): up to a depth, the levels, states and transitions of the
+// checker's search of the same space (MCAST binary, UCAST, P=5 and 6),
+// and the chain P=5's deadlock, by a counterexample as long as the
+// checker's that replays to it.
+func TestSegmentIDWide(t *testing.T) {
+	for _, c := range []struct {
+		cfg   model.Config
+		depth int
+	}{
+		{mcast.Config("binary", 5, 1, 1), 11},
+		{ucast.Config(5, 1, 1), 9},
+		{mcast.Config("binary", 6, 1, 1), 8},
+		{ucast.Config(6, 1, 1), 6},
+	} {
+		t.Run(c.cfg.Describe(), func(t *testing.T) {
+			s, err := newSegSearch(build(t, c.cfg), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.verify = true
+			states, trans, levels, err := s.search(explore.Options{MaxDepth: c.depth})
+			if err != nil || s.err != nil || s.overflow {
+				t.Fatalf("%v %v, overflow %v", err, s.err, s.overflow)
+			}
+			ck, err := protocols.Build(c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ck.Stubborn = false
+			r, err := explore.BFS(ck, explore.Options{Workers: 1, NoSleep: true, MaxDepth: c.depth})
+			if err != nil || r.Verdict != explore.Incomplete {
+				t.Fatalf("checker: %v %v", r.Verdict, err)
+			}
+			if states != r.Stats.States || trans != r.Stats.Transitions || !slices.Equal(levels, r.Stats.Levels) {
+				t.Fatalf("segment ids: %d states, %d transitions, levels %v; checker: %d, %d, %v", states, trans, levels, r.Stats.States, r.Stats.Transitions, r.Stats.Levels)
+			}
+			t.Logf("%d states to depth %d, %d segments of %d bits", states, c.depth, len(s.real), s.lane)
+		})
+	}
+	cfg := mcast.Config("chain", 5, 1, 1)
+	s, err := newSegSearch(build(t, cfg), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, err = s.search(explore.Options{})
+	r, _, cerr := checkerNoPOR(cfg, 0)
+	var v *properties.Violation
+	if cerr != nil || r.Verdict != explore.Fail || !errors.As(err, &v) || v.Property != failed(r) || v.Property != "deadlock" {
+		t.Fatalf("chain P=5: %v; checker %v %s %v", err, r.Verdict, failed(r), cerr)
+	}
+	codes := s.trace()
+	o, _, err := traces.RunCodes(build(t, cfg), codes, 0)
+	if err != nil || o.Violation == nil || o.Violation.Property != "deadlock" || len(codes) != len(r.Trace) {
+		t.Fatalf("chain P=5: a trace of %d steps (the checker's %d) replays to %+v, %v", len(codes), len(r.Trace), o.Violation, err)
+	}
+}
+
 // TestTooManySegments: a search that makes more segment ids than fit
-// (here a bound of 100 instead of 65,536) stops, incomplete, whatever it
+// (here a bound of 100 instead of 65,535) stops, incomplete, whatever it
 // found in its last expansion.
 func TestTooManySegments(t *testing.T) {
 	s, err := newSegSearch(build(t, mcast.Config("binary", 3, 1, 1)), true)
@@ -223,7 +281,7 @@ func TestTooManySegments(t *testing.T) {
 	}
 	s.maxIDs = 100
 	states, _, levels, err := s.search(explore.Options{})
-	if err != nil || !s.overflow || !s.partial || !strings.Contains(s.reason, "more than 65,535 distinct segments") || states >= 2576 {
+	if err != nil || !s.overflow || !s.partial || !strings.Contains(s.reason, "more than 100 distinct segments (the search over segment ids packs 3 ids of 16 bits") || states >= 2576 {
 		t.Fatalf("%d states, levels %v, err %v, overflow %v, partial %v, reason %q", states, levels, err, s.overflow, s.partial, s.reason)
 	}
 }
