@@ -228,6 +228,9 @@ func TestSegmentIDWide(t *testing.T) {
 		{mcast.Config("binary", 6, 1, 1), 8},
 		{ucast.Config(6, 1, 1), 6},
 	} {
+		if racebuild.Enabled {
+			c.depth -= 4 // fewer states: the race detector watches one goroutine here
+		}
 		t.Run(c.cfg.Describe(), func(t *testing.T) {
 			s, err := newSegSearch(build(t, c.cfg), true)
 			if err != nil {
