@@ -584,7 +584,9 @@ func (m *Machine) NoCreditSend(un *ucast.Node, d ucast.Desc, out *model.Outbox) 
 		// in its tree, on the same channel.
 		c := ch - 1
 		if m.variant != EarlyClear {
-			n.NrAcks[c]++
+			if n.NrAcks[c]++; n.NrAcks[c] == 0 {
+				n.Parent[c] = 0 // (from -1, in a broken variant) not state, as Decode leaves it
+			}
 		}
 		if m.variant != NoNextInTree {
 			d = m.nextInTree(pcb, d)
@@ -669,10 +671,19 @@ func (m *Machine) releaseChannel(n *Node, c model.NodeID, out *model.Outbox) {
 		m.tryNewRecovery(n, out)
 		return
 	}
-	parent := n.Parent[c]
-	if n.NrAcks[c] == 0 {
-		n.Parent[c] = 0 // not state any more: kept at 0, as Decode leaves it
+	if n.NrAcks[c] < 0 {
+		// Only in a broken variant (early-clear, two-recoveries), past
+		// ack-count's violation: the channel was released already and its
+		// parent forgotten (Parent is not state at a count of 0), so no
+		// CLEAR goes up again, and the parent, state again at a count
+		// other than 0, is the NI itself. (Sending the CLEAR to the
+		// forgotten parent, node 0 in every naming, and keeping that 0,
+		// broke the symmetry of the nodes.)
+		n.Parent[c] = n.ID
+		return
 	}
+	parent := n.Parent[c]
+	n.Parent[c] = 0 // not state any more: kept at 0, as Decode leaves it
 	m.SendPacket(&n.Node, ucast.Desc{Dest: parent, Pkt: model.Packet{Tag: TagClear, Origin: n.ID, Hop: uint8(c) + 1}}, out)
 }
 
