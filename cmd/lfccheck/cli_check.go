@@ -44,7 +44,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	df.register(fs)
 	var dkf diskFlags
 	dkf.register(fs)
-	engine := fs.String("engine", "checker", "checker: the checker's search (every option here); segments: a breadth-first search over tuples of segment ids with memoized steps (experimental: one worker, no stubborn or sleep sets, so the space of --por off --sleep-sets off; configurations whose symmetries are the rotations of at most 8 nodes; see docs/checking.md)")
+	engine := fs.String("engine", "checker", "checker: the checker's search (every option here); segments: a breadth-first search over tuples of segment ids with memoized steps (experimental: one worker, no stubborn or sleep sets, so the space of --por off --sleep-sets off; at most 8 nodes; symmetry only where it is the rotations of the nodes; no faults or liveness on the state graph; see docs/checking.md)")
 	frontier := fs.Bool("frontier", false, "keep only the level being built in the visited set: memory per level, not per state, for protocol variants whose runs all end (a state met again at a greater depth is stored again; after a pass the search counts the states stored twice: none means the count is of distinct states)")
 	if err := parseNoArgs(fs, args, "[flags]"); err != nil {
 		return 0, err
@@ -369,13 +369,19 @@ func checkSegments(ck *properties.Checker, opt explore.Options) (checked, error)
 	c.json.Search, c.json.Engine, c.json.Workers = "bfs", "segments", 1
 	c.json.SegmentIDs, c.json.SegmentMemoEntries, c.json.SegmentMemoBytes = n.Segments, n.MemoEntries, n.MemoBytes
 	c.json.SegmentMemoHits, c.json.SegmentMemoMisses = n.Hits, n.Misses
+	if n.Absolute && c.json.Symmetry {
+		// The checker would have reduced by these renamings; this search
+		// stores every state.
+		c.json.Symmetry = false
+		c.json.SymmetryNote = "off: --engine segments stores every state where the renamings are not the rotations of the nodes (" + n.AbsoluteNote + ")"
+	}
 	return c, err
 }
 
 // segmentsFit says which flag --engine segments cannot take, if any: it
 // is a breadth-first search on one worker over whole tuples in memory,
-// with the symmetry reduction and neither stubborn nor sleep sets, and no
-// step cache (it memoizes every step itself).
+// with neither stubborn nor sleep sets, and no step cache (it memoizes
+// every step itself).
 func segmentsFit(fs *pflag.FlagSet, sf *searchFlags, cpf *checkpointFlags, search string, frontier, scc, distributed, disk bool) error {
 	not := func(what string) error { return usagef("--engine segments: not with %s", what) }
 	switch {
@@ -397,8 +403,6 @@ func segmentsFit(fs *pflag.FlagSet, sf *searchFlags, cpf *checkpointFlags, searc
 		return not(fmt.Sprintf("--workers %d (it runs on one worker)", sf.workers))
 	case sf.stepCache == "on":
 		return not("--step-cache on (it memoizes every step itself)")
-	case sf.symmetry == "off":
-		return not("--symmetry off (it needs the rotations of the nodes)")
 	case fs.Changed("por") && sf.por == "on":
 		return not("--por on (it has no stubborn sets)")
 	case fs.Changed("sleep-sets") && sf.sleepSets == "on":

@@ -42,12 +42,16 @@ import (
 // the same world. Every state stored keeps its parent and the action from
 // it, and a counterexample is rebuilt in real naming.
 //
-// What it does not take (Off says which): configurations whose
-// symmetries are not the P rotations, more than 8 nodes (ids
-// packed in one word), kinds that read the links (Quiet) or fault kinds,
-// reachability goals, liveness on the state graph. It has no stubborn
-// or sleep sets: it explores the space of check --por off --sleep-sets
-// off, on one worker.
+// Where the configuration's symmetries are not the P rotations, or the
+// reduction is off, it uses the absolute form (abs): a segment in real
+// naming at its position, the tuple itself as the canonical form, every
+// state stored. Reachability goals (Sometimes) are evaluated on new
+// states until reached, and noted in the checker (SetReached).
+//
+// What it does not take (Off says which): more than 8 nodes (ids packed
+// in one word), kinds that read the links (Quiet) or fault kinds,
+// liveness on the state graph. It has no stubborn or sleep sets: it
+// explores the space of check --por off --sleep-sets off, on one worker.
 
 // segSearch is the search for one checker.
 type segSearch struct {
@@ -56,6 +60,14 @@ type segSearch struct {
 	P     int
 	kinds []*model.ActionKind
 	rot   []*model.Perm // rot[r] maps node i to node i+r (nil for r=0)
+	// abs: the absolute form (no symmetry reduction: an id is a segment
+	// at one position, in real naming; the canonical form is the tuple),
+	// where the configuration's symmetries are not the P rotations or
+	// the reduction is off; rots is the number of rotations the canonical
+	// form tries (P, or 1); absNote says why a symmetry went unused.
+	abs     bool
+	rots    int
+	absNote string
 	// The interned segments, by id: its encoding in relative naming
 	// (ids), its encoding at each position in real naming (real), and
 	// what the search reads of it: its enabled local kinds, its nonempty
@@ -93,6 +105,7 @@ type segSearch struct {
 	// through the memo vsum, and vbad[v] (computed once, vbadOK) says
 	// which conserved properties vector v breaks.
 	check       bool
+	goals       []int // the reachability goals (Sometimes) not reached yet
 	bad         []uint64
 	vac         []uint64 // per id, the properties whose Vacuous holds at it
 	vnode       [][]model.Node
@@ -152,13 +165,6 @@ const fuseLimit = 1 << 16
 const noID = ^uint32(0)
 
 func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
-	if !ck.Symmetry {
-		why := "off"
-		if off := ck.SymmetryOff(); off != "" {
-			why = off
-		}
-		return nil, fmt.Errorf("it needs the rotations of the nodes as the configuration's symmetries (symmetry reduction: %s)", why)
-	}
 	if ck.Stubborn {
 		return nil, errors.New("it has no stubborn sets (check's --por off)")
 	}
@@ -170,18 +176,23 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 		ids: map[string]uint32{}, pkts: map[model.Packet]uint32{}, vecs: map[string]uint32{}, check: check}
 	s.lane = min(16, 64/uint(P))
 	s.maxIDs = 1<<s.lane - 1
-	syms := ck.Symmetries()
-	if len(syms) != P-1 {
-		return nil, fmt.Errorf("it needs the %d rotations of the nodes as the configuration's symmetries (it has %d renamings)", P, len(syms)+1)
-	}
-	for i := range syms {
-		r := int(syms[i].Node[0])
-		for j := range P {
-			if int(syms[i].Node[j]) != (j+r)%P {
-				return nil, errors.New("it needs the rotations of the nodes as the configuration's symmetries (one is not a rotation)")
+	// The relative form where the configuration's symmetries are the P
+	// rotations and the reduction is on; else the absolute form.
+	s.abs, s.rots = true, 1
+	if syms := ck.Symmetries(); ck.Symmetry && len(syms) == P-1 {
+		s.abs, s.rots = false, P
+		for i := range syms {
+			r := int(syms[i].Node[0])
+			for j := range P {
+				if int(syms[i].Node[j]) != (j+r)%P {
+					s.abs, s.rots = true, 1
+				}
 			}
+			s.rot[r] = &syms[i]
 		}
-		s.rot[r] = &syms[i]
+	}
+	if s.abs && ck.Symmetry {
+		s.absNote = fmt.Sprintf("its %d renamings of the nodes are not the %d rotations", len(ck.Symmetries())+1, P)
 	}
 	if len(s.kinds) > 64 {
 		return nil, fmt.Errorf("%d action kinds: at most 64 taken", len(s.kinds))
@@ -201,11 +212,12 @@ func newSegSearch(ck *properties.Checker, check bool) (*segSearch, error) {
 	}
 	for i := range ck.Props {
 		p := &ck.Props[i]
+		if p.Sometimes != nil {
+			s.goals = append(s.goals, i) // (and it may be an invariant too)
+		}
 		switch {
 		case p.Live != model.NotLive && !ck.OnEndStates(p):
 			return nil, fmt.Errorf("property %s is liveness on the state graph: not taken", p.Name)
-		case p.Sometimes != nil:
-			return nil, fmt.Errorf("property %s is a reachability goal: not taken", p.Name)
 		case i >= 64:
 			return nil, errors.New("more than 64 properties: not taken")
 		case p.State == nil:
@@ -271,10 +283,12 @@ func (s *segSearch) intern(w *model.World, i int) uint32 {
 	if id, ok := s.at[i][string(s.buf)]; ok {
 		return id
 	}
-	s.rename(&s.rw, w, (P-i)%P)
-	s.buf = s.rw.EncodeSegment(s.buf[:0], 0)
-	if id, ok := s.ids[string(s.buf)]; ok {
-		return id // (not seen at this position before)
+	if !s.abs {
+		s.rename(&s.rw, w, (P-i)%P)
+		s.buf = s.rw.EncodeSegment(s.buf[:0], 0)
+		if id, ok := s.ids[string(s.buf)]; ok {
+			return id // (not seen at this position before)
+		}
 	}
 	id := uint32(len(s.real))
 	if id >= s.maxIDs && !s.overflow {
@@ -283,28 +297,36 @@ func (s *segSearch) intern(w *model.World, i int) uint32 {
 		s.overflow = true
 		s.reason = fmt.Sprintf("more than %d distinct segments (the search over segment ids packs %d ids of %d bits in a word; the checker has no such bound)", s.maxIDs, s.P, s.lane)
 	}
-	s.ids[string(s.buf)] = id
 	reals := make([][]byte, P)
-	for p := range P {
-		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
-		reals[p] = s.tmp.EncodeSegment(nil, p)
-		s.at[p][string(reals[p])] = id
-	}
-	s.real = append(s.real, reals)
 	s.head = append(s.head, make([]uint32, P)...)
-	for p := 1; p < P; p++ {
-		// As the sender at offset p from a receiver renamed node 0: the
-		// head of its link to offset P-p, in the receiver's naming.
-		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
-		if l := s.tmp.Links[p*P]; len(l) > 0 {
-			pk, ok := s.pkts[l[0]]
-			if !ok {
-				pk = uint32(len(s.pkts))
-				s.pkts[l[0]] = pk
+	if s.abs {
+		// Only at its position (the encoding there is s.buf).
+		reals[i] = slices.Clone(s.buf)
+		s.at[i][string(reals[i])] = id
+		for e := 1; e < P; e++ {
+			// The head of the link to offset e, in real naming.
+			if l := w.Links[i*P+(i+e)%P]; len(l) > 0 {
+				s.head[int(id)*P+e] = s.packetID(l[0])
 			}
-			s.head[int(id)*P+P-p] = pk
+		}
+	} else {
+		s.ids[string(s.buf)] = id
+		for p := range P {
+			s.rename(&s.tmp, w, ((p-i)%P+P)%P)
+			reals[p] = s.tmp.EncodeSegment(nil, p)
+			s.at[p][string(reals[p])] = id
+		}
+		for p := 1; p < P; p++ {
+			// As the sender at offset p from a receiver renamed node 0:
+			// the head of its link to offset P-p, in the receiver's
+			// naming.
+			s.rename(&s.tmp, w, ((p-i)%P+P)%P)
+			if l := s.tmp.Links[p*P]; len(l) > 0 {
+				s.head[int(id)*P+P-p] = s.packetID(l[0])
+			}
 		}
 	}
+	s.real = append(s.real, reals)
 	for range P {
 		s.popped = append(s.popped, noID)
 	}
@@ -326,8 +348,18 @@ func (s *segSearch) intern(w *model.World, i int) uint32 {
 	return id
 }
 
+// packetID returns the id of packet pk.
+func (s *segSearch) packetID(pk model.Packet) uint32 {
+	id, ok := s.pkts[pk]
+	if !ok {
+		id = uint32(len(s.pkts))
+		s.pkts[pk] = id
+	}
+	return id
+}
+
 // internChecks computes what the checks keep of new segment id, node i
-// of w.
+// of w (in the absolute form, at its position only).
 func (s *segSearch) internChecks(w *model.World, i int, id uint32) {
 	P := s.P
 	var bad uint64
@@ -355,6 +387,10 @@ func (s *segSearch) internChecks(w *model.World, i int, id uint32) {
 	s.vac = append(s.vac, vac)
 	nodes, links := make([]model.Node, P), make([][]model.Packet, P*P)
 	for p := range P {
+		if s.abs && p != i {
+			s.tv = append(s.tv, 0) // (never read)
+			continue
+		}
 		s.rename(&s.tmp, w, ((p-i)%P+P)%P)
 		nodes[p] = s.sys.M.NewNode(model.NodeID(p))
 		nodes[p].CopyFrom(s.tmp.Nodes[p])
@@ -459,6 +495,9 @@ func (s *segSearch) checkState(t *[segMaxNodes]uint32) {
 	if s.nsums > 0 {
 		bad |= s.sumBad(t)
 	}
+	if len(s.goals) > 0 {
+		s.reach(t)
+	}
 	if bad|whole == 0 {
 		return
 	}
@@ -478,6 +517,22 @@ func (s *segSearch) checkState(t *[segMaxNodes]uint32) {
 		if err != nil {
 			s.viol = &properties.Violation{Property: p.Name, Message: err.Error()}
 			return
+		}
+	}
+}
+
+// reach notes the goals that state t reaches (in the checker, which
+// reports those never reached once the search is complete).
+func (s *segSearch) reach(t *[segMaxNodes]uint32) {
+	w := s.assemble(t)
+	for j := 0; j < len(s.goals); j++ {
+		p := &s.ck.Props[s.goals[j]]
+		if p.Sometimes(w) {
+			if err := s.ck.SetReached([]string{p.Name}); err != nil && s.err == nil {
+				s.err = err
+			}
+			s.goals = slices.Delete(s.goals, j, j+1)
+			j--
 		}
 	}
 }
@@ -629,7 +684,7 @@ func (s *segSearch) pack(t *[segMaxNodes]uint32) uint64 {
 		k = k<<b | uint64(t[p])
 	}
 	best, w := k, b*uint(s.P)
-	for r := uint(1); r < uint(s.P); r++ {
+	for r := uint(1); r < uint(s.rots); r++ {
 		x := bits.RotateLeft64(k, int(b*r))
 		if w < 64 {
 			x = (k<<(b*r) | k>>(w-b*r)) & (1<<w - 1)
@@ -936,7 +991,8 @@ func Run(ck *properties.Checker, opt explore.Options) (explore.Result, Counts, e
 	case s.reason != "":
 		r.Verdict, r.Reason = explore.Incomplete, s.reason
 	}
-	n := Counts{Segments: int64(len(s.real)), MemoEntries: int64(s.memo.n), MemoBytes: int64(len(s.memo.tab)) * 16, Misses: s.miss, Hits: max(0, trans-s.miss)}
+	n := Counts{Segments: int64(len(s.real)), MemoEntries: int64(s.memo.n), MemoBytes: int64(len(s.memo.tab)) * 16, Misses: s.miss, Hits: max(0, trans-s.miss),
+		Absolute: s.abs, AbsoluteNote: s.absNote}
 	return r, n, nil
 }
 
@@ -946,6 +1002,11 @@ func Run(ck *properties.Checker, opt explore.Options) (explore.Result, Counts, e
 // up (Hits).
 type Counts struct {
 	Segments, MemoEntries, MemoBytes, Hits, Misses int64
+	// Absolute is set where the search used the absolute form (no
+	// symmetry reduction); AbsoluteNote says why, where the checker
+	// would have reduced by a symmetry.
+	Absolute     bool
+	AbsoluteNote string
 }
 
 // trace returns the counterexample of the violation search found, as

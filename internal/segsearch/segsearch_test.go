@@ -33,11 +33,20 @@ func build(t testing.TB, cfg model.Config) *properties.Checker {
 // worker, stubborn and sleep sets off (check --workers 1 --por off
 // --sleep-sets off), up to limit states (0: no limit).
 func checkerNoPOR(cfg model.Config, limit int64) (explore.Result, *properties.Checker, error) {
+	return checkerSpace(cfg, limit, false)
+}
+
+// checkerSpace is checkerNoPOR, with the symmetry reduction off where
+// abs is set (the space of the search's absolute form).
+func checkerSpace(cfg model.Config, limit int64, abs bool) (explore.Result, *properties.Checker, error) {
 	ck, err := protocols.Build(cfg)
 	if err != nil {
 		return explore.Result{}, nil, err
 	}
 	ck.Stubborn = false
+	if abs {
+		ck.Symmetry = false
+	}
 	r, err := explore.BFS(ck, explore.Options{Workers: 1, NoSleep: true, MaxStates: limit})
 	return r, ck, err
 }
@@ -53,18 +62,32 @@ func TestSegmentIDSearch(t *testing.T) {
 		// (which watches nothing here but one goroutine).
 		cfgs = append(cfgs, mcast.Config("binomial", 3, 1, 2))
 	}
+	// The absolute form too: binary P=3 and UCAST P=3 with the symmetry
+	// reduction off.
+	type run struct {
+		cfg model.Config
+		abs bool
+	}
+	var runs []run
 	for _, cfg := range cfgs {
-		t.Run(cfg.Describe(), func(t *testing.T) {
-			s, err := newSegSearch(build(t, cfg), true)
-			if err != nil {
-				t.Fatal(err)
+		runs = append(runs, run{cfg, false})
+	}
+	runs = append(runs, run{cfgs[0], true}, run{cfgs[2], true})
+	for _, c := range runs {
+		cfg := c.cfg
+		t.Run(fmt.Sprintf("%s abs=%v", cfg.Describe(), c.abs), func(t *testing.T) {
+			ck := build(t, cfg)
+			ck.Symmetry = !c.abs
+			s, err := newSegSearch(ck, true)
+			if err != nil || s.abs != c.abs {
+				t.Fatalf("%v, absolute form %v", err, s.abs)
 			}
 			s.verify = true // every delivery run whole too, and compared
 			states, trans, levels, err := s.search(explore.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, rck, err := checkerNoPOR(cfg, 0)
+			r, rck, err := checkerSpace(cfg, 0, c.abs)
 			if err != nil || r.Verdict != explore.Pass {
 				t.Fatalf("checker: %v %v", r.Verdict, err)
 			}
@@ -105,7 +128,7 @@ func TestSegmentIDVerdicts(t *testing.T) {
 	if racebuild.Enabled {
 		limit = 5_000
 	}
-	taken, traced, failing := 0, 0, map[string]bool{}
+	taken, traced, goals, absolute, failing := 0, 0, 0, 0, map[string]bool{}
 	for _, d := range protocols.All() {
 		for _, cl := range d.AllClaims() {
 			cfg := cl.Config.Clone()
@@ -115,7 +138,7 @@ func TestSegmentIDVerdicts(t *testing.T) {
 				continue
 			}
 			t.Run(d.Name+" "+cl.Name, func(t *testing.T) {
-				r, _, err := checkerNoPOR(cfg, limit)
+				r, rck, err := checkerSpace(cfg, limit, s.abs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -123,6 +146,9 @@ func TestSegmentIDVerdicts(t *testing.T) {
 					t.Skipf("over %d states", limit)
 				}
 				taken++
+				if s.abs {
+					absolute++
+				}
 				s.verify = true // every delivery run whole too, and compared
 				states, _, _, err := s.search(explore.Options{})
 				var v *properties.Violation
@@ -132,6 +158,13 @@ func TestSegmentIDVerdicts(t *testing.T) {
 				case r.Verdict == explore.Pass:
 					if states != r.Stats.States {
 						t.Fatalf("%d states; checker %d", states, r.Stats.States)
+					}
+					// The reachability goals: the same unreached.
+					if got, want := fmt.Sprint(s.ck.Unreached()), fmt.Sprint(rck.Unreached()); got != want {
+						t.Fatalf("unreached goals %s; checker %s", got, want)
+					}
+					if len(s.ck.Reached()) > 0 {
+						goals++
 					}
 				case !errors.As(err, &v):
 					t.Fatalf("checker: %s %s; segment ids: %v", r.Verdict, failed(r), err)
@@ -163,10 +196,10 @@ func TestSegmentIDVerdicts(t *testing.T) {
 			})
 		}
 	}
-	if taken < 10 || len(failing) < 5 || traced < len(failing) {
-		t.Errorf("%d searches compared, failing properties %v, %d traces replayed", taken, failing, traced)
+	if taken < 10 || len(failing) < 5 || traced < len(failing) || absolute < 5 || goals < 2 {
+		t.Errorf("%d searches compared (%d in the absolute form, %d reaching goals), failing properties %v, %d traces replayed", taken, absolute, goals, failing, traced)
 	}
-	t.Logf("%d searches compared, failing properties %v, %d traces replayed", taken, failing, traced)
+	t.Logf("%d searches compared (%d in the absolute form, %d reaching goals), failing properties %v, %d traces replayed", taken, absolute, goals, failing, traced)
 }
 
 // BenchmarkSegmentIDSearch compares the experiment's search over segment
