@@ -37,8 +37,9 @@ type Property struct {
 	Explain func(w *World) Explanation
 	// The forms below tell the stubborn-set reduction (see the properties
 	// package's stubborn.go) how State is decided, so that it can keep
-	// State's verdict; a State that declares none of them turns the
-	// reduction off. Tests check each declaration on the full state
+	// State's verdict; a State that declares none of them (NodeLocal,
+	// Stable, Conserved; Vacuous, further below, is not one of them)
+	// turns the reduction off. Tests check each declaration on the full state
 	// graphs of the built-in claims and broken variants.
 	//
 	// NodeLocal: State fails exactly where Local(w, n) fails for some

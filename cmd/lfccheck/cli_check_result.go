@@ -110,8 +110,9 @@ type checkResult struct {
 	// ids).
 	Engine string `json:"engine"`
 	// With --engine segments: the distinct segments the search made
-	// (SegmentIDs), the steps it remembers (SegmentMemoEntries, in
-	// SegmentMemoBytes) and how many transitions ran the protocol's
+	// (SegmentIDs), the steps it remembers (SegmentMemoEntries;
+	// SegmentMemoBytes counts its memos of steps, sums and links) and how
+	// many transitions ran the protocol's
 	// handlers (SegmentMemoMisses) or were looked up (SegmentMemoHits).
 	SegmentIDs         int64 `json:"segment_ids,omitempty"`
 	SegmentMemoEntries int64 `json:"segment_memo_entries,omitempty"`

@@ -991,13 +991,14 @@ func Run(ck *properties.Checker, opt explore.Options) (explore.Result, Counts, e
 	case s.reason != "":
 		r.Verdict, r.Reason = explore.Incomplete, s.reason
 	}
-	n := Counts{Segments: int64(len(s.real)), MemoEntries: int64(s.memo.n), MemoBytes: int64(len(s.memo.tab)) * 16, Misses: s.miss, Hits: max(0, trans-s.miss),
+	n := Counts{Segments: int64(len(s.real)), MemoEntries: int64(s.memo.n), MemoBytes: int64(len(s.memo.tab)+len(s.vsum.tab))*16 + int64(len(s.head)+len(s.popped))*4, Misses: s.miss, Hits: max(0, trans-s.miss),
 		Absolute: s.abs, AbsoluteNote: s.absNote}
 	return r, n, nil
 }
 
 // Counts are what Run says of its tables: the distinct segments
-// (Segments), the steps remembered (MemoEntries, in MemoBytes) and the
+// (Segments), the steps remembered (MemoEntries; MemoBytes is the memo
+// of steps, of sums and of the links' heads and pops) and the
 // transitions that ran the protocol's handlers (Misses) or were looked
 // up (Hits).
 type Counts struct {
