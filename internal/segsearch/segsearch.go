@@ -1036,7 +1036,8 @@ func (s *segSearch) trace() []uint32 {
 	for j, c := range codes {
 		// The representative the action was taken in: the stored state
 		// before it. Find the rotation r that makes it of the real
-		// state: its node c is the real state's node c+r.
+		// state: its node c is the real state's node c+r (in the
+		// absolute form, r is 0: the stored state is the real one).
 		rep := s.keys[0]
 		if j > 0 {
 			rep = s.keys[path[j-1]]
@@ -1046,10 +1047,10 @@ func (s *segSearch) trace() []uint32 {
 			t[i] = s.intern(&s.w, i)
 		}
 		r := 0
-		for r < P && s.rotPack(&t, r) != rep {
+		for r < s.rots && s.rotPack(&t, r) != rep {
 			r++
 		}
-		if r == P {
+		if r == s.rots {
 			if s.err == nil {
 				s.err = errors.New("trace: the path leaves the stored states")
 			}
