@@ -3,6 +3,7 @@ package dist
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	"lfccheck/explore"
@@ -72,11 +73,15 @@ func BenchmarkDistributed(b *testing.B) {
 // processes (rank 0 in this process, rank 1 the test binary started
 // again), on MCAST on a binary tree at P=4 C=1 K=1 (791,432 states; with
 // -short P=3 K=2, 171,461 states), each time as reported by the search
-// (Stats.Elapsed). The runs go in pairs, one after the other, the order
-// alternating, because identical runs on a shared machine vary by more
-// than what is measured; "speedup" is the median of the pairs' ratios
-// (run N pairs with -benchtime Nx), beside each side's states/s over all
-// its runs.
+// (Stats.Elapsed). The runs go in rounds, one after the other, the order
+// turning from round to round, because identical runs on a shared
+// machine vary by more than what is measured; "speedup" is the median of
+// the rounds' ratios (run N rounds with -benchtime Nx), beside each
+// side's states/s over all its runs. "cap" is what the machine gives two
+// searches that share nothing: each round also runs two one-worker
+// searches at once, and cap is the median of twice the one worker's time
+// over the slower of the two (2 on a machine whose two CPUs run two
+// searches as fast as one each); speedup can only approach it.
 func BenchmarkSpeedup(b *testing.B) {
 	c := benchClaim{P: 4, K: 1}
 	if testing.Short() {
@@ -85,14 +90,7 @@ func BenchmarkSpeedup(b *testing.B) {
 	var ratios []float64
 	var states [2]int64
 	var secs [2]float64
-	run := func(procs int) (float64, int64) {
-		if procs == 2 {
-			r, _ := runProcesses(b, 2, c)
-			if r.Verdict != explore.Pass {
-				b.Fatalf("two processes: %s: %s", r.Verdict, r.Reason)
-			}
-			return r.Stats.Elapsed.Seconds(), r.Stats.States
-		}
+	one := func() (float64, int64) {
 		ck, err := c.build()
 		if err != nil {
 			b.Fatal(err)
@@ -103,14 +101,39 @@ func BenchmarkSpeedup(b *testing.B) {
 		}
 		return r.Stats.Elapsed.Seconds(), r.Stats.States
 	}
-	for b.Loop() {
-		order := []int{1, 2}
-		if len(ratios)%2 == 1 {
-			order = []int{2, 1}
+	var caps []float64
+	var tcap float64 // the slower of two one-worker searches at once, this round
+	run := func(procs int) (float64, int64) {
+		if procs == 3 {
+			var wg sync.WaitGroup
+			var t [2]float64
+			for i := range 2 {
+				wg.Go(func() { t[i], _ = one() })
+			}
+			wg.Wait()
+			tcap = max(t[0], t[1])
+			return 0, 0
 		}
+		if procs == 2 {
+			r, _ := runProcesses(b, 2, c)
+			if r.Verdict != explore.Pass {
+				b.Fatalf("two processes: %s: %s", r.Verdict, r.Reason)
+			}
+			return r.Stats.Elapsed.Seconds(), r.Stats.States
+		}
+		return one()
+	}
+	for b.Loop() {
+		order := []int{1, 2, 3}
+		k := len(ratios) % 3
+		order = append(order[k:], order[:k]...)
 		var t [2]float64
 		var n [2]int64
 		for _, procs := range order {
+			if procs == 3 {
+				run(3)
+				continue
+			}
 			t[procs-1], n[procs-1] = run(procs)
 			states[procs-1] += n[procs-1]
 			secs[procs-1] += t[procs-1]
@@ -119,14 +142,20 @@ func BenchmarkSpeedup(b *testing.B) {
 			b.Fatalf("one process stored %d states, two %d", n[0], n[1])
 		}
 		ratios = append(ratios, t[0]/t[1])
+		caps = append(caps, 2*t[0]/tcap)
 	}
-	slices.Sort(ratios)
-	m := len(ratios) / 2
-	median := ratios[m]
-	if len(ratios)%2 == 0 {
-		median = (ratios[m-1] + ratios[m]) / 2
-	}
-	b.ReportMetric(median, "speedup")
+	b.ReportMetric(median(ratios), "speedup")
+	b.ReportMetric(median(caps), "cap")
 	b.ReportMetric(float64(states[0])/secs[0], "one-states/s")
 	b.ReportMetric(float64(states[1])/secs[1], "two-states/s")
+}
+
+// median returns the median of xs (sorting them).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	m := len(xs) / 2
+	if len(xs)%2 == 0 {
+		return (xs[m-1] + xs[m]) / 2
+	}
+	return xs[m]
 }
