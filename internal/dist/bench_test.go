@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -87,62 +88,62 @@ func BenchmarkSpeedup(b *testing.B) {
 	if testing.Short() {
 		c = benchClaim{P: 3, K: 2}
 	}
-	var ratios []float64
-	var states [2]int64
-	var secs [2]float64
-	one := func() (float64, int64) {
+	// one runs explore.BFS with one worker: its time and states, or why
+	// it did not pass (it may run beside another, off the benchmark's
+	// goroutine, so it does not stop the benchmark itself).
+	one := func() (float64, int64, error) {
 		ck, err := c.build()
 		if err != nil {
-			b.Fatal(err)
+			return 0, 0, err
 		}
 		r, err := explore.BFS(ck, explore.Options{Workers: 1})
-		if err != nil || r.Verdict != explore.Pass {
-			b.Fatalf("one process: %s %v", r.Verdict, err)
+		if err == nil && r.Verdict != explore.Pass {
+			err = fmt.Errorf("%s: %s", r.Verdict, r.Reason)
 		}
-		return r.Stats.Elapsed.Seconds(), r.Stats.States
+		return r.Stats.Elapsed.Seconds(), r.Stats.States, err
 	}
-	var caps []float64
-	var tcap float64 // the slower of two one-worker searches at once, this round
-	run := func(procs int) (float64, int64) {
-		if procs == 3 {
-			var wg sync.WaitGroup
-			var t [2]float64
-			for i := range 2 {
-				wg.Go(func() { t[i], _ = one() })
-			}
-			wg.Wait()
-			tcap = max(t[0], t[1])
-			return 0, 0
-		}
-		if procs == 2 {
-			r, _ := runProcesses(b, 2, c)
-			if r.Verdict != explore.Pass {
-				b.Fatalf("two processes: %s: %s", r.Verdict, r.Reason)
-			}
-			return r.Stats.Elapsed.Seconds(), r.Stats.States
-		}
-		return one()
-	}
+	var ratios, caps []float64
+	var states [2]int64 // one worker, two processes: over all rounds
+	var secs [2]float64
 	for b.Loop() {
-		order := []int{1, 2, 3}
-		k := len(ratios) % 3
-		order = append(order[k:], order[:k]...)
-		var t [2]float64
-		var n [2]int64
-		for _, procs := range order {
-			if procs == 3 {
-				run(3)
-				continue
+		var t [3]float64 // this round: one worker, two processes, the slower of two one-worker searches at once
+		var n [4]int64
+		for i := range 3 {
+			switch (i + len(ratios)) % 3 { // (the order turns from round to round)
+			case 0:
+				var err error
+				if t[0], n[0], err = one(); err != nil {
+					b.Fatalf("one process: %v", err)
+				}
+			case 1:
+				r, _ := runProcesses(b, 2, c)
+				if r.Verdict != explore.Pass {
+					b.Fatalf("two processes: %s: %s", r.Verdict, r.Reason)
+				}
+				t[1], n[1] = r.Stats.Elapsed.Seconds(), r.Stats.States
+			case 2:
+				var wg sync.WaitGroup
+				var tt [2]float64
+				var errs [2]error
+				for j := range 2 {
+					wg.Go(func() { tt[j], n[2+j], errs[j] = one() })
+				}
+				wg.Wait()
+				if err := errors.Join(errs[:]...); err != nil {
+					b.Fatalf("two one-worker searches at once: %v", err)
+				}
+				t[2] = max(tt[0], tt[1])
 			}
-			t[procs-1], n[procs-1] = run(procs)
-			states[procs-1] += n[procs-1]
-			secs[procs-1] += t[procs-1]
 		}
-		if n[0] != n[1] {
-			b.Fatalf("one process stored %d states, two %d", n[0], n[1])
+		if n[1] != n[0] || n[2] != n[0] || n[3] != n[0] {
+			b.Fatalf("one process stored %d states, two %d, the two searches at once %d and %d", n[0], n[1], n[2], n[3])
+		}
+		for k := range 2 {
+			states[k] += n[k]
+			secs[k] += t[k]
 		}
 		ratios = append(ratios, t[0]/t[1])
-		caps = append(caps, 2*t[0]/tcap)
+		caps = append(caps, 2*t[0]/t[2])
 	}
 	b.ReportMetric(median(ratios), "speedup")
 	b.ReportMetric(median(caps), "cap")
