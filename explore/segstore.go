@@ -57,13 +57,9 @@ func (s *SegmentStore) Add(h uint64, b []byte, ends []int) (uint32, bool, error)
 			return e.li, false, nil // (compared in full: exact)
 		}
 	}
-	if len(ends) != s.t.k || ends[len(ends)-1] != len(b) || !slices.IsSorted(ends) || ends[0] < 0 {
-		return 0, false, errors.New("the segments given do not split the state into the store's segments")
-	}
-	k, ids, ok := s.t.key(b, ends, s.ids, &s.ref, &s.c)
-	s.ids = ids
-	if !ok {
-		return 0, false, ErrStoreFull
+	k, err := s.Intern(b, ends)
+	if err != nil {
+		return 0, false, err
 	}
 	id := uint32(s.keys.n)
 	f := mix64(k)
@@ -93,6 +89,30 @@ func (s *SegmentStore) cache(h uint64, b []byte, id uint32) {
 // State.
 func (s *SegmentStore) State(id int) []byte {
 	s.t.load(&s.ref, s.keys.at(id))
+	return s.ref.enc
+}
+
+// Intern interns the segments and subtrees of state b (segments ending at
+// ends, as for Add) without storing the state, and returns its root key,
+// from which Load rebuilds it with the ids of its segments: a state kept
+// outside the store (a distributed worker's states owned by another)
+// gets leaf ids of this store. An error as for Add.
+func (s *SegmentStore) Intern(b []byte, ends []int) (uint64, error) {
+	if len(ends) != s.t.k || ends[len(ends)-1] != len(b) || !slices.IsSorted(ends) || ends[0] < 0 {
+		return 0, errors.New("the segments given do not split the state into the store's segments")
+	}
+	k, ids, ok := s.t.key(b, ends, s.ids, &s.ref, &s.c)
+	s.ids = ids
+	if !ok {
+		return 0, ErrStoreFull
+	}
+	return k, nil
+}
+
+// Load rebuilds the state whose root key Intern returned, as State does
+// (Leaves then gives its segments' ids).
+func (s *SegmentStore) Load(key uint64) []byte {
+	s.t.load(&s.ref, key)
 	return s.ref.enc
 }
 

@@ -418,8 +418,8 @@ func huntName(h *explore.Hunt, search string) string {
 
 // distLine is the report's line on a distributed search.
 func distLine(d *dist.Info) string {
-	s := fmt.Sprintf("distributed: %d worker processes, states owned by hash; %.1f bytes sent per state (%s in all); sent sets %s; %d states expanded by a worker that does not own them",
-		d.Workers, d.BytesPerState, explore.FormatBytes(uint64(d.BytesSent)), explore.FormatBytes(uint64(d.SentSetBytes)), d.StatesShared)
+	s := fmt.Sprintf("distributed: %d worker processes, states owned by hash; %.1f bytes sent per state (%s in all); sent sets %s; %d states expanded by a worker that does not own them (%d left to the worker that reached them first, %d taken from a slower one)",
+		d.Workers, d.BytesPerState, explore.FormatBytes(uint64(d.BytesSent)), explore.FormatBytes(uint64(d.SentSetBytes)), d.StatesLeft+d.StatesShared, d.StatesLeft, d.StatesShared)
 	c := d.Checkpoint
 	if c == nil {
 		return s

@@ -84,6 +84,11 @@ func TestDistributedSameAsCheck(t *testing.T) {
 				if sh, ok := d["states_shared"].(float64); !ok || n == "1" && sh != 0 {
 					t.Fatalf("--distributed %s: states_shared %v", n, d["states_shared"])
 				}
+				// Owners leave states to the worker that reached them
+				// first (on these trees, every search with more than one).
+				if sl, ok := d["states_left"].(float64); !ok || (n == "1") != (sl == 0) {
+					t.Fatalf("--distributed %s: states_left %v", n, d["states_left"])
+				}
 				if got["verdict"] == "fail" {
 					code, out, errs := runCLI("replay", tf)
 					if code != 0 || !strings.Contains(out, "reproduced: ") {
@@ -97,7 +102,7 @@ func TestDistributedSameAsCheck(t *testing.T) {
 	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
 	if code != 0 || !strings.Contains(out, "verdict: pass") || !strings.Contains(out, "\ndistributed: 2 worker processes, states owned by hash; ") ||
 		!strings.Contains(out, " bytes sent per state (") || !strings.Contains(out, "; sent sets ") ||
-		!strings.Contains(out, " states expanded by a worker that does not own them") {
+		!strings.Contains(out, " states expanded by a worker that does not own them (") || !strings.Contains(out, " left to the worker that reached them first, ") {
 		t.Fatalf("exit %d:\n%s%s", code, out, errs)
 	}
 }
@@ -141,6 +146,12 @@ func TestDistributedBadInput(t *testing.T) {
 		t.Errorf("%s=x: exit %d, stdout %q, stderr %q", dist.ShareEnv, code, out, errs)
 	}
 	os.Unsetenv(dist.ShareEnv)
+	t.Setenv(dist.DelegateEnv, "2")
+	code, out, errs = runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
+	if code != 2 || out != "" || errs != "lfccheck: $LFCCHECK_DIST_DELEGATE is \"2\": give 0 (each worker expands the states it owns) or 1\n" {
+		t.Errorf("%s=2: exit %d, stdout %q, stderr %q", dist.DelegateEnv, code, out, errs)
+	}
+	os.Unsetenv(dist.DelegateEnv)
 	// Liveness on the state graph.
 	code, _, errs = runCLI("check", "--protocol", "intr", "--distributed", "2")
 	if code != 2 || !strings.Contains(errs, "keeps no state graph, which") {

@@ -151,6 +151,7 @@ func (w *worker) load(dir string, depth int) error {
 		return fmt.Errorf("worker %d: %s is malformed", w.rank, path)
 	}
 	w.store = w.newStore()
+	w.resetDelegation()
 	w.storeErr = nil
 	var ends []int
 	for range n {

@@ -27,7 +27,8 @@ type coord struct {
 	start   time.Time
 	sent    int64 // bytes of batches the workers sent each other
 	sentSet int64 // memory of the workers' records of what they sent (sentSetBytes)
-	taken   int64 // states expanded by another worker than their owner
+	taken   int64 // states taken from a slower worker
+	left    int64 // states left by their owner to the worker that reached them first
 	ctx     context.Context
 	base    context.Context // ctx without the time limit (nil: ctx has none)
 
@@ -430,7 +431,8 @@ type gathered struct {
 	store   int64
 	sent    int64
 	sentSet int64 // the workers' records of what they sent (sentSetBytes)
-	taken   int64 // states expanded by another worker than their owner
+	taken   int64 // states taken from a slower worker (steal)
+	left    int64 // states left by their owner to the worker that reached them first (delegate)
 }
 
 // finish gathers the workers' statistics into the result.
@@ -456,6 +458,7 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		sent    int64
 		sentSet int64
 		taken   int64
+		left    int64
 	)
 	ct, _ := c.m.(explore.Counter)
 	var max []bool
@@ -486,11 +489,12 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		sent += d.i()
 		sentSet += d.i()
 		taken += d.i()
+		left += d.i()
 		if d.err != nil {
 			return nil, d.err
 		}
 	}
-	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet, taken: taken}, nil
+	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet, taken: taken, left: left}, nil
 }
 
 // result makes the search's result.
@@ -533,7 +537,7 @@ func (c *coord) result(g *gathered, v explore.Verdict, reason string, verr error
 	}
 	r.Stats = st
 	r.Sleep.Skipped = t.skipped
-	c.sent, c.sentSet, c.taken = sent, g.sentSet, g.taken
+	c.sent, c.sentSet, c.taken, c.left = sent, g.sentSet, g.taken, g.left
 	return r, nil
 }
 

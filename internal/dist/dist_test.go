@@ -147,7 +147,8 @@ func sameWithFingerprints(t *testing.T, cfg model.Config, limit int64, slow time
 // (up to a bound on states: 20,000, 5,000 with -short, and a million with
 // LFCCHECK_DIST_ALL=1, a run of many minutes) with 1, 2 and 4 workers and
 // compares with one process's breadth-first search; counterexamples must
-// replay.
+// replay. Owners must have left states to the workers that reached them
+// first (delegate) in most searches, some ending in a violation.
 func TestSameAsBFS(t *testing.T) {
 	limit := int64(20_000)
 	ns := []int{1, 2, 4}
@@ -157,6 +158,7 @@ func TestSameAsBFS(t *testing.T) {
 	case testing.Short():
 		limit, ns = 5_000, []int{2}
 	}
+	var searches, left, failLeft int
 	compared := eachClaim(t, limit, func(t *testing.T, cfg model.Config, want string) {
 		sameWithFingerprints(t, cfg, limit, 0)
 		for _, n := range ns {
@@ -164,8 +166,17 @@ func TestSameAsBFS(t *testing.T) {
 			if s := summary(got, dck); s != want {
 				t.Fatalf("%d workers:\n%s\nbreadth-first search:\n%s", n, s, want)
 			}
-			if n == 1 && info.BytesSent != 0 {
-				t.Errorf("one worker sent %d bytes", info.BytesSent)
+			if n == 1 && (info.BytesSent != 0 || info.StatesLeft != 0) {
+				t.Errorf("one worker sent %d bytes, and was left %d states", info.BytesSent, info.StatesLeft)
+			}
+			if n > 1 {
+				searches++
+				if info.StatesLeft > 0 {
+					left++
+					if got.Verdict == explore.Fail {
+						failLeft++
+					}
+				}
 			}
 			if got.Verdict == explore.Fail {
 				rck, _ := properties.Build(cfg)
@@ -181,6 +192,29 @@ func TestSameAsBFS(t *testing.T) {
 	})
 	if compared < 20 {
 		t.Fatalf("compared only %d configurations", compared)
+	}
+	t.Logf("%d searches with more than one worker, %d with states left to the worker that reached them first, %d of them ending in a violation", searches, left, failLeft)
+	if left < searches/2 || failLeft < 5 {
+		t.Fatalf("states were left to the worker that reached them first in %d searches (%d ending in a violation) of %d", left, failLeft, searches)
+	}
+}
+
+// TestDelegateOff: with DelegateEnv=0 no worker is left states, and the
+// search is the same.
+func TestDelegateOff(t *testing.T) {
+	t.Setenv(DelegateEnv, "0")
+	cfg := mcast.Config("binary", 3, 1, 1)
+	ck, err := properties.Build(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := explore.BFS(ck, explore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, info, dck := runLocal(t, cfg, 2, explore.Options{})
+	if s, w := summary(got, dck), summary(want, ck); s != w || info.StatesLeft != 0 {
+		t.Fatalf("with %s=0: %d states left\n%s\nbreadth-first search:\n%s", DelegateEnv, info.StatesLeft, s, w)
 	}
 }
 

@@ -29,6 +29,13 @@ const PinEnv = "LFCCHECK_DIST_PIN"
 // are refused.
 const ShareEnv = "LFCCHECK_DIST_SHARE"
 
+// DelegateEnv, set to 0 in every worker's environment, keeps the owners
+// from leaving the states of a level to the workers that reached them
+// first (which then expand them among their own, neighbours in the order
+// of their paths): each worker expands the states it owns (for
+// measurements). Unset or 1 is on; other values are refused.
+const DelegateEnv = "LFCCHECK_DIST_DELEGATE"
+
 // Options configure one worker of a distributed search.
 type Options struct {
 	// Rank is this worker's number; rank 0 coordinates.
@@ -80,6 +87,11 @@ type Info struct {
 	// takes part of those a slower one has not expanded yet (off with
 	// ShareEnv=0).
 	StatesShared int64 `json:"states_shared"`
+	// StatesLeft is the number of states their owner left to the worker
+	// that reached them first in the order of the paths, which expands
+	// them among its own (so that a worker's states are neighbours; off
+	// with DelegateEnv=0).
+	StatesLeft int64 `json:"states_left"`
 	// Checkpoint describes the checkpoints (explore.Options.Checkpoint).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
@@ -113,19 +125,24 @@ func Check(m explore.Model, opt explore.Options) error {
 	if lm, ok := m.(explore.LiveModel); ok && lm.Live() != nil {
 		return errors.New("liveness on the state graph needs the whole graph in one process")
 	}
-	_, err := shareFromEnv()
+	if _, err := onFromEnv(ShareEnv, "no sharing"); err != nil {
+		return err
+	}
+	_, err := onFromEnv(DelegateEnv, "each worker expands the states it owns")
 	return err
 }
 
-// shareFromEnv reads ShareEnv.
-func shareFromEnv() (bool, error) {
-	switch v := os.Getenv(ShareEnv); v {
+// onFromEnv reads a switch that is on unless the environment variable
+// name is 0 (off, which means what off says); other values than 0 and 1
+// are refused.
+func onFromEnv(name, off string) (bool, error) {
+	switch v := os.Getenv(name); v {
 	case "", "1":
 		return true, nil
 	case "0":
 		return false, nil
 	default:
-		return false, fmt.Errorf("$%s is %q: give 0 (no sharing) or 1", ShareEnv, v)
+		return false, fmt.Errorf("$%s is %q: give 0 (%s) or 1", name, v, off)
 	}
 }
 
@@ -152,7 +169,11 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 			return explore.Result{}, Info{}, fmt.Errorf("worker %d: %w", o.Rank, err)
 		}
 	}
-	share, err := shareFromEnv()
+	share, err := onFromEnv(ShareEnv, "no sharing")
+	if err != nil {
+		return explore.Result{}, Info{}, err
+	}
+	delegate, err := onFromEnv(DelegateEnv, "each worker expands the states it owns")
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
@@ -165,6 +186,7 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 	}
 	w := newWorker(m, o.Rank, n)
 	w.share = w.share && share
+	w.delegOK = delegate
 	if o.testSlow > 0 {
 		w.slow, w.minShare, w.giveFront = o.testSlow, 1, o.testFront
 	}
@@ -301,7 +323,7 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
-	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet, StatesShared: c.taken}
+	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet, StatesShared: c.taken, StatesLeft: c.left}
 	if o.Search.Checkpoint != "" {
 		info.Checkpoint = &Checkpoint{Dir: o.Search.Checkpoint, Written: c.written, Depth: c.ckDepth, Resumed: c.resumed,
 			Kept: r.Verdict == explore.Incomplete && c.ckDepth >= 0}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,6 +31,7 @@ const (
 	opLoad                  // continue from this worker's part of a checkpoint
 	opPrune                 // remove this worker's other checkpoints
 	opSteal                 // (from another worker) give away part of the states not expanded yet
+	opNotes                 // (from another worker, the owner) expand these states it sent of the next level
 )
 
 // minShare is the fewest states a worker gives away at once (steal): a
@@ -68,6 +70,28 @@ type worker struct {
 	nl         []byte   // with sleep sets: the smallest key of a transition into an expanded state
 	arena      []byte   // where the paths of npath and nl are kept (see keep)
 
+	// Delegation: the worker that reached a state first expands it. A
+	// successor sent from a worker's own loop (expand, with its sent sets
+	// sentTo) goes with a reference to its entry there (1 + its id; 0:
+	// none), where the sender keeps its path and segment ends with it;
+	// the owner of a new state whose smallest key came with a reference
+	// keeps the state and its path, but leaves its expansion to the
+	// sender (opAdvance sends it a note: the reference and the state's
+	// sleep set), which interns it in its own tree store and expands it
+	// among its own states in the order of their paths. A worker then
+	// expands the children of the states it expanded, neighbours in the
+	// order of the paths as in one process, and each state once; without
+	// delegation its states would be every other state of the level,
+	// whose successors the model's and the store's caches of the last
+	// states serve worse, and twice as many of the successors would be
+	// reached by both workers and sent.
+	delegate bool        // send references (the tree store, in which the states left to this worker are interned)
+	delegOK  bool        // delegate with the tree store (DelegateEnv)
+	nsrc     []int32     // per state of the level being built: the rank that sent its smallest key with a reference, -1 if none
+	nref     []uint32    // and that reference
+	notes    []note      // the states of the next level left to this one (opNotes)
+	dlg      []delegated // the states of the level expanded left to this one (order holds ^i for dlg[i])
+
 	// Leaf ids (explore.LeafUser): with a model that is a Segmenter and a
 	// LeafUser, every successor is sent with its nseg segment lengths in
 	// its batch, and the model is given the ids of a state's segments
@@ -104,7 +128,7 @@ type worker struct {
 	flo    int                  // the level being expanded: ids [flo, levelStart)
 	fpath  [][]byte             // its paths
 	fz     []uint64             // its sleep sets
-	order  []int32              // its indexes in the order of their paths
+	order  []int32              // its indexes to expand here, and ^i for dlg[i], in the order of their paths
 	ftrans []int64              // per state expanded: transitions counted
 	fskip  []int64              // per state expanded: transitions left out by sleep sets
 
@@ -125,6 +149,7 @@ type worker struct {
 	stealTo   []*sentSet    // what a chunk taken sent each worker
 	stolen    []stolenCount // the states taken in the level
 	taken     atomic.Int64  // states taken from the others, in all
+	left      atomic.Int64  // states left to this worker by their owners, in all
 	minShare  int           // fewest states given away at once (minShare)
 	slow      time.Duration // (tests) pause of odd ranks after each state of their own
 	giveFront bool          // (tests) give away the first half of the states left instead of the last
@@ -142,7 +167,7 @@ type worker struct {
 
 func newWorker(m explore.Model, rank, n int) *worker {
 	w := &worker{m: m, rank: rank, n: n, done: make(chan struct{}), store: plainStates{new(explore.ExactStore)},
-		share: n > 1, minShare: minShare, depth: -1}
+		share: n > 1, minShare: minShare, depth: -1, delegOK: true}
 	if ct, ok := m.(explore.Counter); ok && len(ct.CountMax()) > 0 {
 		w.ct = ct
 	}
@@ -261,8 +286,13 @@ func (w *worker) store1(batch []byte) error {
 		defer func() { w.tm.recvWall.Add(int64(time.Since(t0))); w.tm.batches.Add(1) }()
 	}
 	d := dec{b: batch}
+	from := d.u() // (the sender's rank)
+	if d.err == nil && (from >= uint64(w.n) || int(from) == w.rank) {
+		return fmt.Errorf("worker %d: a batch from worker %d", w.rank, from)
+	}
 	for len(d.b) > 0 && d.err == nil {
 		e, k := d.bytes(), d.bytes()
+		ref := d.u()
 		var z uint64
 		if w.sleep {
 			z = d.u()
@@ -278,7 +308,11 @@ func (w *worker) store1(batch []byte) error {
 		if d.err != nil {
 			break
 		}
-		fresh, _ := w.insertH(explore.Hash(e), e, k, z, ends)
+		src := int32(from)
+		if ref == 0 || ref > math.MaxUint32 {
+			src, ref = -1, 0
+		}
+		fresh, _ := w.insertH(explore.Hash(e), e, k, z, ends, src, uint32(ref))
 		if w.timed {
 			w.tm.succRecv.Add(1)
 			if fresh {
@@ -302,12 +336,13 @@ func (w *worker) lock() {
 
 // insertH stores successor e, whose hash is h, reached by the transition
 // with key k (its path), whose sleep set is z, and whose segments end at
-// ends (nil: unknown); it reports whether e is a new state, and whether
+// ends (nil: unknown), sent by worker src with reference ref (-1 and 0:
+// found here, or sent without one; see delegate); it reports whether e is a new state, and whether
 // k is a smaller key than the state of this level had and the state
 // violates an invariant (markBad; see expand). An error (the tree store's:
 // ends that do not split e, a full table) is kept in storeErr, and ends
 // the search. Under mu.
-func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) (fresh, smallerBad bool) {
+func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int, src int32, ref uint32) (fresh, smallerBad bool) {
 	id, fresh, err := w.store.add(h, e, ends)
 	if err != nil {
 		if w.storeErr == nil {
@@ -330,6 +365,8 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) (fresh, sm
 		w.npath = append(w.npath, w.keep(k))
 		w.nz = append(w.nz, z)
 		w.nbad = append(w.nbad, false)
+		w.nsrc = append(w.nsrc, src)
+		w.nref = append(w.nref, ref)
 		if w.nseg > 0 && w.leaves != nil {
 			w.keepEnds(ends)
 		}
@@ -337,6 +374,7 @@ func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int) (fresh, sm
 		j := int(id) - w.levelStart
 		if bytes.Compare(k, w.npath[j]) < 0 {
 			w.npath[j] = w.keep(k)
+			w.nsrc[j], w.nref[j] = src, ref
 			smallerBad = w.nbad[j]
 		}
 		w.nz[j] &= z
@@ -369,7 +407,7 @@ func (w *worker) useLeaves(i int, state []byte) {
 		w.lu.UseLeaves(ts.Leaves())
 		return
 	}
-	if w.nseg == 0 || w.leaves == nil || len(w.fends) < (i+1)*w.nseg {
+	if i < 0 || w.nseg == 0 || w.leaves == nil || len(w.fends) < (i+1)*w.nseg {
 		return
 	}
 	fe := w.fends[i*w.nseg : (i+1)*w.nseg]
@@ -408,7 +446,7 @@ func (w *worker) sentSetBytes() int64 {
 	for _, sets := range [][]*sentSet{w.sentTo, w.stealTo} {
 		for _, s := range sets {
 			if s != nil {
-				n += s.st.MemBytes() + int64(cap(s.z))*8
+				n += s.st.MemBytes() + int64(cap(s.z))*8 + int64(cap(s.kat)+cap(s.ends))*4 + int64(cap(s.kbuf))
 			}
 		}
 	}
@@ -477,18 +515,43 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.flo, w.levelStart = w.levelStart, w.store.Len()
 		w.fpath, w.fz, w.npath, w.nz, w.nbad = w.npath, w.nz, nil, nil, nil
 		w.fends, w.nends = w.nends, nil
+		src, ref := w.nsrc, w.nref
+		w.nsrc, w.nref = nil, nil
 		if w.fp && w.flo < w.levelStart {
 			w.store.Release(w.flo) // (the encodings of the states expanded)
 		}
 		w.mu.Unlock()
 		// Expanded in the order of their paths, a worker sends every
 		// successor first with the smallest key it has for it, so it
-		// need not send it again (see expand).
+		// need not send it again (see expand). The states whose smallest
+		// key came with a reference are left to their sender (delegate).
 		w.order = w.order[:0]
+		notes := make([][]note, w.n)
 		for i := range w.fpath {
+			if i < len(src) && src[i] >= 0 {
+				notes[src[i]] = append(notes[src[i]], note{ref: ref[i], z: w.fz[i]})
+				continue
+			}
 			w.order = append(w.order, int32(i))
 		}
 		slices.SortFunc(w.order, func(a, b int32) int { return bytes.Compare(w.fpath[a], w.fpath[b]) })
+		if err := w.sendNotes(ctx, notes); err != nil {
+			return nil, err
+		}
+	case opNotes:
+		from, n := d.u(), d.count()
+		if d.err == nil && (from >= uint64(w.n) || int(from) == w.rank) {
+			return nil, fmt.Errorf("worker %d: notes from worker %d", w.rank, from)
+		}
+		w.mu.Lock()
+		for range n {
+			nt := note{from: int(from), ref: uint32(d.u()), z: d.u()}
+			if d.err != nil {
+				break
+			}
+			w.notes = append(w.notes, nt)
+		}
+		w.mu.Unlock()
 	case opFailAt:
 		vk := d.bytes()
 		if d.err != nil {
@@ -543,6 +606,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		out.i(w.sent.Load())
 		out.i(w.sentSetBytes())
 		out.i(w.taken.Load())
+		out.i(w.left.Load())
 	case opDone:
 		failed := d.bool()
 		msg := d.str()
@@ -608,6 +672,7 @@ func (w *worker) init(sleep bool) error {
 	}
 	w.npath, w.nz, w.nbad, w.nl, w.fpath, w.fz = nil, nil, nil, nil, nil, nil
 	w.nends, w.fends, w.leaves = nil, nil, nil
+	w.resetDelegation()
 	if _, tree := w.store.(treeStates); w.nseg > 0 && !tree {
 		w.leaves = explore.NewLeafInterner()
 	}
@@ -637,10 +702,150 @@ func (w *worker) init(sleep bool) error {
 }
 
 // sentSet is what a worker sent one other worker in the level being
-// expanded: the successors' encodings, and by id the sleep set sent.
+// expanded: the successors' encodings, and by id the sleep set sent;
+// with references (delegate), also by id the path it was first sent with
+// (kbuf[kat[id]:kat[id+1]]) and its segment ends (nseg of them from
+// ends[id*nseg], zeros when unknown: sent without a reference).
 type sentSet struct {
-	st explore.ExactStore
-	z  []uint64
+	st   explore.ExactStore
+	z    []uint64
+	kat  []int32
+	kbuf []byte
+	ends []int32
+}
+
+// note is a state of the next level that its owner left to this worker:
+// the sender's rank (the owner's), the reference this worker sent it
+// with, and the state's sleep set.
+type note struct {
+	from int
+	ref  uint32
+	z    uint64
+}
+
+// delegated is a state of the level expanded that its owner left to this
+// worker: its key in the tree store (Intern), its path and sleep set.
+type delegated struct {
+	key  uint64
+	path []byte
+	z    uint64
+}
+
+// resetDelegation forgets the references and notes of an earlier search,
+// and sets delegate for the store.
+func (w *worker) resetDelegation() {
+	w.nsrc, w.nref, w.notes, w.dlg = nil, nil, nil, nil
+	_, tree := w.store.(treeStates)
+	w.delegate = tree && w.n > 1 && w.delegOK
+}
+
+// noteBytes bounds the notes sent in one call.
+const noteBytes = 4 << 20
+
+// sendNotes sends each worker the states of the next level left to it.
+func (w *worker) sendNotes(ctx context.Context, notes [][]note) error {
+	for r, ns := range notes {
+		for len(ns) > 0 {
+			k := min(len(ns), noteBytes/16)
+			var e enc
+			e.b = append(e.b, opNotes)
+			e.u(uint64(w.rank))
+			e.u(uint64(k))
+			for _, nt := range ns[:k] {
+				e.u(uint64(nt.ref))
+				e.u(nt.z)
+			}
+			if _, err := call(ctx, w.conns[r], e.b, false); err != nil {
+				return ctxOr(ctx, fmt.Errorf("worker %d: leaving states to worker %d: %w", w.rank, r, err))
+			}
+			ns = ns[k:]
+		}
+	}
+	return nil
+}
+
+// takeNotes interns the states left to this worker for the level about to
+// be expanded, kept in its sent sets of the level before (sentTo, not
+// reset yet), in dlg, and puts them in order among its own. Under mu.
+func (w *worker) takeNotes() error {
+	w.dlg = nil // (a new one, and a new arena for the paths, each level)
+	if len(w.notes) == 0 {
+		return nil
+	}
+	ts, ok := w.store.(treeStates)
+	if !ok || w.sentTo == nil {
+		return fmt.Errorf("worker %d: states left to it that it did not send", w.rank)
+	}
+	var arena []byte
+	for _, nt := range w.notes {
+		var s *sentSet
+		if nt.from >= 0 && nt.from < w.n {
+			s = w.sentTo[nt.from]
+		}
+		id := int(nt.ref) - 1
+		if s == nil || id < 0 || id >= s.st.Len() || id+1 >= len(s.kat) || len(s.ends) < (id+1)*w.nseg {
+			return fmt.Errorf("worker %d: worker %d left it a state it did not send", w.rank, nt.from)
+		}
+		arena = append(arena, s.kbuf[s.kat[id]:s.kat[id+1]]...)
+		w.dlg = append(w.dlg, delegated{key: uint64(nt.from)<<32 | uint64(id), z: nt.z})
+	}
+	// The paths, then the states interned in the order of their paths
+	// (the tree store's caches serve neighbours best).
+	at := 0
+	for i := range w.dlg {
+		s := w.sentTo[w.dlg[i].key>>32]
+		id := int(uint32(w.dlg[i].key))
+		n := int(s.kat[id+1] - s.kat[id])
+		w.dlg[i].path = arena[at : at+n : at+n]
+		at += n
+	}
+	slices.SortFunc(w.dlg, func(a, b delegated) int { return bytes.Compare(a.path, b.path) })
+	ends := w.ends[:0]
+	for i := range w.dlg {
+		s := w.sentTo[w.dlg[i].key>>32]
+		id := int(uint32(w.dlg[i].key))
+		ends = ends[:0]
+		for _, e := range s.ends[id*w.nseg : (id+1)*w.nseg] {
+			ends = append(ends, int(e))
+		}
+		k, err := ts.Intern(s.st.State(id), ends)
+		if err != nil {
+			return fmt.Errorf("worker %d: %w", w.rank, err)
+		}
+		w.dlg[i].key = k
+	}
+	w.ends = ends
+	w.left.Add(int64(len(w.notes)))
+	w.notes = w.notes[:0]
+	// Merge: both in the order of their paths.
+	own := w.order
+	w.order = make([]int32, 0, len(own)+len(w.dlg))
+	j := 0
+	for i := range w.dlg {
+		for j < len(own) && bytes.Compare(w.fpath[own[j]], w.dlg[i].path) < 0 {
+			w.order = append(w.order, own[j])
+			j++
+		}
+		w.order = append(w.order, ^int32(i))
+	}
+	w.order = append(w.order, own[j:]...)
+	return nil
+}
+
+// front returns the state at position e of order (see order), its path
+// and sleep set; the state and the tree store's Leaves are valid until
+// the store rebuilds another. Under mu.
+func (w *worker) front(e int32) (state, path []byte, z uint64) {
+	if e < 0 {
+		d := &w.dlg[^e]
+		return w.store.(treeStates).Load(d.key), d.path, d.z
+	}
+	i := int(e)
+	state = w.store.State(w.flo + i)
+	if w.sleep {
+		z = w.fz[i]
+	}
+	return state, w.fpath[i], z
 }
 
 // ctxOr returns ctx's error once ctx is done (the search is being ended,
@@ -668,7 +873,7 @@ func resetSets(sets []*sentSet) {
 	for _, s := range sets {
 		if s != nil {
 			s.st.Reset()
-			s.z = s.z[:0]
+			s.z, s.kat, s.kbuf, s.ends = s.z[:0], s.kat[:0], s.kbuf[:0], s.ends[:0]
 		}
 	}
 }
@@ -747,8 +952,8 @@ func (w *worker) giveAway(depth int64) enc {
 	// left (a level's states are of similar sizes; the reply must stay
 	// well under gRPC's maxMsg, and the store is held while it is made).
 	k := left / 2
-	last := int(w.order[w.end-1])
-	if per := len(w.store.State(w.flo+last)) + len(w.fpath[last]) + 16; k*per > shareBytes {
+	st, p, _ := w.front(w.order[w.end-1])
+	if per := len(st) + len(p) + 16; k*per > shareBytes {
 		k = max(1, shareBytes/per)
 	}
 	lo, hi := w.end-k, w.end
@@ -756,13 +961,13 @@ func (w *worker) giveAway(depth int64) enc {
 		lo, hi = w.next, w.next+k
 	}
 	out.u(uint64(hi - lo))
-	for _, i32 := range w.order[lo:hi] {
-		i := int(i32)
-		out.bytes(w.fpath[i])
+	for _, e := range w.order[lo:hi] {
+		st, p, z := w.front(e)
+		out.bytes(p)
 		if w.sleep {
-			out.u(w.fz[i])
+			out.u(z)
 		}
-		out.bytes(w.store.State(w.flo + i))
+		out.bytes(st)
 	}
 	if w.giveFront {
 		w.next = hi
@@ -826,8 +1031,15 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 	if w.sentTo == nil {
 		w.sentTo = w.newSets()
 	}
+	w.lock()
+	err := w.takeNotes()
+	w.mu.Unlock()
+	if err != nil {
+		return enc{}, err
+	}
 	resetSets(w.sentTo)
 	sets := w.sentTo
+	refs := w.delegate // (successors sent with references: see delegate)
 	var key []byte
 	var full []int // the owners whose batch is to be sent once the state is expanded
 	flush := func(r int) error {
@@ -885,7 +1097,7 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 				w.tm.succOwn.Add(1)
 			}
 			key = appendIdx(append(key[:0], path...), i)
-			fresh, smallerBad := w.insertH(h, succ, key, z, ends)
+			fresh, smallerBad := w.insertH(h, succ, key, z, ends, -1, 0)
 			if w.storeErr != nil {
 				return false
 			}
@@ -912,6 +1124,20 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 		switch {
 		case fresh:
 			sent.z = append(sent.z, z)
+			if refs {
+				if len(sent.kat) == 0 {
+					sent.kat = append(sent.kat, 0)
+				}
+				sent.kbuf = appendIdx(append(sent.kbuf, path...), i)
+				sent.kat = append(sent.kat, int32(len(sent.kbuf)))
+				if len(ends) == w.nseg {
+					for _, e := range ends {
+						sent.ends = append(sent.ends, int32(e))
+					}
+				} else {
+					sent.ends = append(sent.ends, make([]int32, w.nseg)...)
+				}
+			}
 			if w.fc != nil {
 				if verr := w.fc.CheckFresh(); verr != nil {
 					// Never sent in this level (an empty sleep set
@@ -934,7 +1160,7 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 		if b == nil {
 			// (A batch is sent once it holds batchBytes, after the
 			// successors of the state that filled it.)
-			b = *w.pool.Get(0)
+			b = appendUvarint(*w.pool.Get(0), uint64(w.rank))
 		}
 		b = appendUvarint(b, uint64(len(succ)))
 		b = append(b, succ...)
@@ -944,6 +1170,11 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 		}
 		b = appendUvarint(b, uint64(kl))
 		b = appendIdx(append(b, path...), i)
+		var ref uint64 // (1 + its id in the sent set, if kept with its segments: delegate)
+		if refs && id < math.MaxUint32-1 && sent.ends[(int(id)+1)*w.nseg-1] == int32(len(succ)) {
+			ref = uint64(id) + 1
+		}
+		b = appendUvarint(b, ref)
 		if w.sleep {
 			b = appendUvarint(b, z)
 		}
@@ -1041,23 +1272,24 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 			w.mu.Unlock()
 			break
 		}
-		i := int(w.order[w.next])
+		e := w.order[w.next]
 		w.next++
 		if err := w.drainPending(); err != nil {
 			w.mu.Unlock()
 			return enc{}, err
 		}
-		state = append(state[:0], w.store.State(w.flo+i)...)
-		w.useLeaves(i, state)
-		var z uint64
-		if w.sleep {
-			z = w.fz[i]
-		}
-		t, s, err := one(state, w.fpath[i], z)
+		st, p, z := w.front(e)
+		state = append(state[:0], st...)
+		w.useLeaves(int(e), state)
+		t, s, err := one(state, p, z)
 		if err != nil {
 			return enc{}, err
 		}
-		w.ftrans[i], w.fskip[i] = t, s
+		if e >= 0 {
+			w.ftrans[e], w.fskip[e] = t, s
+		} else { // (left to this worker: counted as those taken)
+			w.stolen = append(w.stolen, stolenCount{path: p, trans: t, skip: s})
+		}
 		if w.slow > 0 && w.rank%2 == 1 {
 			time.Sleep(w.slow)
 		}
@@ -1091,7 +1323,7 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 			w.stealTo = w.newSets()
 		}
 		resetSets(w.stealTo)
-		sets = w.stealTo
+		sets, refs = w.stealTo, false
 		for j, c := range chunk {
 			if j%256 == 0 && ctx.Err() != nil {
 				return enc{}, ctx.Err()
@@ -1118,7 +1350,7 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 	}
 	q := w.stopInbox()
 	w.lock()
-	err := w.storeAll(q)
+	err = w.storeAll(q)
 	if err == nil {
 		err = w.storeErr
 	}
