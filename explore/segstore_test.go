@@ -92,3 +92,39 @@ func TestSegmentStore(t *testing.T) {
 		t.Fatal("no memory counted")
 	}
 }
+
+// TestSegmentStoreIntern: a state interned without being stored is
+// rebuilt byte for byte by Load, with the leaf ids the stored states'
+// equal segments have, and is not a state of the store (Len, Add); ends
+// that do not split it are an error.
+func TestSegmentStoreIntern(t *testing.T) {
+	s := explore.NewSegmentStore(3)
+	stored := []byte("aaabbcccc")
+	if _, _, err := s.Add(explore.Hash(stored), stored, []int{3, 5, 9}); err != nil {
+		t.Fatal(err)
+	}
+	b := []byte("aaaddcccc") // (its first and last segments are stored's)
+	k, err := s.Intern(b, []int{3, 5, 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 1 {
+		t.Fatalf("interning stored a state: %d states", s.Len())
+	}
+	s.State(0)
+	_, sids, _ := s.Leaves()
+	sids = append([]uint32(nil), sids...)
+	if got := s.Load(k); !bytes.Equal(got, b) {
+		t.Fatalf("Load gave %q, want %q", got, b)
+	}
+	_, ids, ends := s.Leaves()
+	if fmt.Sprint(ends) != "[3 5 9]" || ids[0] != sids[0] || ids[2] != sids[2] || ids[1] == sids[1] {
+		t.Fatalf("leaf ids %v (ends %v), the stored state's %v", ids, ends, sids)
+	}
+	if _, fresh, err := s.Add(explore.Hash(b), b, []int{3, 5, 9}); err != nil || !fresh || s.Len() != 2 {
+		t.Fatalf("the interned state added: fresh %v, %v, %d states", fresh, err, s.Len())
+	}
+	if _, err := s.Intern(b, []int{3, 9}); err == nil {
+		t.Fatal("ends that do not split the state: no error")
+	}
+}

@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -211,5 +212,42 @@ func TestTakeWaitsForLevelStart(t *testing.T) {
 	}
 	if info.StatesShared == 0 {
 		t.Errorf("no state shared")
+	}
+}
+
+// TestNotesMalformed: a batch or a note that names this worker or one out
+// of range as its sender, and a note about a state this worker never
+// sent, are errors, not a panic.
+func TestNotesMalformed(t *testing.T) {
+	w := newWorker(&graphModel{}, 0, 2)
+	w.store = plainStates{new(explore.ExactStore)}
+	for _, from := range []uint64{0, 2, 1 << 40} {
+		var b enc
+		b.u(from)
+		if err := w.store1(b.b); err == nil {
+			t.Errorf("a batch from worker %d: no error", from)
+		}
+		n := enc{b: []byte{opNotes}}
+		n.u(from)
+		n.u(1)
+		n.u(1)
+		n.u(0)
+		if _, err := w.control(context.Background(), n.b); err == nil {
+			t.Errorf("notes from worker %d: no error", from)
+		}
+	}
+	n := enc{b: []byte{opNotes}}
+	n.u(1)
+	n.u(1)
+	n.u(7) // (nothing was sent)
+	n.u(0)
+	if _, err := w.control(context.Background(), n.b); err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	err := w.takeNotes()
+	w.mu.Unlock()
+	if err == nil {
+		t.Error("a note about a state never sent: no error")
 	}
 }
