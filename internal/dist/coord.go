@@ -29,6 +29,7 @@ type coord struct {
 	sentSet int64 // memory of the workers' records of what they sent (sentSetBytes)
 	taken   int64 // states taken from a slower worker
 	left    int64 // states left by their owner to the worker that reached them first
+	leftTk  int64 // of which reached from a state taken
 	ctx     context.Context
 	base    context.Context // ctx without the time limit (nil: ctx has none)
 
@@ -433,6 +434,7 @@ type gathered struct {
 	sentSet int64 // the workers' records of what they sent (sentSetBytes)
 	taken   int64 // states taken from a slower worker (steal)
 	left    int64 // states left by their owner to the worker that reached them first (delegate)
+	leftTk  int64 // of which reached from a state taken
 }
 
 // finish gathers the workers' statistics into the result.
@@ -459,6 +461,7 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		sentSet int64
 		taken   int64
 		left    int64
+		leftTk  int64
 	)
 	ct, _ := c.m.(explore.Counter)
 	var max []bool
@@ -490,11 +493,12 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		sentSet += d.i()
 		taken += d.i()
 		left += d.i()
+		leftTk += d.i()
 		if d.err != nil {
 			return nil, d.err
 		}
 	}
-	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet, taken: taken, left: left}, nil
+	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet, taken: taken, left: left, leftTk: leftTk}, nil
 }
 
 // result makes the search's result.
@@ -537,7 +541,7 @@ func (c *coord) result(g *gathered, v explore.Verdict, reason string, verr error
 	}
 	r.Stats = st
 	r.Sleep.Skipped = t.skipped
-	c.sent, c.sentSet, c.taken, c.left = sent, g.sentSet, g.taken, g.left
+	c.sent, c.sentSet, c.taken, c.left, c.leftTk = sent, g.sentSet, g.taken, g.left, g.leftTk
 	return r, nil
 }
 

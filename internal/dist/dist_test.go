@@ -226,20 +226,24 @@ func TestDelegateOff(t *testing.T) {
 // come before many the taker has expanded already, and with the
 // fingerprint store (which must keep the encodings given away): the
 // result must still be breadth-first search's, with the same
-// counterexample, and states must have been shared.
+// counterexample, and states must have been shared, and left to a worker
+// that reached them from a state it took (delegate).
 func TestSharedSameAsBFS(t *testing.T) {
 	limit, ns := int64(5_000), []int{2, 3}
 	if testing.Short() {
 		limit, ns = 2_000, []int{2}
 	}
 	const slow = 20 * time.Microsecond
-	var shared, failShared int
+	var shared, failShared, leftTaken int
 	compared := eachClaim(t, limit, func(t *testing.T, cfg model.Config, want string) {
 		for _, n := range ns {
 			for _, front := range []bool{false, true} {
 				got, info, dck := runChecks(t, cfg, n, Options{testSlow: slow, testFront: front})
 				if s := summary(got, dck); s != want {
 					t.Fatalf("%d workers sharing (the first states left: %v):\n%s\nbreadth-first search:\n%s", n, front, s, want)
+				}
+				if info.leftTaken > 0 {
+					leftTaken++
 				}
 				if info.StatesShared > 0 {
 					shared++
@@ -251,9 +255,9 @@ func TestSharedSameAsBFS(t *testing.T) {
 		}
 		sameWithFingerprints(t, cfg, limit, slow)
 	})
-	t.Logf("%d configurations, %d searches shared states, %d of them ending in a violation", compared, shared, failShared)
-	if shared < compared/2 || failShared < 5 {
-		t.Fatalf("states were shared in %d searches (%d ending in a violation) of %d configurations", shared, failShared, compared)
+	t.Logf("%d configurations, %d searches shared states, %d of them ending in a violation; in %d a worker was left states it reached from one it took", compared, shared, failShared, leftTaken)
+	if shared < compared/2 || failShared < 5 || leftTaken < compared/4 {
+		t.Fatalf("states were shared in %d searches (%d ending in a violation), and left to a worker that reached them from one it took in %d, of %d configurations", shared, failShared, leftTaken, compared)
 	}
 }
 

@@ -92,6 +92,7 @@ type Info struct {
 	// them among its own (so that a worker's states are neighbours; off
 	// with DelegateEnv=0).
 	StatesLeft int64 `json:"states_left"`
+	leftTaken  int64 // (tests) of StatesLeft, those reached from a state taken from another worker
 	// Checkpoint describes the checkpoints (explore.Options.Checkpoint).
 	Checkpoint *Checkpoint `json:"checkpoint,omitempty"`
 }
@@ -323,7 +324,7 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
-	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet, StatesShared: c.taken, StatesLeft: c.left}
+	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet, StatesShared: c.taken, StatesLeft: c.left, leftTaken: c.leftTk}
 	if o.Search.Checkpoint != "" {
 		info.Checkpoint = &Checkpoint{Dir: o.Search.Checkpoint, Written: c.written, Depth: c.ckDepth, Resumed: c.resumed,
 			Kept: r.Verdict == explore.Incomplete && c.ckDepth >= 0}

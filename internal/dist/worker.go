@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -71,9 +70,9 @@ type worker struct {
 	arena      []byte   // where the paths of npath and nl are kept (see keep)
 
 	// Delegation: the worker that reached a state first expands it. A
-	// successor sent from a worker's own loop (expand, with its sent sets
-	// sentTo) goes with a reference to its entry there (1 + its id; 0:
-	// none), where the sender keeps its path and segment ends with it;
+	// successor sent goes with a reference to its entry in the sender's
+	// sent sets (sentRef: sentTo, or the set of the chunk taken it came
+	// from), where the sender keeps its path and segment ends with it;
 	// the owner of a new state whose smallest key came with a reference
 	// keeps the state and its path, but leaves its expansion to the
 	// sender (opAdvance sends it a note: the reference and the state's
@@ -83,12 +82,12 @@ type worker struct {
 	// order of the paths as in one process, and each state once; without
 	// delegation its states would be every other state of the level,
 	// whose successors the model's and the store's caches of the last
-	// states serve worse, and twice as many of the successors would be
-	// reached by both workers and sent.
+	// states serve worse, and more of the successors would be reached by
+	// both workers and sent.
 	delegate bool        // send references (the tree store, in which the states left to this worker are interned)
 	delegOK  bool        // delegate with the tree store (DelegateEnv)
 	nsrc     []int32     // per state of the level being built: the rank that sent its smallest key with a reference, -1 if none
-	nref     []uint32    // and that reference
+	nref     []uint64    // and that reference
 	notes    []note      // the states of the next level left to this one (opNotes)
 	dlg      []delegated // the states of the level expanded left to this one (order holds ^i for dlg[i])
 
@@ -146,10 +145,12 @@ type worker struct {
 	stealable bool
 	depth     int64 // of the level expand last started on (-1 before)
 	next, end int
-	stealTo   []*sentSet    // what a chunk taken sent each worker
+	stealTo   [][]*sentSet  // per chunk taken in the level, what it sent each worker (kept until the next level's notes are taken)
+	nchunks   int           // the chunks taken in the level
 	stolen    []stolenCount // the states taken in the level
 	taken     atomic.Int64  // states taken from the others, in all
 	left      atomic.Int64  // states left to this worker by their owners, in all
+	leftTaken atomic.Int64  // of which reached from a state taken from another worker
 	minShare  int           // fewest states given away at once (minShare)
 	slow      time.Duration // (tests) pause of odd ranks after each state of their own
 	giveFront bool          // (tests) give away the first half of the states left instead of the last
@@ -309,10 +310,10 @@ func (w *worker) store1(batch []byte) error {
 			break
 		}
 		src := int32(from)
-		if ref == 0 || ref > math.MaxUint32 {
-			src, ref = -1, 0
+		if ref == 0 {
+			src = -1
 		}
-		fresh, _ := w.insertH(explore.Hash(e), e, k, z, ends, src, uint32(ref))
+		fresh, _ := w.insertH(explore.Hash(e), e, k, z, ends, src, ref)
 		if w.timed {
 			w.tm.succRecv.Add(1)
 			if fresh {
@@ -342,7 +343,7 @@ func (w *worker) lock() {
 // violates an invariant (markBad; see expand). An error (the tree store's:
 // ends that do not split e, a full table) is kept in storeErr, and ends
 // the search. Under mu.
-func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int, src int32, ref uint32) (fresh, smallerBad bool) {
+func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int, src int32, ref uint64) (fresh, smallerBad bool) {
 	id, fresh, err := w.store.add(h, e, ends)
 	if err != nil {
 		if w.storeErr == nil {
@@ -443,7 +444,7 @@ func (w *worker) keep(k []byte) []byte {
 // to level, at the size of the level that sent the most).
 func (w *worker) sentSetBytes() int64 {
 	var n int64
-	for _, sets := range [][]*sentSet{w.sentTo, w.stealTo} {
+	for _, sets := range append([][]*sentSet{w.sentTo}, w.stealTo...) {
 		for _, s := range sets {
 			if s != nil {
 				n += s.st.MemBytes() + int64(cap(s.z))*8 + int64(cap(s.kat)+cap(s.ends))*4 + int64(cap(s.kbuf))
@@ -545,7 +546,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		}
 		w.mu.Lock()
 		for range n {
-			nt := note{from: int(from), ref: uint32(d.u()), z: d.u()}
+			nt := note{from: int(from), ref: d.u(), z: d.u()}
 			if d.err != nil {
 				break
 			}
@@ -607,6 +608,7 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		out.i(w.sentSetBytes())
 		out.i(w.taken.Load())
 		out.i(w.left.Load())
+		out.i(w.leftTaken.Load())
 	case opDone:
 		failed := d.bool()
 		msg := d.str()
@@ -719,7 +721,7 @@ type sentSet struct {
 // with, and the state's sleep set.
 type note struct {
 	from int
-	ref  uint32
+	ref  uint64
 	z    uint64
 }
 
@@ -729,7 +731,14 @@ type delegated struct {
 	key  uint64
 	path []byte
 	z    uint64
+	set  *sentSet // (until interned: where it was kept, and its id there)
+	id   int
 }
+
+// sentRef is a reference to a successor sent (delegate): 1 + its id in
+// the sent set, and above 32 bits which set: 0 for sentTo, k+1 for the
+// k-th chunk taken (stealTo).
+func sentRef(set int, id uint32) uint64 { return uint64(set)<<32 | (uint64(id) + 1) }
 
 // resetDelegation forgets the references and notes of an earlier search,
 // and sets delegate for the store.
@@ -779,22 +788,26 @@ func (w *worker) takeNotes() error {
 	var arena []byte
 	for _, nt := range w.notes {
 		var s *sentSet
-		if nt.from >= 0 && nt.from < w.n {
+		switch set := int(nt.ref >> 32); {
+		case nt.from < 0 || nt.from >= w.n:
+		case set == 0:
 			s = w.sentTo[nt.from]
+		case set <= w.nchunks:
+			s = w.stealTo[set-1][nt.from]
+			w.leftTaken.Add(1)
 		}
-		id := int(nt.ref) - 1
+		id := int(uint32(nt.ref)) - 1
 		if s == nil || id < 0 || id >= s.st.Len() || id+1 >= len(s.kat) || len(s.ends) < (id+1)*w.nseg {
 			return fmt.Errorf("worker %d: worker %d left it a state it did not send", w.rank, nt.from)
 		}
 		arena = append(arena, s.kbuf[s.kat[id]:s.kat[id+1]]...)
-		w.dlg = append(w.dlg, delegated{key: uint64(nt.from)<<32 | uint64(id), z: nt.z})
+		w.dlg = append(w.dlg, delegated{z: nt.z, set: s, id: id})
 	}
 	// The paths, then the states interned in the order of their paths
 	// (the tree store's caches serve neighbours best).
 	at := 0
 	for i := range w.dlg {
-		s := w.sentTo[w.dlg[i].key>>32]
-		id := int(uint32(w.dlg[i].key))
+		s, id := w.dlg[i].set, w.dlg[i].id
 		n := int(s.kat[id+1] - s.kat[id])
 		w.dlg[i].path = arena[at : at+n : at+n]
 		at += n
@@ -802,8 +815,8 @@ func (w *worker) takeNotes() error {
 	slices.SortFunc(w.dlg, func(a, b delegated) int { return bytes.Compare(a.path, b.path) })
 	ends := w.ends[:0]
 	for i := range w.dlg {
-		s := w.sentTo[w.dlg[i].key>>32]
-		id := int(uint32(w.dlg[i].key))
+		s, id := w.dlg[i].set, w.dlg[i].id
+		w.dlg[i].set = nil
 		ends = ends[:0]
 		for _, e := range s.ends[id*w.nseg : (id+1)*w.nseg] {
 			ends = append(ends, int(e))
@@ -1038,8 +1051,10 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 		return enc{}, err
 	}
 	resetSets(w.sentTo)
+	w.nchunks = 0
 	sets := w.sentTo
 	refs := w.delegate // (successors sent with references: see delegate)
+	refSet := 0        // (which sets: sentRef)
 	var key []byte
 	var full []int // the owners whose batch is to be sent once the state is expanded
 	flush := func(r int) error {
@@ -1170,9 +1185,9 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 		}
 		b = appendUvarint(b, uint64(kl))
 		b = appendIdx(append(b, path...), i)
-		var ref uint64 // (1 + its id in the sent set, if kept with its segments: delegate)
-		if refs && id < math.MaxUint32-1 && sent.ends[(int(id)+1)*w.nseg-1] == int32(len(succ)) {
-			ref = uint64(id) + 1
+		var ref uint64 // (if kept with its segments: delegate)
+		if refs && sent.ends[(int(id)+1)*w.nseg-1] == int32(len(succ)) {
+			ref = sentRef(refSet, id)
 		}
 		b = appendUvarint(b, ref)
 		if w.sleep {
@@ -1319,11 +1334,13 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 			continue
 		}
 		miss = 0
-		if w.stealTo == nil {
-			w.stealTo = w.newSets()
+		if w.nchunks == len(w.stealTo) {
+			w.stealTo = append(w.stealTo, w.newSets())
 		}
-		resetSets(w.stealTo)
-		sets, refs = w.stealTo, false
+		sets = w.stealTo[w.nchunks]
+		resetSets(sets)
+		w.nchunks++
+		refSet = w.nchunks
 		for j, c := range chunk {
 			if j%256 == 0 && ctx.Err() != nil {
 				return enc{}, ctx.Err()
