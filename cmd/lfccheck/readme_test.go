@@ -15,7 +15,7 @@ import (
 
 // timing matches what differs from run to run: durations, rates, heap
 // sizes, and what the distributed search's work sharing changes.
-var timing = regexp.MustCompile(`\d+\.\d+s\b|\d+ states/s|heap [\d.]+ [KMGT]?i?B|[\d.]+ bytes sent per state \([\d.]+ [KMGT]?i?B in all\)|sent sets [\d.]+ [KMGT]?i?B|\d+ states expanded by a worker|probability about [\d.e+-]+|\d+ workers?|visited set [\d.]+ [KMGT]?i?B \([\d.]+ bytes/state\)|"(workers|store_bytes|peak_heap_bytes|elapsed_s|states_per_s)": [\d.e+-]+`)
+var timing = regexp.MustCompile(`\d+\.\d+s\b|\d+ states/s|heap [\d.]+ [KMGT]?i?B|[\d.]+ bytes sent per state \([\d.]+ [KMGT]?i?B in all\)|sent sets [\d.]+ [KMGT]?i?B|\d+ states expanded by a worker that does not own them \(\d+ left to the worker that reached them first, \d+ taken|probability about [\d.e+-]+|\d+ workers?|visited set [\d.]+ [KMGT]?i?B \([\d.]+ bytes/state\)|"(workers|store_bytes|peak_heap_bytes|elapsed_s|states_per_s)": [\d.e+-]+`)
 
 func normalize(s string) string {
 	return strings.Join(strings.Fields(timing.ReplaceAllString(s, "#")), " ")
