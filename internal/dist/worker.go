@@ -338,9 +338,9 @@ func (w *worker) lock() {
 // insertH stores successor e, whose hash is h, reached by the transition
 // with key k (its path), whose sleep set is z, and whose segments end at
 // ends (nil: unknown), sent by worker src with reference ref (-1 and 0:
-// found here, or sent without one; see delegate); it reports whether e is a new state, and whether
-// k is a smaller key than the state of this level had and the state
-// violates an invariant (markBad; see expand). An error (the tree store's:
+// found here, or sent without one; see delegate); it reports whether e
+// is a new state, and whether k is a smaller key than the state of this
+// level had and the state violates an invariant (markBad; see expand). An error (the tree store's:
 // ends that do not split e, a full table) is kept in storeErr, and ends
 // the search. Under mu.
 func (w *worker) insertH(h uint64, e, k []byte, z uint64, ends []int, src int32, ref uint64) (fresh, smallerBad bool) {
