@@ -126,11 +126,17 @@ func Check(m explore.Model, opt explore.Options) error {
 	if lm, ok := m.(explore.LiveModel); ok && lm.Live() != nil {
 		return errors.New("liveness on the state graph needs the whole graph in one process")
 	}
-	if _, err := onFromEnv(ShareEnv, "no sharing"); err != nil {
+	if _, err := shareFromEnv(); err != nil {
 		return err
 	}
-	_, err := onFromEnv(DelegateEnv, "each worker expands the states it owns")
+	_, err := delegateFromEnv()
 	return err
+}
+
+// shareFromEnv reads ShareEnv; delegateFromEnv reads DelegateEnv.
+func shareFromEnv() (bool, error) { return onFromEnv(ShareEnv, "no sharing") }
+func delegateFromEnv() (bool, error) {
+	return onFromEnv(DelegateEnv, "each worker expands the states it owns")
 }
 
 // onFromEnv reads a switch that is on unless the environment variable
@@ -170,11 +176,11 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 			return explore.Result{}, Info{}, fmt.Errorf("worker %d: %w", o.Rank, err)
 		}
 	}
-	share, err := onFromEnv(ShareEnv, "no sharing")
+	share, err := shareFromEnv()
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
-	delegate, err := onFromEnv(DelegateEnv, "each worker expands the states it owns")
+	delegate, err := delegateFromEnv()
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
