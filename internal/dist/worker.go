@@ -777,7 +777,7 @@ func (w *worker) sendNotes(ctx context.Context, notes [][]note) error {
 // be expanded, kept in its sent sets of the level before (sentTo, not
 // reset yet), in dlg, and puts them in order among its own. Under mu.
 func (w *worker) takeNotes() error {
-	w.dlg = nil // (a new one, and a new arena for the paths, each level)
+	w.dlg = nil // (a new one each level: w.stolen may hold the last one's paths)
 	if len(w.notes) == 0 {
 		return nil
 	}
@@ -785,7 +785,6 @@ func (w *worker) takeNotes() error {
 	if !ok || w.sentTo == nil {
 		return fmt.Errorf("worker %d: states left to it that it did not send", w.rank)
 	}
-	var arena []byte
 	for _, nt := range w.notes {
 		var s *sentSet
 		switch set := int(nt.ref >> 32); {
@@ -800,18 +799,11 @@ func (w *worker) takeNotes() error {
 		if s == nil || id < 0 || id >= s.st.Len() || id+1 >= len(s.kat) || len(s.ends) < (id+1)*w.nseg {
 			return fmt.Errorf("worker %d: worker %d left it a state it did not send", w.rank, nt.from)
 		}
-		arena = append(arena, s.kbuf[s.kat[id]:s.kat[id+1]]...)
-		w.dlg = append(w.dlg, delegated{z: nt.z, set: s, id: id})
+		// (The path is kept beyond the sent set's reset: keep.)
+		w.dlg = append(w.dlg, delegated{path: w.keep(s.kbuf[s.kat[id]:s.kat[id+1]]), z: nt.z, set: s, id: id})
 	}
-	// The paths, then the states interned in the order of their paths
-	// (the tree store's caches serve neighbours best).
-	at := 0
-	for i := range w.dlg {
-		s, id := w.dlg[i].set, w.dlg[i].id
-		n := int(s.kat[id+1] - s.kat[id])
-		w.dlg[i].path = arena[at : at+n : at+n]
-		at += n
-	}
+	// The states interned in the order of their paths (the tree store's
+	// caches serve neighbours best).
 	slices.SortFunc(w.dlg, func(a, b delegated) int { return bytes.Compare(a.path, b.path) })
 	ends := w.ends[:0]
 	for i := range w.dlg {
