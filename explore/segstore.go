@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 )
@@ -26,6 +27,7 @@ type SegmentStore struct {
 	ref   treeRef     // the state State rebuilt last
 	sc    *succCache  // the states stored or met lately (from succCacheFrom states on): a hit needs neither the tree nor the set
 	owner uint64
+	lref  treeRef // the state LeafIDs was given last (enc, ends, ids)
 }
 
 // ErrStoreFull is returned when a table of the tree store has no room for
@@ -57,7 +59,7 @@ func (s *SegmentStore) Add(h uint64, b []byte, ends []int) (uint32, bool, error)
 			return e.li, false, nil // (compared in full: exact)
 		}
 	}
-	k, err := s.Intern(b, ends)
+	k, err := s.intern(b, ends)
 	if err != nil {
 		return 0, false, err
 	}
@@ -92,14 +94,12 @@ func (s *SegmentStore) State(id int) []byte {
 	return s.ref.enc
 }
 
-// Intern interns the segments and subtrees of state b (segments ending at
-// ends, as for Add) without storing the state, and returns its root key,
-// from which Load rebuilds it with the ids of its segments: a state kept
-// outside the store (a distributed worker's states owned by another)
-// gets leaf ids of this store. An error as for Add.
-func (s *SegmentStore) Intern(b []byte, ends []int) (uint64, error) {
-	if len(ends) != s.t.k || ends[len(ends)-1] != len(b) || !slices.IsSorted(ends) || ends[0] < 0 {
-		return 0, errors.New("the segments given do not split the state into the store's segments")
+// intern interns the segments and subtrees of state b (segments ending at
+// ends, as for Add) without storing the state, and returns its root key.
+// An error as for Add.
+func (s *SegmentStore) intern(b []byte, ends []int) (uint64, error) {
+	if err := splits(b, ends, s.t.k); err != nil {
+		return 0, err
 	}
 	k, ids, ok := s.t.key(b, ends, s.ids, &s.ref, &s.c)
 	s.ids = ids
@@ -109,12 +109,57 @@ func (s *SegmentStore) Intern(b []byte, ends []int) (uint64, error) {
 	return k, nil
 }
 
-// Load rebuilds the state whose root key Intern returned, as State does
-// (Leaves then gives its segments' ids).
-func (s *SegmentStore) Load(key uint64) []byte {
-	s.t.load(&s.ref, key)
-	return s.ref.enc
+// splits checks that ends split b into k segments.
+func splits(b []byte, ends []int, k int) error {
+	if len(ends) != k || ends[len(ends)-1] != len(b) || !slices.IsSorted(ends) || ends[0] < 0 {
+		return errors.New("the segments given do not split the state into the store's segments")
+	}
+	return nil
 }
+
+// LeafIDs interns the segments of state b (ending at ends, as for Add) in
+// the leaf table alone, neither the state nor its subtrees, and returns
+// their ids, valid until the next call: a state kept outside the store (a
+// distributed worker's states that another owns) is given to a LeafUser
+// with the ids of this store (and Owner). The segments b shares with the
+// state given last are not looked up again. An error as for Add.
+func (s *SegmentStore) LeafIDs(b []byte, ends []int) ([]uint32, error) {
+	if err := splits(b, ends, s.t.k); err != nil {
+		return nil, err
+	}
+	ids := s.ids[:0]
+	r := &s.lref
+	start := 0
+	for i, e := range ends {
+		seg := b[start:e]
+		if r.valid {
+			rs := 0
+			if i > 0 {
+				rs = r.ends[i-1]
+			}
+			if bytes.Equal(seg, r.enc[rs:r.ends[i]]) {
+				ids = append(ids, r.ids[i])
+				start = e
+				continue
+			}
+		}
+		id, ok := s.c.leaf(&s.t, seg)
+		if !ok {
+			r.valid = false
+			return nil, ErrStoreFull
+		}
+		ids = append(ids, id)
+		start = e
+	}
+	s.ids = ids
+	r.enc, r.ends, r.ids = append(r.enc[:0], b...), append(r.ends[:0], ends...), append(r.ids[:0], ids...)
+	r.valid = true
+	return r.ids, nil
+}
+
+// Owner is the store's number among the searches and stores of the
+// process (as Leaves gives it).
+func (s *SegmentStore) Owner() uint64 { return s.owner }
 
 // Leaves returns the store's owner number and the leaf ids and segment
 // ends of the state State rebuilt last (for LeafUser.UseLeaves), valid

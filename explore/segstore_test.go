@@ -93,38 +93,54 @@ func TestSegmentStore(t *testing.T) {
 	}
 }
 
-// TestSegmentStoreIntern: a state interned without being stored is
-// rebuilt byte for byte by Load, with the leaf ids the stored states'
-// equal segments have, and is not a state of the store (Len, Add); ends
-// that do not split it are an error.
-func TestSegmentStoreIntern(t *testing.T) {
+// TestSegmentStoreLeafIDs: the segments of a state given to LeafIDs get
+// the ids the stored states' equal segments have (and keep them: the
+// state added later has them), the state is not stored (Len, Add), and
+// ends that do not split it are an error.
+func TestSegmentStoreLeafIDs(t *testing.T) {
 	s := explore.NewSegmentStore(3)
 	stored := []byte("aaabbcccc")
 	if _, _, err := s.Add(explore.Hash(stored), stored, []int{3, 5, 9}); err != nil {
 		t.Fatal(err)
 	}
+	s.State(0)
+	owner, sids, _ := s.Leaves()
+	sids = append([]uint32(nil), sids...)
+	if owner != s.Owner() {
+		t.Fatalf("Owner %d, Leaves gave %d", s.Owner(), owner)
+	}
 	b := []byte("aaaddcccc") // (its first and last segments are stored's)
-	k, err := s.Intern(b, []int{3, 5, 9})
+	ids, err := s.LeafIDs(b, []int{3, 5, 9})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Len() != 1 {
-		t.Fatalf("interning stored a state: %d states", s.Len())
+		t.Fatalf("LeafIDs stored a state: %d states", s.Len())
 	}
-	s.State(0)
-	_, sids, _ := s.Leaves()
-	sids = append([]uint32(nil), sids...)
-	if got := s.Load(k); !bytes.Equal(got, b) {
-		t.Fatalf("Load gave %q, want %q", got, b)
+	if len(ids) != 3 || ids[0] != sids[0] || ids[2] != sids[2] || ids[1] == sids[1] {
+		t.Fatalf("leaf ids %v, the stored state's %v", ids, sids)
 	}
-	_, ids, ends := s.Leaves()
-	if fmt.Sprint(ends) != "[3 5 9]" || ids[0] != sids[0] || ids[2] != sids[2] || ids[1] == sids[1] {
-		t.Fatalf("leaf ids %v (ends %v), the stored state's %v", ids, ends, sids)
+	dd := ids[1]
+	// The next state shares its first segment with b (not looked up
+	// again) and its second with stored.
+	c := []byte("aaabbeeee")
+	if ids, err = s.LeafIDs(c, []int{3, 5, 9}); err != nil || ids[0] != sids[0] || ids[1] != sids[1] || ids[2] == sids[2] || ids[2] == dd {
+		t.Fatalf("leaf ids %v (%v), the stored state's %v, dd %d", ids, err, sids, dd)
+	}
+	// The ids of b again, as before.
+	if ids, err = s.LeafIDs(b, []int{3, 5, 9}); err != nil || ids[1] != dd {
+		t.Fatalf("leaf ids of b again %v (%v), want %d in the middle", ids, err, dd)
 	}
 	if _, fresh, err := s.Add(explore.Hash(b), b, []int{3, 5, 9}); err != nil || !fresh || s.Len() != 2 {
-		t.Fatalf("the interned state added: fresh %v, %v, %d states", fresh, err, s.Len())
+		t.Fatalf("the state given to LeafIDs added: fresh %v, %v, %d states", fresh, err, s.Len())
 	}
-	if _, err := s.Intern(b, []int{3, 9}); err == nil {
-		t.Fatal("ends that do not split the state: no error")
+	s.State(1)
+	if _, got, _ := s.Leaves(); fmt.Sprint(got) != fmt.Sprint([]uint32{sids[0], dd, sids[2]}) {
+		t.Fatalf("the added state's leaf ids %v, LeafIDs gave %v %d %v", got, sids[0], dd, sids[2])
+	}
+	for _, ends := range [][]int{{3, 9}, {3, 5, 8}, {5, 3, 9}, {-1, 5, 9}} {
+		if _, err := s.LeafIDs(b, ends); err == nil {
+			t.Fatalf("ends %v that do not split the state: no error", ends)
+		}
 	}
 }

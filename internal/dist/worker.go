@@ -84,12 +84,15 @@ type worker struct {
 	// whose successors the model's and the store's caches of the last
 	// states serve worse, and more of the successors would be reached by
 	// both workers and sent.
-	delegate bool        // send references (the tree store, in which the states left to this worker are interned)
+	delegate bool        // send references (the tree store, whose leaf table gives the states left to this worker their leaf ids)
 	delegOK  bool        // delegate with the tree store (DelegateEnv)
 	nsrc     []int32     // per state of the level being built: the rank that sent its smallest key with a reference, -1 if none
 	nref     []uint64    // and that reference
 	notes    []note      // the states of the next level left to this one (opNotes)
 	dlg      []delegated // the states of the level expanded left to this one (order holds ^i for dlg[i])
+	dbuf     []byte      // their encodings (delegated.at)
+	dends    []int       // and their segment ends, nseg per state in the order of dlg
+	dperm    []int32     // (scratch: takeNotes)
 
 	// Leaf ids (explore.LeafUser): with a model that is a Segmenter and a
 	// LeafUser, every successor is sent with its nseg segment lengths in
@@ -401,11 +404,22 @@ func (w *worker) keepEnds(ends []int) {
 	}
 }
 
-// useLeaves gives the model the leaf ids of state, the i-th of the level
-// expanded, when its segment ends are known. Under mu.
+// useLeaves gives the model the leaf ids of state, at position i of order
+// (see front), when its segment ends are known. Under mu.
 func (w *worker) useLeaves(i int, state []byte) {
 	if ts, ok := w.store.(treeStates); ok {
-		w.lu.UseLeaves(ts.Leaves())
+		if i >= 0 {
+			w.lu.UseLeaves(ts.Leaves()) // (of the state just rebuilt)
+			return
+		}
+		j := ^i
+		ends := w.dends[j*w.nseg : (j+1)*w.nseg]
+		ids, err := ts.LeafIDs(state, ends)
+		if err != nil {
+			w.storeErr = fmt.Errorf("worker %d: %w", w.rank, err)
+			return
+		}
+		w.lu.UseLeaves(ts.Owner(), ids, ends)
 		return
 	}
 	if i < 0 || w.nseg == 0 || w.leaves == nil || len(w.fends) < (i+1)*w.nseg {
@@ -726,13 +740,13 @@ type note struct {
 }
 
 // delegated is a state of the level expanded that its owner left to this
-// worker: its key in the tree store (Intern), its path and sleep set.
+// worker: where its encoding is in dbuf (at, end), its path and sleep set.
 type delegated struct {
-	key  uint64
-	path []byte
-	z    uint64
-	set  *sentSet // (until interned: where it was kept, and its id there)
-	id   int
+	at, end int
+	path    []byte
+	z       uint64
+	set     *sentSet // (until copied to dbuf: where it was kept, and its id there)
+	id      int
 }
 
 // sentRef is a reference to a successor sent (delegate): 1 + its id in
@@ -773,18 +787,20 @@ func (w *worker) sendNotes(ctx context.Context, notes [][]note) error {
 	return nil
 }
 
-// takeNotes interns the states left to this worker for the level about to
+// takeNotes copies the states left to this worker for the level about to
 // be expanded, kept in its sent sets of the level before (sentTo, not
-// reset yet), in dlg, and puts them in order among its own. Under mu.
+// reset yet), with their segment ends to dbuf and dends, in dlg, and puts
+// them in order among its own. They are not stored: the tree store's leaf
+// table gives them leaf ids when they are expanded (useLeaves). Under mu.
 func (w *worker) takeNotes() error {
 	w.dlg = nil // (a new one each level: w.stolen may hold the last one's paths)
 	if len(w.notes) == 0 {
 		return nil
 	}
-	ts, ok := w.store.(treeStates)
-	if !ok || w.sentTo == nil {
+	if _, ok := w.store.(treeStates); !ok || w.sentTo == nil {
 		return fmt.Errorf("worker %d: states left to it that it did not send", w.rank)
 	}
+	left := make([]delegated, 0, len(w.notes))
 	for _, nt := range w.notes {
 		var s *sentSet
 		switch set := int(nt.ref >> 32); {
@@ -800,26 +816,37 @@ func (w *worker) takeNotes() error {
 			return fmt.Errorf("worker %d: worker %d left it a state it did not send", w.rank, nt.from)
 		}
 		// (The path is kept beyond the sent set's reset: keep.)
-		w.dlg = append(w.dlg, delegated{path: w.keep(s.kbuf[s.kat[id]:s.kat[id+1]]), z: nt.z, set: s, id: id})
+		left = append(left, delegated{path: w.keep(s.kbuf[s.kat[id]:s.kat[id+1]]), z: nt.z, set: s, id: id})
 	}
-	// The states interned in the order of their paths (the tree store's
-	// caches serve neighbours best).
-	slices.SortFunc(w.dlg, func(a, b delegated) int { return bytes.Compare(a.path, b.path) })
-	ends := w.ends[:0]
-	for i := range w.dlg {
-		s, id := w.dlg[i].set, w.dlg[i].id
-		w.dlg[i].set = nil
-		ends = ends[:0]
-		for _, e := range s.ends[id*w.nseg : (id+1)*w.nseg] {
-			ends = append(ends, int(e))
-		}
-		k, err := ts.Intern(s.st.State(id), ends)
-		if err != nil {
-			return fmt.Errorf("worker %d: %w", w.rank, err)
-		}
-		w.dlg[i].key = k
+	// In the order of their paths (sorted by index: the entries are
+	// large to move).
+	perm := w.dperm[:0]
+	for i := range left {
+		perm = append(perm, int32(i))
 	}
-	w.ends = ends
+	slices.SortFunc(perm, func(a, b int32) int { return bytes.Compare(left[a].path, left[b].path) })
+	w.dperm = perm
+	w.dlg = make([]delegated, 0, len(left))
+	w.dbuf, w.dends = w.dbuf[:0], w.dends[:0]
+	for _, i := range perm {
+		d := left[i]
+		st := d.set.st.State(d.id)
+		prev := 0
+		for _, e := range d.set.ends[d.id*w.nseg : (d.id+1)*w.nseg] {
+			if int(e) < prev {
+				prev = -1
+				break
+			}
+			prev = int(e)
+			w.dends = append(w.dends, int(e))
+		}
+		if prev != len(st) {
+			return fmt.Errorf("worker %d: a state left to it was sent without its segments", w.rank)
+		}
+		at := len(w.dbuf)
+		w.dbuf = append(w.dbuf, st...)
+		w.dlg = append(w.dlg, delegated{at: at, end: len(w.dbuf), path: d.path, z: d.z})
+	}
 	w.left.Add(int64(len(w.notes)))
 	w.notes = w.notes[:0]
 	// Merge: both in the order of their paths.
@@ -843,7 +870,7 @@ func (w *worker) takeNotes() error {
 func (w *worker) front(e int32) (state, path []byte, z uint64) {
 	if e < 0 {
 		d := &w.dlg[^e]
-		return w.store.(treeStates).Load(d.key), d.path, d.z
+		return w.dbuf[d.at:d.end], d.path, d.z
 	}
 	i := int(e)
 	state = w.store.State(w.flo + i)
