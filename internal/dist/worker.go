@@ -110,6 +110,7 @@ type worker struct {
 	nends  []int32
 	fends  []int32
 	ends   []int // scratch
+	gends  []int // (scratch: frontEnds)
 	ids    []uint32
 
 	// While expand runs through this worker's states (inActive), the
@@ -407,39 +408,68 @@ func (w *worker) keepEnds(ends []int) {
 // useLeaves gives the model the leaf ids of state, at position i of order
 // (see front), when its segment ends are known. Under mu.
 func (w *worker) useLeaves(i int, state []byte) {
-	if ts, ok := w.store.(treeStates); ok {
-		if i >= 0 {
-			w.lu.UseLeaves(ts.Leaves()) // (of the state just rebuilt)
-			return
+	if ts, ok := w.store.(treeStates); ok && i >= 0 {
+		w.lu.UseLeaves(ts.Leaves()) // (of the state just rebuilt)
+		return
+	}
+	w.leavesOf(state, w.frontEnds(int32(i), state))
+}
+
+// frontEnds returns the segment ends of state, which front(e) returned
+// last, or nseg zeros when they are not known. Under mu.
+func (w *worker) frontEnds(e int32, state []byte) []int {
+	ends := w.gends[:0]
+	ts, tree := w.store.(treeStates)
+	switch i := int(e); {
+	case w.nseg == 0:
+	case i < 0:
+		ends = append(ends, w.dends[^i*w.nseg:(^i+1)*w.nseg]...)
+	case tree:
+		_, _, te := ts.Leaves()
+		ends = append(ends, te...)
+	case len(w.fends) >= (i+1)*w.nseg:
+		for _, x := range w.fends[i*w.nseg : (i+1)*w.nseg] {
+			ends = append(ends, int(x))
 		}
-		j := ^i
-		ends := w.dends[j*w.nseg : (j+1)*w.nseg]
+	}
+	if len(ends) != w.nseg || (w.nseg > 0 && ends[w.nseg-1] != len(state)) {
+		ends = append(ends[:0], make([]int, w.nseg)...)
+	}
+	w.gends = ends
+	return ends
+}
+
+// leavesOf gives the model the leaf ids of state, from this worker's
+// tables, if ends split it into its nseg segments. Under mu.
+func (w *worker) leavesOf(state []byte, ends []int) {
+	if w.nseg == 0 || len(ends) != w.nseg || ends[w.nseg-1] != len(state) || ends[0] < 0 || !slices.IsSorted(ends) {
+		return
+	}
+	if ts, ok := w.store.(treeStates); ok {
 		ids, err := ts.LeafIDs(state, ends)
 		if err != nil {
-			w.storeErr = fmt.Errorf("worker %d: %w", w.rank, err)
+			if w.storeErr == nil {
+				w.storeErr = fmt.Errorf("worker %d: %w", w.rank, err)
+			}
 			return
 		}
 		w.lu.UseLeaves(ts.Owner(), ids, ends)
 		return
 	}
-	if i < 0 || w.nseg == 0 || w.leaves == nil || len(w.fends) < (i+1)*w.nseg {
+	if w.leaves == nil {
 		return
 	}
-	fe := w.fends[i*w.nseg : (i+1)*w.nseg]
-	if int(fe[w.nseg-1]) != len(state) {
-		return
-	}
-	w.ends, w.ids = w.ends[:0], w.ids[:0]
+	w.ids = w.ids[:0]
 	start := 0
-	for _, e := range fe { // (ascending: lengths, or the model's ends)
+	for _, e := range ends {
 		id, ok := w.leaves.Intern(state[start:e])
 		if !ok {
 			return
 		}
-		w.ends, w.ids = append(w.ends, int(e)), append(w.ids, id)
-		start = int(e)
+		w.ids = append(w.ids, id)
+		start = e
 	}
-	w.lu.UseLeaves(w.leaves.Owner(), w.ids, w.ends)
+	w.lu.UseLeaves(w.leaves.Owner(), w.ids, ends)
 }
 
 // keep returns a copy of path k, in a block shared with other paths (one
@@ -922,6 +952,7 @@ type stolenCount struct {
 type stolenState struct {
 	path, state []byte
 	z           uint64
+	ends        []int // its segment ends (zeros: unknown)
 }
 
 // steal asks worker r for part of the states of the level at depth that
@@ -945,6 +976,9 @@ func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState
 			c.z = d.u()
 		}
 		c.state = d.bytes()
+		if w.nseg > 0 {
+			c.ends = d.ends(nil, w.nseg)
+		}
 		if d.err != nil {
 			break
 		}
@@ -968,7 +1002,8 @@ func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState
 // them. Else none, and whether to ask again: it has not started on that
 // level yet. (Any states could be given: the taker expands them in the
 // order of their paths with sent sets of their own; the last ones are
-// those the owner would come to last.) Under mu.
+// those the owner would come to last.) Each goes with its segment
+// lengths (zeros when unknown), for the taker's own leaf ids. Under mu.
 func (w *worker) giveAway(depth int64) enc {
 	var out enc
 	left := 0
@@ -1000,6 +1035,9 @@ func (w *worker) giveAway(depth int64) enc {
 			out.u(z)
 		}
 		out.bytes(st)
+		if w.nseg > 0 {
+			out.b = appendLengths(out.b, w.frontEnds(e, st))
+		}
 	}
 	if w.giveFront {
 		w.next = hi
@@ -1369,7 +1407,7 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 				w.mu.Unlock()
 				return enc{}, err
 			}
-			// (Without leaf ids: they are the owner's.)
+			w.leavesOf(c.state, c.ends) // (this worker's ids, not the giver's)
 			t, s, err := one(c.state, c.path, c.z)
 			if err != nil {
 				return enc{}, err
