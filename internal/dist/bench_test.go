@@ -77,8 +77,9 @@ func BenchmarkDistributed(b *testing.B) {
 // (Stats.Elapsed). The runs go in rounds, one after the other, the order
 // turning from round to round, because identical runs on a shared
 // machine vary by more than what is measured; "speedup" is the median of
-// the rounds' ratios (run N rounds with -benchtime Nx), beside each
-// side's states/s over all its runs. "cap" is what the machine gives two
+// the rounds' ratios (run N rounds with -benchtime Nx), "speedup-q1" and
+// "speedup-q3" their lower and upper quartiles (how far the rounds
+// spread), beside each side's states/s over all its runs. "cap" is what the machine gives two
 // searches that share nothing: each round also runs two one-worker
 // searches at once, and cap is the median of twice the one worker's time
 // over the slower of the two (2 on a machine whose two CPUs run two
@@ -146,9 +147,23 @@ func BenchmarkSpeedup(b *testing.B) {
 		caps = append(caps, 2*t[0]/t[2])
 	}
 	b.ReportMetric(median(ratios), "speedup")
+	b.ReportMetric(quantile(ratios, 0.25), "speedup-q1")
+	b.ReportMetric(quantile(ratios, 0.75), "speedup-q3")
 	b.ReportMetric(median(caps), "cap")
 	b.ReportMetric(float64(states[0])/secs[0], "one-states/s")
 	b.ReportMetric(float64(states[1])/secs[1], "two-states/s")
+}
+
+// quantile returns the q-quantile of xs (0 <= q <= 1; sorting them),
+// interpolating between the two nearest.
+func quantile(xs []float64, q float64) float64 {
+	slices.Sort(xs)
+	x := q * float64(len(xs)-1)
+	i := int(x)
+	if i+1 >= len(xs) {
+		return xs[len(xs)-1]
+	}
+	return xs[i] + (x-float64(i))*(xs[i+1]-xs[i])
 }
 
 // median returns the median of xs (sorting them).
