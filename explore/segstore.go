@@ -1,7 +1,6 @@
 package explore
 
 import (
-	"bytes"
 	"errors"
 	"slices"
 )
@@ -127,29 +126,11 @@ func (s *SegmentStore) LeafIDs(b []byte, ends []int) ([]uint32, error) {
 	if err := splits(b, ends, s.t.k); err != nil {
 		return nil, err
 	}
-	ids := s.ids[:0]
 	r := &s.lref
-	start := 0
-	for i, e := range ends {
-		seg := b[start:e]
-		if r.valid {
-			rs := 0
-			if i > 0 {
-				rs = r.ends[i-1]
-			}
-			if bytes.Equal(seg, r.enc[rs:r.ends[i]]) {
-				ids = append(ids, r.ids[i])
-				start = e
-				continue
-			}
-		}
-		id, ok := s.c.leaf(&s.t, seg)
-		if !ok {
-			r.valid = false
-			return nil, ErrStoreFull
-		}
-		ids = append(ids, id)
-		start = e
+	ids, ok := s.t.leafIDs(b, ends, s.ids, r, &s.c)
+	if !ok {
+		s.ids, r.valid = ids, false
+		return nil, ErrStoreFull
 	}
 	s.ids = ids
 	r.enc, r.ends, r.ids = append(r.enc[:0], b...), append(r.ends[:0], ends...), append(r.ids[:0], ids...)

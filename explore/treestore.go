@@ -275,6 +275,19 @@ func (c *treeCache) pair(t *tree, k uint64) (uint32, bool) {
 // the state's root key; ref, when valid, is a state to share ids with,
 // c (if not nil) the worker's cache, and ids is scratch.
 func (t *tree) key(b []byte, ends []int, ids []uint32, ref *treeRef, c *treeCache) (uint64, []uint32, bool) {
+	ids, ok := t.leafIDs(b, ends, ids, ref, c)
+	if !ok {
+		return 0, ids, false
+	}
+	pos := 0
+	k, ok := t.node(ids, ref, c, &pos)
+	return k, ids, ok
+}
+
+// leafIDs interns the segments of b (ending at ends) in the leaf table,
+// appending their ids to ids[:0]; ref and c as for key. It reports false
+// when the table is full.
+func (t *tree) leafIDs(b []byte, ends []int, ids []uint32, ref *treeRef, c *treeCache) ([]uint32, bool) {
 	ids = ids[:0]
 	start := 0
 	for i, e := range ends {
@@ -292,14 +305,12 @@ func (t *tree) key(b []byte, ends []int, ids []uint32, ref *treeRef, c *treeCach
 		}
 		id, ok := c.leaf(t, seg)
 		if !ok {
-			return 0, ids, false
+			return ids, false
 		}
 		ids = append(ids, id)
 		start = e
 	}
-	pos := 0
-	k, ok := t.node(ids, ref, c, &pos)
-	return k, ids, ok
+	return ids, true
 }
 
 // node returns the key of the subtree over ids (a leaf id for one leaf);
