@@ -1020,7 +1020,7 @@ func (w *worker) giveAway(depth int64) enc {
 	// well under gRPC's maxMsg, and the store is held while it is made).
 	k := left / 2
 	st, p, _ := w.front(w.order[w.end-1])
-	if per := len(st) + len(p) + 16; k*per > shareBytes {
+	if per := len(st) + len(p) + 16 + 3*w.nseg; k*per > shareBytes { // (3 bytes or fewer per segment length)
 		k = max(1, shareBytes/per)
 	}
 	lo, hi := w.end-k, w.end
