@@ -79,11 +79,11 @@ func BenchmarkDistributed(b *testing.B) {
 // machine vary by more than what is measured; "speedup" is the median of
 // the rounds' ratios (run N rounds with -benchtime Nx), "speedup-q1" and
 // "speedup-q3" their lower and upper quartiles (how far the rounds
-// spread), beside each side's states/s over all its runs. "cap" is what the machine gives two
-// searches that share nothing: each round also runs two one-worker
-// searches at once, and cap is the median of twice the one worker's time
-// over the slower of the two (2 on a machine whose two CPUs run two
-// searches as fast as one each); speedup can only approach it.
+// spread), beside each side's states/s over all its runs. "cap" is what
+// the machine gives two searches that share nothing: each round also runs
+// two one-worker searches at once, and cap is the median of twice the one
+// worker's time over the slower of the two (2 on a machine whose two CPUs
+// run two searches as fast as one each); speedup can only approach it.
 func BenchmarkSpeedup(b *testing.B) {
 	c := benchClaim{P: 4, K: 1}
 	if testing.Short() {
@@ -167,11 +167,4 @@ func quantile(xs []float64, q float64) float64 {
 }
 
 // median returns the median of xs (sorting them).
-func median(xs []float64) float64 {
-	slices.Sort(xs)
-	m := len(xs) / 2
-	if len(xs)%2 == 0 {
-		return (xs[m-1] + xs[m]) / 2
-	}
-	return xs[m]
-}
+func median(xs []float64) float64 { return quantile(xs, 0.5) }

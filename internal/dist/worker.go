@@ -439,10 +439,16 @@ func (w *worker) frontEnds(e int32, state []byte) []int {
 	return ends
 }
 
+// splitsInto reports whether ends (ascending, none below 0, the last n)
+// split an encoding of n bytes into segments.
+func splitsInto(ends []int, n int) bool {
+	return len(ends) > 0 && ends[0] >= 0 && ends[len(ends)-1] == n && slices.IsSorted(ends)
+}
+
 // leavesOf gives the model the leaf ids of state, from this worker's
 // tables, if ends split it into its nseg segments. Under mu.
 func (w *worker) leavesOf(state []byte, ends []int) {
-	if w.nseg == 0 || len(ends) != w.nseg || ends[w.nseg-1] != len(state) || ends[0] < 0 || !slices.IsSorted(ends) {
+	if w.nseg == 0 || len(ends) != w.nseg || !splitsInto(ends, len(state)) {
 		return
 	}
 	if ts, ok := w.store.(treeStates); ok {
@@ -775,8 +781,6 @@ type delegated struct {
 	at, end int
 	path    []byte
 	z       uint64
-	set     *sentSet // (until copied to dbuf: where it was kept, and its id there)
-	id      int
 }
 
 // sentRef is a reference to a successor sent (delegate): 1 + its id in
@@ -830,7 +834,13 @@ func (w *worker) takeNotes() error {
 	if _, ok := w.store.(treeStates); !ok || w.sentTo == nil {
 		return fmt.Errorf("worker %d: states left to it that it did not send", w.rank)
 	}
-	left := make([]delegated, 0, len(w.notes))
+	type kept struct { // a state left, where it was kept in the sent sets
+		path []byte
+		z    uint64
+		set  *sentSet
+		id   int
+	}
+	left := make([]kept, 0, len(w.notes))
 	for _, nt := range w.notes {
 		var s *sentSet
 		switch set := int(nt.ref >> 32); {
@@ -846,7 +856,7 @@ func (w *worker) takeNotes() error {
 			return fmt.Errorf("worker %d: worker %d left it a state it did not send", w.rank, nt.from)
 		}
 		// (The path is kept beyond the sent set's reset: keep.)
-		left = append(left, delegated{path: w.keep(s.kbuf[s.kat[id]:s.kat[id+1]]), z: nt.z, set: s, id: id})
+		left = append(left, kept{path: w.keep(s.kbuf[s.kat[id]:s.kat[id+1]]), z: nt.z, set: s, id: id})
 	}
 	// In the order of their paths (sorted by index: the entries are
 	// large to move).
@@ -861,16 +871,11 @@ func (w *worker) takeNotes() error {
 	for _, i := range perm {
 		d := left[i]
 		st := d.set.st.State(d.id)
-		prev := 0
+		n := len(w.dends)
 		for _, e := range d.set.ends[d.id*w.nseg : (d.id+1)*w.nseg] {
-			if int(e) < prev {
-				prev = -1
-				break
-			}
-			prev = int(e)
 			w.dends = append(w.dends, int(e))
 		}
-		if prev != len(st) {
+		if !splitsInto(w.dends[n:], len(st)) {
 			return fmt.Errorf("worker %d: a state left to it was sent without its segments", w.rank)
 		}
 		at := len(w.dbuf)
@@ -969,6 +974,7 @@ func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState
 		later = d.bool()
 	}
 	out := make([]stolenState, 0, n)
+	ends := make([]int, 0, n*w.nseg) // (the chunk's segment ends, nseg per state)
 	for range n {
 		var c stolenState
 		c.path = d.bytes()
@@ -977,7 +983,8 @@ func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState
 		}
 		c.state = d.bytes()
 		if w.nseg > 0 {
-			c.ends = d.ends(nil, w.nseg)
+			c.ends = d.ends(ends[len(ends):], w.nseg)
+			ends = ends[:len(ends)+w.nseg]
 		}
 		if d.err != nil {
 			break
