@@ -196,3 +196,150 @@ func (d *dec) ends(dst []int, n int) []int {
 	}
 	return dst
 }
+
+// segDelta is what one side of a batch remembers of the successor sent
+// last in it, against which the next is sent: as the segments that differ
+// (appendSegs, dec.segs), and its path as what follows the prefix the two
+// share (appendKey, dec.key). Successors sent one after the other share
+// most of their segments (nodes unchanged by a step, siblings) and
+// their paths but the last index or two.
+type segDelta struct {
+	enc, spare []byte
+	ends, spE  []int
+	nseg       int
+	key        []byte
+}
+
+// reset forgets the successor before (a batch starts with none).
+func (p *segDelta) reset() { p.forget(); p.key = p.key[:0] }
+
+// forget forgets the segments of the state before (one sent whole).
+func (p *segDelta) forget() { p.enc, p.ends = p.enc[:0], p.ends[:0] }
+
+// appendKey appends path k: the length of the prefix it shares with the
+// path before, then the rest; k becomes the path before.
+func appendKey(b, k []byte, p *segDelta) []byte {
+	n := 0
+	for n < len(k) && n < len(p.key) && k[n] == p.key[n] {
+		n++
+	}
+	b = appendUvarint(appendUvarint(b, uint64(n)), uint64(len(k)-n))
+	p.key = append(p.key[:0], k...)
+	return append(b, k[n:]...)
+}
+
+// key reads a path appended by appendKey, valid until the next call with p.
+func (d *dec) key(p *segDelta) []byte {
+	n := d.u()
+	rest := d.bytes()
+	if d.err == nil && n > uint64(len(p.key)) {
+		d.err = errors.New("dist: malformed message (a path's prefix)")
+	}
+	if d.err != nil {
+		return nil
+	}
+	p.key = append(p.key[:n], rest...)
+	return p.key
+}
+
+// seg returns segment j of the state before, and whether it is known.
+func (p *segDelta) seg(j int) ([]byte, bool) {
+	if len(p.ends) != p.nseg || j < 0 || j >= p.nseg {
+		return nil, false
+	}
+	start := 0
+	if j > 0 {
+		start = p.ends[j-1]
+	}
+	return p.enc[start:p.ends[j]], true
+}
+
+// appendSegs appends state s, whose segment ends are ends (of p.nseg
+// segments; any other number: unknown), to a batch: its length, its
+// segment lengths (zeros when unknown), and for each segment either 1+j,
+// when it equals segment j of the state before, or 0 and its bytes; s
+// becomes the state before.
+func appendSegs(b, s []byte, ends []int, p *segDelta) []byte {
+	b = appendUvarint(b, uint64(len(s)))
+	if len(ends) != p.nseg || ends[p.nseg-1] != len(s) {
+		if len(s) > 0 {
+			b = append(b, make([]byte, p.nseg)...) // (zero lengths)
+			p.forget()
+			return append(b, s...)
+		}
+		ends = make([]int, p.nseg) // (an empty state's segments are empty)
+	}
+	b = appendLengths(b, ends)
+	start := 0
+	for _, e := range ends {
+		seg, from := s[start:e], -1
+		for j := range len(p.ends) {
+			if prev, _ := p.seg(j); string(prev) == string(seg) {
+				from = j
+				break
+			}
+		}
+		if from >= 0 {
+			b = appendUvarint(b, uint64(from+1))
+		} else {
+			b = append(appendUvarint(b, 0), seg...)
+		}
+		start = e
+	}
+	p.enc, p.ends = append(p.enc[:0], s...), append(p.ends[:0], ends...)
+	return b
+}
+
+// segs reads a state appended by appendSegs, with its segment ends (nil
+// when unknown); both are valid until the next call with p.
+func (d *dec) segs(p *segDelta) ([]byte, []int) {
+	n := d.u()
+	p.spE = d.ends(p.spE, p.nseg)
+	ends := p.spE
+	if d.err != nil {
+		return nil, nil
+	}
+	if ends[p.nseg-1] != int(n) { // (zero lengths: unknown)
+		if n > uint64(len(d.b)) {
+			d.err = errors.New("dist: malformed message (a state's segments)")
+			return nil, nil
+		}
+		p.forget()
+		s := d.b[:n:n]
+		d.b = d.b[n:]
+		return s, nil
+	}
+	s, start := p.spare[:0], 0
+	for _, e := range ends {
+		l := e - start
+		from := d.u()
+		switch {
+		case d.err != nil:
+			return nil, nil
+		case l < 0:
+			d.err = errors.New("dist: malformed message (a state's segments)")
+			return nil, nil
+		case from > 0:
+			var prev []byte
+			ok := from <= uint64(p.nseg)
+			if ok {
+				prev, ok = p.seg(int(from) - 1)
+			}
+			if !ok || len(prev) != l {
+				d.err = errors.New("dist: malformed message (a segment of the state before)")
+				return nil, nil
+			}
+			s = append(s, prev...)
+		case l > len(d.b):
+			d.err = errors.New("dist: malformed message (a state's segments)")
+			return nil, nil
+		default:
+			s = append(s, d.b[:l]...)
+			d.b = d.b[l:]
+		}
+		start = e
+	}
+	p.spare, p.enc = p.enc, s
+	p.ends = append(p.ends[:0], ends...)
+	return s, ends
+}

@@ -159,15 +159,16 @@ type worker struct {
 	slow      time.Duration // (tests) pause of odd ranks after each state of their own
 	giveFront bool          // (tests) give away the first half of the states left instead of the last
 
-	storeErr error        // the store failed (see insertH); under mu
-	pool     batchPool    // buffers for the batches sent
-	sentTo   []*sentSet   // by rank: what expand sent that worker in the level (kept for its table)
-	sent     atomic.Int64 // bytes of batches sent to other workers
-	timed    bool         // ProfileEnv is set: tm is kept
-	tm       timing
-	done     chan struct{}
-	doneOnce sync.Once
-	abort    error // set before done is closed: the search ended with an error
+	storeErr  error        // the store failed (see insertH); under mu
+	recvDelta segDelta     // the state stored before, in the batch being stored (store1); under mu
+	pool      batchPool    // buffers for the batches sent
+	sentTo    []*sentSet   // by rank: what expand sent that worker in the level (kept for its table)
+	sent      atomic.Int64 // bytes of batches sent to other workers
+	timed     bool         // ProfileEnv is set: tm is kept
+	tm        timing
+	done      chan struct{}
+	doneOnce  sync.Once
+	abort     error // set before done is closed: the search ended with an error
 }
 
 func newWorker(m explore.Model, rank, n int) *worker {
@@ -295,20 +296,21 @@ func (w *worker) store1(batch []byte) error {
 	if d.err == nil && (from >= uint64(w.n) || int(from) == w.rank) {
 		return fmt.Errorf("worker %d: a batch from worker %d", w.rank, from)
 	}
+	w.recvDelta.nseg = w.nseg
+	w.recvDelta.reset()
 	for len(d.b) > 0 && d.err == nil {
-		e, k := d.bytes(), d.bytes()
+		var e []byte
+		var ends []int
+		if w.nseg > 0 {
+			e, ends = d.segs(&w.recvDelta)
+		} else {
+			e = d.bytes()
+		}
+		k := d.key(&w.recvDelta)
 		ref := d.u()
 		var z uint64
 		if w.sleep {
 			z = d.u()
-		}
-		var ends []int
-		if w.nseg > 0 {
-			ends = d.ends(w.ends, w.nseg)
-			w.ends = ends
-			if ends[w.nseg-1] != len(e) {
-				ends = nil
-			}
 		}
 		if d.err != nil {
 			break
@@ -1091,6 +1093,12 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 		streams[r] = st
 	}
 	bufs := make([][]byte, w.n)
+	// (With segments, a successor goes to its owner as the segments that
+	// differ from those of the one sent before it in the batch.)
+	deltas := make([]segDelta, w.n)
+	for r := range deltas {
+		deltas[r].nseg = w.nseg
+	}
 	// What was sent to each other worker in this level, with the sleep
 	// set sent: the states are expanded in the order of their paths, so a
 	// successor sent again would come with a greater key, and is sent
@@ -1240,15 +1248,16 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 			// (A batch is sent once it holds batchBytes, after the
 			// successors of the state that filled it.)
 			b = appendUvarint(*w.pool.Get(0), uint64(w.rank))
+			deltas[r].reset()
 		}
-		b = appendUvarint(b, uint64(len(succ)))
-		b = append(b, succ...)
-		kl := len(path) + 1
-		if i >= 255 {
-			kl = len(path) + 5
+		if w.nseg > 0 {
+			b = appendSegs(b, succ, ends, &deltas[r])
+		} else {
+			b = appendUvarint(b, uint64(len(succ)))
+			b = append(b, succ...)
 		}
-		b = appendUvarint(b, uint64(kl))
-		b = appendIdx(append(b, path...), i)
+		key = appendIdx(append(key[:0], path...), i)
+		b = appendKey(b, key, &deltas[r])
 		var ref uint64 // (if kept with its segments: delegate)
 		if refs && sent.ends[(int(id)+1)*w.nseg-1] == int32(len(succ)) {
 			ref = sentRef(refSet, id)
@@ -1256,16 +1265,6 @@ func (w *worker) expand(ctx context.Context, depth int64) (enc, error) {
 		b = appendUvarint(b, ref)
 		if w.sleep {
 			b = appendUvarint(b, z)
-		}
-		if w.nseg > 0 {
-			// The segments' lengths, always nseg of them (zeros if the
-			// model gave other ends: store1 drops ends that do not add
-			// up to the encoding).
-			if len(ends) != w.nseg {
-				ends = append(ends[:0], make([]int, w.nseg)...)
-				w.ends = ends
-			}
-			b = appendLengths(b, ends)
 		}
 		if len(b) >= batchBytes && len(bufs[r]) < batchBytes {
 			full = append(full, r)
