@@ -31,6 +31,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"lfccheck/explore"
 )
@@ -205,7 +206,8 @@ func (d *dec) ends(dst []int, n int) []int {
 // their paths but the last index or two.
 type segDelta struct {
 	enc, spare []byte
-	ends, spE  []int
+	ends       []int
+	spE        []int // (scratch: a state's ends as read, or the zero lengths sent)
 	nseg       int
 	key        []byte
 }
@@ -254,22 +256,24 @@ func (p *segDelta) seg(j int) ([]byte, bool) {
 	return p.enc[start:p.ends[j]], true
 }
 
-// appendSegs appends state s, whose segment ends are ends (of p.nseg
-// segments; any other number: unknown), to a batch: its length, its
-// segment lengths (zeros when unknown), and for each segment either 1+j,
-// when it equals segment j of the state before, or 0 and its bytes; s
-// becomes the state before.
+// appendSegs appends state s, whose segment ends are ends (of p.nseg >
+// 0 segments; any other number: unknown), to a batch: its length, its
+// segment lengths (zeros when unknown), and, when the lengths add up to
+// s's (as dec.segs decides), for each segment either 1+j, when it equals
+// segment j of the state before, or 0 and its bytes, s becoming the
+// state before; else s whole.
 func appendSegs(b, s []byte, ends []int, p *segDelta) []byte {
 	b = appendUvarint(b, uint64(len(s)))
 	if len(ends) != p.nseg || ends[p.nseg-1] != len(s) {
-		if len(s) > 0 {
-			b = append(b, make([]byte, p.nseg)...) // (zero lengths)
-			p.forget()
-			return append(b, s...)
-		}
-		ends = make([]int, p.nseg) // (an empty state's segments are empty)
+		p.spE = slices.Grow(p.spE[:0], p.nseg)[:p.nseg]
+		clear(p.spE)
+		ends = p.spE // (unknown: zero lengths)
 	}
 	b = appendLengths(b, ends)
+	if ends[p.nseg-1] != len(s) {
+		p.forget()
+		return append(b, s...)
+	}
 	start := 0
 	for _, e := range ends {
 		seg, from := s[start:e], -1
@@ -290,8 +294,9 @@ func appendSegs(b, s []byte, ends []int, p *segDelta) []byte {
 	return b
 }
 
-// segs reads a state appended by appendSegs, with its segment ends (nil
-// when unknown); both are valid until the next call with p.
+// segs reads a state appended by appendSegs (p.nseg > 0), with its
+// segment ends (nil when unknown); both are valid until the next call
+// with p.
 func (d *dec) segs(p *segDelta) ([]byte, []int) {
 	n := d.u()
 	p.spE = d.ends(p.spE, p.nseg)

@@ -187,6 +187,7 @@ func newWorker(m explore.Model, rank, n int) *worker {
 		m.Initial()
 		if n := len(sg.Segments(nil)); n > 0 {
 			w.sg, w.lu, w.nseg = sg, lu, n
+			w.recvDelta.nseg = n
 		}
 	}
 	return w
@@ -296,7 +297,6 @@ func (w *worker) store1(batch []byte) error {
 	if d.err == nil && (from >= uint64(w.n) || int(from) == w.rank) {
 		return fmt.Errorf("worker %d: a batch from worker %d", w.rank, from)
 	}
-	w.recvDelta.nseg = w.nseg
 	w.recvDelta.reset()
 	for len(d.b) > 0 && d.err == nil {
 		var e []byte
