@@ -172,6 +172,9 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		if err := df.validate(fs, ck, opt, huntName(hunt, hf.search)); err != nil {
 			return 0, err
 		}
+		if df.searchID, err = checkpointID(ck, &sf, &opt); err != nil {
+			return 0, err
+		}
 		var done bool
 		var code int
 		if res, done, code, err = df.run(fs, args, ck, opt, e); err != nil || done {

@@ -40,6 +40,10 @@ type distFlags struct {
 	peers   string
 	listen  string
 	timeout time.Duration
+	silence time.Duration
+	// searchID identifies the search for the workers' hello (set by
+	// check before run: checkpointID's identity).
+	searchID string
 }
 
 func (d *distFlags) register(fs *pflag.FlagSet) {
@@ -47,7 +51,8 @@ func (d *distFlags) register(fs *pflag.FlagSet) {
 	intVar(fs, &d.rank, "rank", 0, "with --peers: this process's rank in a distributed search (0 coordinates and prints the report; default: $SLURM_PROCID or $JOB_COMPLETION_INDEX)")
 	fs.StringVar(&d.peers, "peers", "", "every worker's HOST:PORT by rank, comma-separated: this process is one worker of a distributed search over machines (docs/distributed.md)")
 	fs.StringVar(&d.listen, "listen", "", "with --peers: the address to serve on (default: all interfaces, at the port of this rank's peer)")
-	fs.DurationVar(&d.timeout, "connect-timeout", 30*time.Second, "with --peers or --distributed: how long to wait for the other workers (and, on a worker, for the coordinator) before giving up")
+	fs.DurationVar(&d.timeout, "connect-timeout", 30*time.Second, "with --peers or --distributed: how long to wait for the other workers to come up, in any order (and, on a worker, for the coordinator's hello) before giving up")
+	fs.DurationVar(&d.silence, "peer-timeout", dist.DefaultPeerTimeout, "with --peers or --distributed: how long a worker may be silent during the search (stopped, overloaded, its machine lost) before the search ends with an error naming it")
 }
 
 func (d *distFlags) on(fs *pflag.FlagSet) bool {
@@ -65,6 +70,8 @@ func (d *distFlags) validate(fs *pflag.FlagSet, ck *properties.Checker, opt expl
 		return usagef("--rank and --listen need --peers")
 	case d.timeout <= 0:
 		return usagef("--connect-timeout must be positive")
+	case d.silence <= 0:
+		return usagef("--peer-timeout must be positive, got %v", d.silence)
 	case search != "":
 		return usagef("the distributed search is breadth-first: not with --search %s", search)
 	case fs.Changed("workers") && opt.Workers > 1:
@@ -172,7 +179,7 @@ func (d *distFlags) run(fs *pflag.FlagSet, args []string, ck *properties.Checker
 			return checked{}, false, 0, err
 		}
 	}
-	o := dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, Search: opt, Pin: children != nil}
+	o := dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, PeerTimeout: d.silence, SearchID: d.searchID, Search: opt, Pin: children != nil}
 	var info dist.Info
 	if rank != 0 {
 		if _, _, err := dist.Run(ck, o); err != nil {
@@ -226,7 +233,7 @@ func (d *distFlags) child(ck *properties.Checker, opt explore.Options, rankS str
 	}()
 	opt.Stop = stop
 	peers := strings.Split(strings.TrimSpace(line), ",")
-	_, _, err = dist.Run(ck, dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, Search: opt, Pin: true})
+	_, _, err = dist.Run(ck, dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, PeerTimeout: d.silence, SearchID: d.searchID, Search: opt, Pin: true})
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -362,7 +369,7 @@ func (lw *localWorkers) failure() error {
 
 // wait waits a little for the workers to end after the search.
 func (lw *localWorkers) wait() {
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(2 * time.Second)
 	for i := range lw.cmds {
 		select {
 		case <-lw.exited[i]:
@@ -375,12 +382,15 @@ func (lw *localWorkers) wait() {
 // stop ends every worker still running and waits for them: none is left
 // behind.
 func (lw *localWorkers) stop() {
-	for i, c := range lw.cmds {
+	for i := range lw.cmds {
 		lw.stdins[i].Close()
+	}
+	grace := time.After(time.Second) // (for all of them: a stopped one never ends by itself)
+	for i, c := range lw.cmds {
 		select {
 		case <-lw.exited[i]:
 			continue
-		case <-time.After(2 * time.Second):
+		case <-grace:
 		}
 		_ = c.Process.Kill()
 		<-lw.exited[i]

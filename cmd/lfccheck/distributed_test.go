@@ -128,7 +128,7 @@ func TestDistributedBadInput(t *testing.T) {
 		{[]string{"--peers", "nohostport", "--rank", "0"}, `--peers: "nohostport" is not HOST:PORT`},
 		{[]string{"--peers", "127.0.0.1:1", "--rank", "3"}, "rank 3 is not one of the 1 peers"},
 		{[]string{"--peers", "127.0.0.1:0,127.0.0.1:1", "--rank", "0", "--connect-timeout", "1s"}, "worker 1 (127.0.0.1:1): no answer within 1s"},
-		{[]string{"--peers", "127.0.0.1:1,127.0.0.1:0", "--rank", "1", "--connect-timeout", "1s"}, "the coordinator (rank 0, 127.0.0.1:1) does not answer"},
+		{[]string{"--peers", "127.0.0.1:1,127.0.0.1:0", "--rank", "1", "--connect-timeout", "1s"}, "no hello from the coordinator (rank 0, 127.0.0.1:1) within 1s"},
 	} {
 		start := time.Now()
 		code, out, errs := runCLI(append([]string{"check", "--protocol", "mcast", "--nodes", "3", "--packets", "1"}, tc.args...)...)

@@ -47,40 +47,57 @@ type coord struct {
 // each sends a command to every worker at once (to itself directly) and
 // returns the replies by rank; the first failure cancels the others.
 func (c *coord) each(ctx context.Context, req []byte) ([][]byte, error) {
+	reps, _, err := c.ask(ctx, req, false)
+	return reps, err
+}
+
+// ask is each; with tolerate, the others go on when a worker fails, and
+// failed holds the errors by rank (nil for those that answered).
+func (c *coord) ask(ctx context.Context, req []byte, tolerate bool) (reps [][]byte, failed []error, err error) {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := len(c.peers)
-	reps, errs := make([][]byte, n), make([]error, n)
+	reps = make([][]byte, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
 		wg.Go(func() {
 			if r == 0 {
-				reps[r], errs[r] = c.w.control(ctx, req)
+				reps[r], errs[r] = c.w.control(context.WithValue(ctx, direct{}, true), req)
 			} else {
 				reps[r], errs[r] = call(ctx, c.conns[r], req, false)
 				if errs[r] != nil {
 					errs[r] = fmt.Errorf("worker %d (%s): %s", r, c.peers[r], status.Convert(errs[r]).Message())
 				}
 			}
-			if errs[r] != nil {
+			if errs[r] != nil && !tolerate {
 				cancel()
 			}
 		})
 	}
 	wg.Wait()
+	if tolerate {
+		return reps, errs, nil
+	}
+	// A worker found silent is why the others were stopped.
+	var lost *peerLost
+	if errors.As(context.Cause(parent), &lost) {
+		return nil, nil, lost
+	}
 	// A worker that failed on its own comes before those stopped because
 	// of it.
 	for _, err := range errs {
 		if err != nil && !errors.Is(err, context.Canceled) && status.Convert(err).Message() != context.Canceled.Error() {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return reps, nil
+	return reps, nil, nil
 }
 
 // restart ends a search with sleep sets that met a transition into a state
@@ -178,6 +195,11 @@ func (c *coord) search(ctx context.Context, sleep *bool, note *string, m *meta) 
 		if c.opt.Checkpoint != "" && c.ckDepth != depth &&
 			(depth > start && time.Since(c.lastCkpt) >= c.opt.CheckpointEvery || max > 0 && depth >= max) {
 			if err := c.writeCheckpoint(t, depth, *sleep, *note); err != nil {
+				// An interrupt while it is written ends the search as
+				// interrupted, with the checkpoint before it kept.
+				if r, ok := c.stopped(ctx, t, width); ok {
+					return r, nil
+				}
 				return explore.Result{}, fmt.Errorf("writing the checkpoint to %s: %v", c.opt.Checkpoint, err)
 			}
 		}
@@ -303,8 +325,17 @@ func (c *coord) cut(ctx context.Context, t *tally, width int64, err error) (expl
 	if r, ok := c.stopped(ctx, t, width); ok {
 		return r, nil
 	}
+	var lost *peerLost
+	if errors.As(context.Cause(ctx), &lost) {
+		return explore.Result{}, lost
+	}
 	return explore.Result{}, err
 }
+
+// stopGather bounds the wait for the workers' statistics once the time
+// limit or an interrupt has stopped the search: a worker that does not
+// answer by then (stopped, or lost) is left out of them.
+const stopGather = 2 * time.Second
 
 // stopped turns a level cut short by the time limit or an interrupt into
 // an incomplete result.
@@ -320,7 +351,16 @@ func (c *coord) stopped(ctx context.Context, t *tally, width int64) (explore.Res
 	}
 	t.partial = true
 	t.levels = append(t.levels, 0)
-	r, err := c.finish(context.Background(), explore.Incomplete, reason, nil, nil, t)
+	gctx, cancel := context.WithTimeout(context.Background(), stopGather)
+	defer cancel()
+	g, missing, err := c.gatherFrom(gctx, true)
+	if err != nil {
+		return explore.Result{}, false
+	}
+	for _, m := range missing {
+		reason += fmt.Sprintf("; the statistics leave out %v", m)
+	}
+	r, err := c.result(g, explore.Incomplete, reason, nil, nil, t)
 	return r, err == nil
 }
 
@@ -449,10 +489,18 @@ func (c *coord) finish(ctx context.Context, v explore.Verdict, reason string, ve
 // gather collects the workers' statistics, goals reached, memory and
 // bytes sent.
 func (c *coord) gather(ctx context.Context) (*gathered, error) {
-	reps, err := c.each(ctx, []byte{opStats})
+	g, _, err := c.gatherFrom(ctx, false)
+	return g, err
+}
+
+// gatherFrom is gather; with tolerate, from the workers that answer (the
+// others named in missing).
+func (c *coord) gatherFrom(ctx context.Context, tolerate bool) (*gathered, []error, error) {
+	reps, failed, err := c.ask(ctx, []byte{opStats}, tolerate)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var missing []error
 	var (
 		counts  []int64
 		reached []string
@@ -468,7 +516,11 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 	if ct != nil {
 		max = ct.CountMax()
 	}
-	for _, rep := range reps {
+	for r, rep := range reps {
+		if failed != nil && failed[r] != nil {
+			missing = append(missing, failed[r])
+			continue
+		}
 		d := dec{b: rep}
 		nc := d.count()
 		for i := 0; i < nc && d.err == nil; i++ {
@@ -495,10 +547,10 @@ func (c *coord) gather(ctx context.Context) (*gathered, error) {
 		left += d.i()
 		leftTk += d.i()
 		if d.err != nil {
-			return nil, d.err
+			return nil, nil, d.err
 		}
 	}
-	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet, taken: taken, left: left, leftTk: leftTk}, nil
+	return &gathered{counts: counts, reached: reached, store: store, sent: sent, sentSet: sentSet, taken: taken, left: left, leftTk: leftTk}, missing, nil
 }
 
 // result makes the search's result.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -45,9 +46,19 @@ type Options struct {
 	// Listener, when set, is where this worker serves (else it listens
 	// on Peers[Rank]).
 	Listener net.Listener
-	// ConnectTimeout bounds the wait for the other workers to come up
-	// and, on a worker, for the coordinator to answer (default 30s).
+	// ConnectTimeout bounds the wait for the other workers to come up,
+	// in any order, and, on a worker, for the coordinator's hello
+	// (default 30s).
 	ConnectTimeout time.Duration
+	// PeerTimeout bounds how long a worker may be silent once the search
+	// has started: the coordinator pings every worker and every worker
+	// the coordinator, and one that does not answer within it ends the
+	// search with an error naming it (default DefaultPeerTimeout).
+	PeerTimeout time.Duration
+	// SearchID identifies the search (the model, its properties and
+	// reductions, the program): workers given another one refuse the
+	// coordinator's hello.
+	SearchID string
 	// Pin lets this worker's process bind itself to one CPU, the
 	// Rank-th of those it may run on, if there are at least as many as
 	// workers and PinEnv is 1 (Linux only): for the worker processes of
@@ -169,6 +180,12 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 30 * time.Second
 	}
+	if o.PeerTimeout <= 0 {
+		o.PeerTimeout = DefaultPeerTimeout
+	}
+	if err := checkPeers(o.Peers); err != nil {
+		return explore.Result{}, Info{}, err
+	}
 	lis := o.Listener
 	if lis == nil {
 		var err error
@@ -192,6 +209,10 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 		pinCPU(o.Rank, n)
 	}
 	w := newWorker(m, o.Rank, n)
+	w.peers, w.nonce, w.idHash = o.Peers, newNonce(), idHash(o.SearchID)
+	if o.Rank == 0 {
+		w.search = w.nonce
+	}
 	w.share = w.share && share
 	w.delegOK = delegate
 	if o.testSlow > 0 {
@@ -206,7 +227,7 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 		if r == o.Rank {
 			continue
 		}
-		conn, err := dial(addr)
+		conn, err := dial(addr, o.PeerTimeout, w.outgoing)
 		if err != nil {
 			return explore.Result{}, Info{}, fmt.Errorf("worker %d (%s): %w", r, addr, err)
 		}
@@ -215,7 +236,7 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 	}
 	// (Serving starts once the connections to the peers are made: a
 	// command may need them.)
-	srv := newServer(w)
+	srv := newServer(w, o.PeerTimeout)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -242,11 +263,13 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 	return coordinate(ctx, m, w, o)
 }
 
-// serve waits, on a worker, until the coordinator says the search is over,
-// checking that the coordinator is still there.
+// serve waits, on a worker, until the coordinator says the search is
+// over, checking that the coordinator is still there: its hello must come
+// within the connect timeout, and it must answer within the peer timeout.
 func (w *worker) serve(ctx context.Context, o Options) error {
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(pingEvery(o.PeerTimeout))
 	defer tick.Stop()
+	start := time.Now()
 	for {
 		select {
 		case <-w.done:
@@ -254,17 +277,42 @@ func (w *worker) serve(ctx context.Context, o Options) error {
 		case <-ctx.Done():
 			return fmt.Errorf("worker %d: interrupted", w.rank)
 		case <-tick.C:
-			pctx, pcancel := context.WithTimeout(ctx, o.ConnectTimeout)
-			_, err := call(pctx, w.conns[0], []byte{opPing}, true)
-			pcancel()
-			select {
-			case <-w.done:
-				return w.abort
-			default:
+		}
+		coord := w.searchNonce()
+		limit := o.PeerTimeout
+		if coord == 0 {
+			limit = max(o.ConnectTimeout-time.Since(start), time.Millisecond)
+		}
+		pctx, pcancel := context.WithTimeout(ctx, limit)
+		rep, err := call(pctx, w.conns[0], []byte{opPing}, true)
+		pcancel()
+		select {
+		case <-w.done:
+			return w.abort
+		default:
+		}
+		if ctx.Err() != nil {
+			continue
+		}
+		var id identity
+		if err == nil {
+			id, err = readIdentity(rep)
+		}
+		switch {
+		case err == nil && id.nonce == w.nonce:
+			return fmt.Errorf("worker %d: peer 0 (%s), the coordinator's entry, leads back to this worker: does every worker serve at its own entry?", w.rank, o.Peers[0])
+		case err == nil && id.rank != 0:
+			return fmt.Errorf("worker %d: peer 0 (%s), the coordinator's entry, leads to the worker of rank %d: does every worker serve at its own entry?", w.rank, o.Peers[0], id.rank)
+		case err == nil && coord != 0 && id.nonce != coord:
+			return fmt.Errorf("worker %d: peer 0 (%s) leads here to another process than the coordinator that said hello", w.rank, o.Peers[0])
+		case coord == 0 && time.Since(start) >= o.ConnectTimeout:
+			why := "it answers, but has not said hello"
+			if err != nil {
+				why = status.Convert(err).Message()
 			}
-			if err != nil && ctx.Err() == nil {
-				return fmt.Errorf("worker %d: the coordinator (rank 0, %s) does not answer: %s", w.rank, o.Peers[0], status.Convert(err).Message())
-			}
+			return fmt.Errorf("worker %d: no hello from the coordinator (rank 0, %s) within %s: %s", w.rank, o.Peers[0], o.ConnectTimeout, why)
+		case err != nil && coord != 0:
+			return fmt.Errorf("worker %d: the coordinator (rank 0, %s) has not answered for %s (stopped, overloaded or its machine lost: --peer-timeout sets how long it may be silent): %s", w.rank, o.Peers[0], o.PeerTimeout, status.Convert(err).Message())
 		}
 	}
 }
@@ -278,7 +326,7 @@ func stopServer(srv *grpc.Server) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(time.Second):
 		srv.Stop()
 	}
 }
@@ -296,28 +344,24 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res
 		if err != nil {
 			e.str(err.Error())
 		}
-		dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// (At once: a worker that does not answer within a second, stopped
+		// or lost, holds no one up.)
+		dctx, dcancel := context.WithTimeout(context.Background(), time.Second)
 		defer dcancel()
+		var wg sync.WaitGroup
 		for r := 1; r < n; r++ {
-			_, _ = call(dctx, c.conns[r], append([]byte{opDone}, e.b...), false)
+			wg.Go(func() { _, _ = call(dctx, c.conns[r], append([]byte{opDone}, e.b...), false) })
 		}
+		wg.Wait()
 	}()
-	init, _ := m.Initial()
-	var hello enc
-	hello.u(uint64(n))
-	hello.u(explore.Hash(init))
-	hctx, hcancel := context.WithTimeout(ctx, o.ConnectTimeout)
-	for r := 1; r < n; r++ {
-		if _, err := call(hctx, c.conns[r], append([]byte{opHello}, hello.b...), true); err != nil {
-			hcancel()
-			msg := status.Convert(err).Message()
-			if errors.Is(hctx.Err(), context.DeadlineExceeded) {
-				msg = fmt.Sprintf("no answer within %s (%s)", o.ConnectTimeout, msg)
-			}
-			return explore.Result{}, Info{}, fmt.Errorf("worker %d (%s): %s", r, o.Peers[r], msg)
-		}
+	if err := c.greet(ctx, o.ConnectTimeout); err != nil {
+		return explore.Result{}, Info{}, err
 	}
-	hcancel()
+	// From here, a worker silent for the peer timeout ends the search.
+	lctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	ctx = lctx
+	c.watch(ctx, o.PeerTimeout, lost)
 	c.start = time.Now() // (the search's time: without waiting for the workers to come up)
 	sctx := ctx
 	if o.Search.Timeout > 0 {

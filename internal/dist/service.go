@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/mem"
 )
 
@@ -111,6 +114,8 @@ const (
 type handler interface {
 	control(ctx context.Context, req []byte) ([]byte, error)
 	receive(batch []byte) error
+	// fromSearch refuses a stream of batches from outside the search.
+	fromSearch(ctx context.Context) error
 }
 
 var serviceDesc = grpc.ServiceDesc{
@@ -135,6 +140,9 @@ var serviceDesc = grpc.ServiceDesc{
 		ClientStreams: true,
 		Handler: func(srv any, st grpc.ServerStream) error {
 			h := srv.(handler)
+			if err := h.fromSearch(st.Context()); err != nil {
+				return err
+			}
 			var b []byte // (reused: receive keeps nothing of a batch)
 			for {
 				err := st.RecvMsg(&b)
@@ -153,18 +161,38 @@ var serviceDesc = grpc.ServiceDesc{
 	}},
 }
 
-func newServer(h handler) *grpc.Server {
+// keepaliveTime is how long a connection may be idle before its side
+// pings the other (gRPC's least); a ping unanswered within the peer
+// timeout closes the connection.
+const keepaliveTime = 10 * time.Second
+
+func newServer(h handler, peerTimeout time.Duration) *grpc.Server {
 	s := grpc.NewServer(grpc.ForceServerCodecV2(rawCodec{}), grpc.MaxRecvMsgSize(maxMsg), grpc.MaxSendMsgSize(maxMsg),
-		grpc.InitialWindowSize(window), grpc.InitialConnWindowSize(2*window), grpc.ReadBufferSize(bufSize), grpc.WriteBufferSize(bufSize))
+		grpc.InitialWindowSize(window), grpc.InitialConnWindowSize(2*window), grpc.ReadBufferSize(bufSize), grpc.WriteBufferSize(bufSize),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: peerTimeout}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime / 2, PermitWithoutStream: true}))
 	s.RegisterService(&serviceDesc, h)
 	return s
 }
 
-func dial(addr string) (*grpc.ClientConn, error) {
+// dial makes the connection to a peer. Its calls carry the search's
+// nonce (tag, once known); it pings the peer when idle, and retries a
+// refused connection at least every second, so that the workers may
+// start in any order.
+func dial(addr string, peerTimeout time.Duration, tag func(context.Context) context.Context) (*grpc.ClientConn, error) {
 	return grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithInitialWindowSize(window), grpc.WithInitialConnWindowSize(2*window), grpc.WithReadBufferSize(bufSize), grpc.WithWriteBufferSize(bufSize),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{}), grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)))
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{}), grpc.MaxCallRecvMsgSize(maxMsg), grpc.MaxCallSendMsgSize(maxMsg)),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: peerTimeout, PermitWithoutStream: true}),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second}),
+		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			return invoker(tag(ctx), method, req, reply, cc, opts...)
+		}),
+		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+			return streamer(tag(ctx), desc, cc, method, opts...)
+		}))
 }
 
 // call invokes Control on conn; waitReady waits for the peer to come up

@@ -17,7 +17,7 @@ import (
 
 // The coordinator's commands (the first byte of a Control request).
 const (
-	opHello      = 1 + iota // the number of workers and the initial state's hash must agree
+	opHello      = 1 + iota // the number of workers, the search and the rank must agree; the worker says who it is
 	opInit                  // start a search (with or without sleep sets)
 	opExpand                // expand the level (at this depth), sending successors to their owners
 	opSummary               // the new states of the level, the first transition into an expanded state
@@ -25,12 +25,13 @@ const (
 	opFailAt                // what comes before the violation with this key
 	opStats                 // the model's statistics, goals reached, memory, bytes sent
 	opDone                  // the search is over
-	opPing                  // the coordinator is alive
+	opPing                  // are you there (and who are you)
 	opCheckpoint            // write this worker's part of a checkpoint
 	opLoad                  // continue from this worker's part of a checkpoint
 	opPrune                 // remove this worker's other checkpoints
 	opSteal                 // (from another worker) give away part of the states not expanded yet
 	opNotes                 // (from another worker, the owner) expand these states it sent of the next level
+	opPeers                 // check the connections to the other workers against these nonces
 )
 
 // minShare is the fewest states a worker gives away at once (steal): a
@@ -58,6 +59,15 @@ type worker struct {
 	rank  int
 	n     int
 	conns []*grpc.ClientConn // by rank, nil for this one
+	peers []string           // their addresses
+
+	// Identity (peers.go): this process's nonce, the hash of the
+	// search's identity, and the nonce of the coordinator it works for
+	// (0 before the hello; under idMu).
+	nonce  uint64
+	idHash uint64
+	idMu   sync.Mutex
+	search uint64
 
 	mu         sync.Mutex // the store and the level being built (receive runs on gRPC's goroutines)
 	store      states     // exact (the tree store with segments), or fingerprints (fp)
@@ -515,15 +525,19 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 	var out enc
 	switch req[0] {
 	case opHello:
-		n, h := d.u(), d.u()
-		init, _ := w.m.Initial()
-		switch {
-		case d.err != nil:
-			return nil, d.err
-		case int(n) != w.n:
-			return nil, fmt.Errorf("worker %d was started for %d workers, the coordinator has %d", w.rank, w.n, n)
-		case h != explore.Hash(init):
-			return nil, fmt.Errorf("worker %d checks another configuration (its initial state differs)", w.rank)
+		return w.hello(&d)
+	case opPing:
+		var e enc
+		identity{rank: w.rank, nonce: w.nonce}.append(&e)
+		return e.b, nil
+	}
+	if err := w.fromSearch(ctx); err != nil {
+		return nil, err
+	}
+	switch req[0] {
+	case opPeers:
+		if err := w.checkPeersCmd(ctx, &d); err != nil {
+			return nil, err
 		}
 	case opInit:
 		if err := w.init(d.bool()); err != nil {
@@ -678,7 +692,6 @@ func (w *worker) control(ctx context.Context, req []byte) ([]byte, error) {
 		w.mu.Lock()
 		out = w.giveAway(depth)
 		w.mu.Unlock()
-	case opPing:
 	case opCheckpoint, opLoad, opPrune:
 		dir, depth := d.str(), int(d.i())
 		if d.err != nil {
