@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"lfccheck/internal/fileio"
 )
 
 // The disk search (Options.DiskDir): a breadth-first search whose memory
@@ -439,7 +441,7 @@ func (d *diskSearch) writeManifest() error {
 		return err
 	}
 	tmp := d.path(DiskManifest + ".tmp")
-	f, err := os.Create(tmp)
+	f, err := fileio.CreateRegular(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return d.ioErr(err)
 	}
@@ -465,12 +467,12 @@ func (d *diskSearch) writeManifest() error {
 
 // load resumes from the manifest in the directory, if there is one.
 func (d *diskSearch) load(init []byte, verr error) (bool, error) {
-	b, err := os.ReadFile(d.path(DiskManifest))
+	b, err := fileio.ReadRegular(d.path(DiskManifest))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, d.ioErr(err)
+		return false, diskOpenErr(d.path(DiskManifest), err)
 	}
 	var man diskManifest
 	if err := json.Unmarshal(b, &man); err != nil || man.Format != 1 {
@@ -1012,9 +1014,9 @@ func (d *diskSearch) trace(dep int, i uint32) ([]uint32, error) {
 		if int64(i) >= m.N {
 			return nil, diskFileErr(d.path(m.Name), "no parent record %d (of %d)", i, m.N)
 		}
-		f, err := os.Open(d.path(m.Name))
+		f, err := fileio.OpenRegular(d.path(m.Name))
 		if err != nil {
-			return nil, diskFileErr(d.path(m.Name), "%v", err)
+			return nil, diskOpenErr(d.path(m.Name), err)
 		}
 		var b [8]byte
 		_, err = f.ReadAt(b[:], int64(i)*8)

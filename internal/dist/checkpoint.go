@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"lfccheck/explore"
+	"lfccheck/internal/fileio"
 )
 
 // Checkpoints of a distributed search (explore.Options.Checkpoint): at a
@@ -53,7 +54,7 @@ func workerFile(dir string, rank, n, depth int) string {
 // writeFile writes data beside path and renames it into place.
 func writeFile(path string, data []byte) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := fileio.CreateRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func (w *worker) checkpoint(dir string, depth int) error {
 // load reads this worker's part of the checkpoint at depth.
 func (w *worker) load(dir string, depth int) error {
 	path := workerFile(dir, w.rank, w.n, depth)
-	data, err := os.ReadFile(path)
+	data, err := fileio.ReadRegular(path)
 	if err != nil {
 		return fmt.Errorf("worker %d: the checkpoint at depth %d: %v", w.rank, depth, err)
 	}
@@ -230,7 +231,7 @@ func (w *worker) prune(dir string, keep int) error {
 // readMeta reads the coordinator's part of the checkpoint in dir, or nil
 // if there is none.
 func readMeta(dir string) (*meta, error) {
-	data, err := os.ReadFile(filepath.Join(dir, metaName))
+	data, err := fileio.ReadRegular(filepath.Join(dir, metaName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
