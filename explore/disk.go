@@ -2,7 +2,9 @@ package explore
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,6 +131,10 @@ const DiskManifest = "lfccheck-disk.json"
 // defaultDiskRun is the default bound of a run buffer (16 MiB).
 const defaultDiskRun = 16 << 20
 
+// diskFormat is the manifest's format: 2 carries a checksum of what it
+// states (format 1 did not, and its counts were believed as edited).
+const diskFormat = 2
+
 type diskManifest struct {
 	Format      int           `json:"format"`
 	ID          string        `json:"id"`
@@ -147,6 +153,18 @@ type diskManifest struct {
 	Visited     []fileMeta    `json:"visited"`
 	Serial      int           `json:"serial"`
 	Collisions  int64         `json:"fingerprint_collisions_seen,omitempty"`
+	// Checksum is the SHA-256 (hex) of the manifest's JSON encoding with
+	// Checksum empty (manifestSum): a manifest that was edited or
+	// damaged is refused instead of believed.
+	Checksum string `json:"checksum"`
+}
+
+// manifestSum is the checksum of m (whatever its Checksum).
+func manifestSum(m diskManifest) string {
+	m.Checksum = ""
+	b, _ := json.Marshal(m)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 type diskSearch struct {
@@ -381,7 +399,7 @@ func (d *diskSearch) run() (Result, error) {
 // start0 writes the initial state as level 0 and the first file of the
 // visited set.
 func (d *diskSearch) start0(init []byte) error {
-	d.man = diskManifest{Format: 1, ID: d.opt.CheckpointID, Note: d.opt.CheckpointNote, Init: Hash(init), Levels: []int64{1}, States: 1}
+	d.man = diskManifest{Format: diskFormat, ID: d.opt.CheckpointID, Note: d.opt.CheckpointNote, Init: Hash(init), Levels: []int64{1}, States: 1}
 	if d.fp {
 		d.man.Keys = "fingerprint"
 	}
@@ -436,6 +454,7 @@ func (d *diskSearch) writeManifest() error {
 	if gk, ok := d.m.(GoalKeeper); ok {
 		d.man.Goals = gk.Reached()
 	}
+	d.man.Checksum = manifestSum(d.man)
 	b, err := json.MarshalIndent(d.man, "", " ")
 	if err != nil {
 		return err
@@ -475,8 +494,15 @@ func (d *diskSearch) load(init []byte, verr error) (bool, error) {
 		return false, diskOpenErr(d.path(DiskManifest), err)
 	}
 	var man diskManifest
-	if err := json.Unmarshal(b, &man); err != nil || man.Format != 1 {
+	switch err := json.Unmarshal(b, &man); {
+	case err == nil && man.Format == 1:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is of format 1, without a checksum (an older lfccheck; this one reads format %d): remove the directory to start again", d.path(DiskManifest), diskFormat)}
+	case err != nil:
 		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is not a manifest this program can read", d.path(DiskManifest))}
+	case man.Format != diskFormat:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is of format %d, not %d (written by another version of lfccheck): remove the directory to start again", d.path(DiskManifest), man.Format, diskFormat)}
+	case man.Checksum != manifestSum(man):
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is damaged or was edited (its checksum differs): remove the directory to start again", d.path(DiskManifest))}
 	}
 	switch {
 	case man.ID != d.opt.CheckpointID:
