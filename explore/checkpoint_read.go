@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"lfccheck/internal/fileio"
 )
 
 // loadCheckpoint restores the search from its checkpoint directory and
@@ -20,7 +22,7 @@ func (b *bfs) loadCheckpoint() (int, error) {
 	ck := b.ck
 	t0 := time.Now()
 	path := filepath.Join(ck.dir, ckptFile)
-	f, err := os.Open(path)
+	f, err := fileio.OpenRegular(path)
 	if err != nil {
 		return 0, ckptErr("reading the checkpoint: %v", err)
 	}
@@ -257,7 +259,7 @@ func ReadCheckpoint(dir string) (CheckpointHeader, error) {
 	if err := isDir(dir); err != nil {
 		return CheckpointHeader{}, err
 	}
-	f, err := os.Open(path)
+	f, err := fileio.OpenRegular(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return CheckpointHeader{}, ckptErr("%s holds no checkpoint (%s)", dir, ckptFile)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"lfccheck/internal/fileio"
 )
 
 // writeCheckpoint takes a checkpoint before the level at depth, ids
@@ -22,7 +24,7 @@ func (b *bfs) writeCheckpoint(depth int) error {
 		return err
 	}
 	tmp := filepath.Join(ck.dir, ckptFile+".tmp")
-	f, err := os.Create(tmp)
+	f, err := fileio.CreateRegular(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+
+	"lfccheck/internal/fileio"
 )
 
 // column is an append-only array of unsigned values of a fixed width (4
@@ -33,6 +35,7 @@ type column struct {
 	buf     []byte   // the values after the chunks
 	n       int
 	crc     uint32 // with a path: the CRC-32 of what the file holds
+	openErr error  // why the file at path could not be made
 }
 
 const colChunk = 1 << 16 // a multiple of every width
@@ -80,9 +83,8 @@ func (c *column) open() {
 	}
 	c.tried = true
 	if c.path != "" {
-		if f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644); err == nil {
-			c.f = f
-		}
+		f, err := fileio.CreateRegular(c.path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+		c.f, c.openErr = f, err
 		return
 	}
 	if f, err := os.CreateTemp("", "lfccheck-search-*"); err == nil {
@@ -97,6 +99,9 @@ func (c *column) open() {
 // file then holds exactly the column's n values.
 func (c *column) flush() error {
 	c.open()
+	if c.openErr != nil {
+		return c.openErr
+	}
 	if c.f == nil || c.failed || len(c.chunks) > 0 {
 		return fmt.Errorf("cannot write %s", c.path)
 	}
@@ -121,7 +126,7 @@ func (c *column) sum(p []byte) {
 // n values (a checkpoint's), the first n with CRC-32 crc: any after them
 // are dropped.
 func (c *column) reopen(n int, crc uint32) error {
-	f, err := os.OpenFile(c.path, os.O_RDWR, 0)
+	f, err := fileio.CreateRegular(c.path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,9 @@ package explore
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"lfccheck/internal/fileio"
 )
 
 // The disk search (Options.DiskDir): a breadth-first search whose memory
@@ -127,6 +131,10 @@ const DiskManifest = "lfccheck-disk.json"
 // defaultDiskRun is the default bound of a run buffer (16 MiB).
 const defaultDiskRun = 16 << 20
 
+// diskFormat is the manifest's format: 2 carries a checksum of what it
+// states (format 1 did not, and its counts were believed as edited).
+const diskFormat = 2
+
 type diskManifest struct {
 	Format      int           `json:"format"`
 	ID          string        `json:"id"`
@@ -145,6 +153,18 @@ type diskManifest struct {
 	Visited     []fileMeta    `json:"visited"`
 	Serial      int           `json:"serial"`
 	Collisions  int64         `json:"fingerprint_collisions_seen,omitempty"`
+	// Checksum is the SHA-256 (hex) of the manifest's JSON encoding with
+	// Checksum empty (manifestSum): a manifest that was edited or
+	// damaged is refused instead of believed.
+	Checksum string `json:"checksum"`
+}
+
+// manifestSum is the checksum of m (whatever its Checksum).
+func manifestSum(m diskManifest) string {
+	m.Checksum = ""
+	b, _ := json.Marshal(m)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 type diskSearch struct {
@@ -379,7 +399,7 @@ func (d *diskSearch) run() (Result, error) {
 // start0 writes the initial state as level 0 and the first file of the
 // visited set.
 func (d *diskSearch) start0(init []byte) error {
-	d.man = diskManifest{Format: 1, ID: d.opt.CheckpointID, Note: d.opt.CheckpointNote, Init: Hash(init), Levels: []int64{1}, States: 1}
+	d.man = diskManifest{Format: diskFormat, ID: d.opt.CheckpointID, Note: d.opt.CheckpointNote, Init: Hash(init), Levels: []int64{1}, States: 1}
 	if d.fp {
 		d.man.Keys = "fingerprint"
 	}
@@ -434,12 +454,13 @@ func (d *diskSearch) writeManifest() error {
 	if gk, ok := d.m.(GoalKeeper); ok {
 		d.man.Goals = gk.Reached()
 	}
+	d.man.Checksum = manifestSum(d.man)
 	b, err := json.MarshalIndent(d.man, "", " ")
 	if err != nil {
 		return err
 	}
 	tmp := d.path(DiskManifest + ".tmp")
-	f, err := os.Create(tmp)
+	f, err := fileio.CreateRegular(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return d.ioErr(err)
 	}
@@ -465,16 +486,23 @@ func (d *diskSearch) writeManifest() error {
 
 // load resumes from the manifest in the directory, if there is one.
 func (d *diskSearch) load(init []byte, verr error) (bool, error) {
-	b, err := os.ReadFile(d.path(DiskManifest))
+	b, err := fileio.ReadRegular(d.path(DiskManifest))
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
-		return false, d.ioErr(err)
+		return false, diskOpenErr(d.path(DiskManifest), err)
 	}
 	var man diskManifest
-	if err := json.Unmarshal(b, &man); err != nil || man.Format != 1 {
+	switch err := json.Unmarshal(b, &man); {
+	case err == nil && man.Format == 1:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is of format 1, without a checksum (an older lfccheck; this one reads format %d): remove the directory to start again", d.path(DiskManifest), diskFormat)}
+	case err != nil:
 		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is not a manifest this program can read", d.path(DiskManifest))}
+	case man.Format != diskFormat:
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is of format %d, not %d (written by another version of lfccheck): remove the directory to start again", d.path(DiskManifest), man.Format, diskFormat)}
+	case man.Checksum != manifestSum(man):
+		return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %s is damaged or was edited (its checksum differs): remove the directory to start again", d.path(DiskManifest))}
 	}
 	switch {
 	case man.ID != d.opt.CheckpointID:
@@ -1012,9 +1040,9 @@ func (d *diskSearch) trace(dep int, i uint32) ([]uint32, error) {
 		if int64(i) >= m.N {
 			return nil, diskFileErr(d.path(m.Name), "no parent record %d (of %d)", i, m.N)
 		}
-		f, err := os.Open(d.path(m.Name))
+		f, err := fileio.OpenRegular(d.path(m.Name))
 		if err != nil {
-			return nil, diskFileErr(d.path(m.Name), "%v", err)
+			return nil, diskOpenErr(d.path(m.Name), err)
 		}
 		var b [8]byte
 		_, err = f.ReadAt(b[:], int64(i)*8)

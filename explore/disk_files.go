@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"lfccheck/internal/fileio"
 )
 
 // Files of the disk search (see disk.go). Every file is a sequence of
@@ -101,7 +103,7 @@ type recWriter struct {
 }
 
 func createRecs(path string, withSeq bool) (*recWriter, error) {
-	f, err := os.Create(path)
+	f, err := createFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -177,12 +179,9 @@ type fileIn struct {
 // it has the size m gives it; valid false (m's size cannot be a file of
 // its kind) counts as a wrong size.
 func openChecked(path string, m fileMeta, valid bool) (*os.File, error) {
-	f, err := os.Open(path)
+	f, err := fileio.OpenRegular(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, diskFileErr(path, "missing")
-		}
-		return nil, diskFileErr(path, "%v", err)
+		return nil, diskOpenErr(path, err)
 	}
 	if fi, err := f.Stat(); err != nil || fi.Size() != m.Bytes || !valid {
 		f.Close()
@@ -222,6 +221,26 @@ type recReader struct {
 	cur     drec
 	enc     []byte // the encoding of the record read last
 	buf     []byte
+}
+
+// createFile creates (or empties) a file of the disk search as os.Create
+// does (runs are read back through it), refusing at once a path that is
+// not a regular file (a FIFO would block).
+func createFile(path string) (*os.File, error) {
+	return fileio.CreateRegular(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+}
+
+// diskOpenErr is the error of a file of the disk search that cannot be
+// opened.
+func diskOpenErr(path string, err error) error {
+	var nr *fileio.NotRegularError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return diskFileErr(path, "missing")
+	case errors.As(err, &nr):
+		return diskFileErr(path, "not a regular file (%s)", nr.Kind)
+	}
+	return diskFileErr(path, "%v", err)
 }
 
 // diskFileErr is the error of a file of the disk search that cannot be
@@ -443,7 +462,7 @@ func (b *runBuf) spill() error {
 	}
 	if b.f == nil {
 		*b.serial++
-		f, err := os.Create(filepath.Join(b.dir, fmt.Sprintf("%s%d.tmp", b.prefix, *b.serial)))
+		f, err := createFile(filepath.Join(b.dir, fmt.Sprintf("%s%d.tmp", b.prefix, *b.serial)))
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math/bits"
-	"os"
 )
 
 // The fingerprint mode of the disk search (Options.DiskFingerprint; see
@@ -116,7 +115,7 @@ type bitWriter struct {
 }
 
 func createBits(path string) (*bitWriter, error) {
-	f, err := os.Create(path)
+	f, err := createFile(path)
 	if err != nil {
 		return nil, err
 	}

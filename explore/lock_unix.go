@@ -7,13 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"lfccheck/internal/fileio"
 )
 
 // lockDir takes an exclusive lock on the checkpoint directory dir (a file
 // in it, locked with flock), so that two searches never write the same
 // checkpoint; the lock goes with the returned file or the process.
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, ckptLock), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := fileio.CreateRegular(filepath.Join(dir, ckptLock), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, ckptErr("checkpoint directory: %v", err)
 	}

@@ -2,7 +2,9 @@ package dist
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"lfccheck/explore"
+	"lfccheck/internal/fileio"
 )
 
 // Checkpoints of a distributed search (explore.Options.Checkpoint): at a
@@ -32,8 +35,14 @@ const metaName = "dist.json"
 // ckptFormat begins a worker's checkpoint file.
 const ckptFormat = "lfccheck-dist-2"
 
+// metaFormat is the format of dist.json: 1 carries a checksum of what it
+// states (the files before it had no format and no checksum, and their
+// counts were believed as edited).
+const metaFormat = 1
+
 // meta is the coordinator's part of a checkpoint.
 type meta struct {
+	Format  int     `json:"format"`
 	ID      string  `json:"id"`
 	Workers int     `json:"workers"`
 	Depth   int     `json:"depth"`
@@ -44,6 +53,25 @@ type meta struct {
 	Sleep   bool    `json:"sleep"`
 	Note    string  `json:"sleep_note"`
 	Elapsed int64   `json:"elapsed_ns"`
+	// Checksum is the SHA-256 (hex) of the JSON encoding of the meta with
+	// Checksum empty (metaSum).
+	Checksum string `json:"checksum"`
+}
+
+// metaSum is the checksum of m (whatever its Checksum).
+func metaSum(m meta) string {
+	m.Checksum = ""
+	b, _ := json.Marshal(m)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// marshal encodes m as dist.json, with its format and checksum.
+func (m meta) marshal() []byte {
+	m.Format = metaFormat
+	m.Checksum = metaSum(m)
+	data, _ := json.MarshalIndent(m, "", "  ")
+	return append(data, '\n')
 }
 
 func workerFile(dir string, rank, n, depth int) string {
@@ -53,7 +81,7 @@ func workerFile(dir string, rank, n, depth int) string {
 // writeFile writes data beside path and renames it into place.
 func writeFile(path string, data []byte) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := fileio.CreateRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -118,7 +146,7 @@ func (w *worker) checkpoint(dir string, depth int) error {
 // load reads this worker's part of the checkpoint at depth.
 func (w *worker) load(dir string, depth int) error {
 	path := workerFile(dir, w.rank, w.n, depth)
-	data, err := os.ReadFile(path)
+	data, err := fileio.ReadRegular(path)
 	if err != nil {
 		return fmt.Errorf("worker %d: the checkpoint at depth %d: %v", w.rank, depth, err)
 	}
@@ -230,16 +258,25 @@ func (w *worker) prune(dir string, keep int) error {
 // readMeta reads the coordinator's part of the checkpoint in dir, or nil
 // if there is none.
 func readMeta(dir string) (*meta, error) {
-	data, err := os.ReadFile(filepath.Join(dir, metaName))
+	data, err := fileio.ReadRegular(filepath.Join(dir, metaName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	path := filepath.Join(dir, metaName)
 	var m meta
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, metaName), err)
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	switch {
+	case m.Format == 0 && m.Checksum == "":
+		return nil, fmt.Errorf("%s is of an older format, without a checksum (this lfccheck reads format %d): remove the directory to start again", path, metaFormat)
+	case m.Format != metaFormat:
+		return nil, fmt.Errorf("%s is of format %d, not %d (written by another version of lfccheck): remove the directory to start again", path, m.Format, metaFormat)
+	case m.Checksum != metaSum(m):
+		return nil, fmt.Errorf("%s is damaged or was edited (its checksum differs): remove the directory to start again", path)
 	}
 	return &m, nil
 }
@@ -271,8 +308,7 @@ func (c *coord) writeCheckpoint(t *tally, depth int, sleep bool, note string) er
 	}
 	m := meta{ID: c.opt.CheckpointID, Workers: len(c.peers), Depth: depth, Levels: t.levels, States: t.n, Trans: t.trans,
 		Skipped: t.skipped, Sleep: sleep, Note: note, Elapsed: int64(c.before + time.Since(c.start))}
-	data, _ := json.MarshalIndent(m, "", "  ")
-	if err := writeFile(filepath.Join(dir, metaName), append(data, '\n')); err != nil {
+	if err := writeFile(filepath.Join(dir, metaName), m.marshal()); err != nil {
 		return err
 	}
 	c.lastCkpt = time.Now()
