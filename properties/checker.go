@@ -59,7 +59,7 @@ type Checker struct {
 	scStats   *stepStats
 
 	reached   []atomic.Bool  // per property: a Sometimes goal was reached
-	statVals  []atomic.Int64 // per Def.Stats entry: its sum or maximum so far
+	statVals  []atomic.Int64 // per Def.Stats entry: its sum or maximum so far; then the stubborn-set counts (see newCounts)
 	statOn    []bool         // per Def.Stats entry: it applies to the machine (Stat.Applies)
 	live      *liveness      // nil without liveness properties
 	graphObls []obligation   // the liveness obligations the graph analysis checks
@@ -182,7 +182,6 @@ func buildFor(def *model.Def, cfg model.Config, props []Property, m model.Machin
 	}
 	c := &Checker{Sys: sys, Props: props, reached: make([]atomic.Bool, len(props)), live: live}
 	c.Def = def
-	c.statVals = newStatVals(len(def.Stats))
 	for _, s := range def.Stats {
 		c.statOn = append(c.statOn, s.Applies == nil || s.Applies(m))
 	}
@@ -199,6 +198,7 @@ func buildFor(def *model.Def, cfg model.Config, props []Property, m model.Machin
 	c.Symmetry = c.SymmetryOff() == ""
 	c.Relative = true
 	c.stb = newStubborn(sys, props)
+	c.newCounts()
 	c.Stubborn = c.StubbornOff() == ""
 	return c, nil
 }
@@ -228,7 +228,7 @@ func (c *Checker) NewWorker() explore.Model {
 		c.scStats = new(stepStats) // shared with the workers
 	}
 	f := c.Fork()
-	f.statVals = newStatVals(len(c.statVals))
+	f.newCounts()
 	return f
 }
 
@@ -237,12 +237,9 @@ func (c *Checker) NewWorker() explore.Model {
 // trace) without counting them twice.
 func (c *Checker) NewReplayer() explore.Model {
 	f := c.Fork()
-	f.statVals = newStatVals(len(c.statVals))
+	f.newCounts()
 	f.reached = make([]atomic.Bool, len(c.reached))
 	f.scStats = nil // the cache's counts are the search's
-	if f.stb != nil {
-		f.stb.counts = new([2]atomic.Int64)
-	}
 	return f
 }
 

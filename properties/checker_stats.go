@@ -15,6 +15,29 @@ func newStatVals(n int) []atomic.Int64 {
 	return make([]atomic.Int64, pad+n+pad)[pad : pad+n : pad+n]
 }
 
+// stubbornCounts is the number of counts the stubborn-set reduction
+// keeps among the checker's statistics (StubbornCounts): states expanded
+// with fewer steps than enabled, and steps left out.
+const stubbornCounts = 2
+
+// newCounts gives c statistics of its own, all zero: one per Def.Stats
+// entry and, with stubborn tables, the stubborn-set counts after them.
+// They are the counts of explore.Counter, so every search that collects
+// a model's statistics (the workers' sums, a checkpoint, the workers of
+// a distributed search) collects the stubborn-set counts with them.
+func (c *Checker) newCounts() {
+	n := 0
+	if c.Def != nil {
+		n = len(c.Def.Stats)
+	}
+	if c.stb == nil {
+		c.statVals = newStatVals(n)
+		return
+	}
+	c.statVals = newStatVals(n + stubbornCounts)
+	c.stb.counts = (*[stubbornCounts]atomic.Int64)(c.statVals[n:])
+}
+
 // StatValue is a statistic's value after a search.
 type StatValue struct {
 	Name  string `json:"name"`
@@ -53,7 +76,8 @@ func (c *Checker) stateStats(w *model.World) {
 
 // Counts implements explore.Counter: the statistics counted by this
 // checker (shared with the checker it was forked from, except for
-// NewWorker's and NewReplayer's forks).
+// NewWorker's and NewReplayer's forks): the protocol's (Def.Stats), then
+// the stubborn-set counts (StubbornCounts) when it has stubborn tables.
 func (c *Checker) Counts(dst []int64) []int64 {
 	for i := range c.statVals {
 		dst = append(dst, c.statVals[i].Load())
@@ -69,13 +93,16 @@ func (c *Checker) ResetCounts() {
 }
 
 // CountMax implements explore.Counter: state statistics are maxima, step
-// statistics sums.
+// statistics and the stubborn-set counts sums.
 func (c *Checker) CountMax() []bool {
 	var m []bool
 	if c.Def != nil {
 		for _, s := range c.Def.Stats {
 			m = append(m, s.State != nil)
 		}
+	}
+	if c.stb != nil {
+		m = append(m, make([]bool, stubbornCounts)...)
 	}
 	return m
 }

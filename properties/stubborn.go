@@ -198,8 +198,10 @@ type stubborn struct {
 	enc1       []byte
 	enc2       []byte
 	// counts (shared by forks): states expanded with fewer actions than
-	// enabled, and actions left out.
-	counts *[2]atomic.Int64
+	// enabled, and actions left out; the last two of the checker's
+	// statVals (see newCounts), so that they are counted as its
+	// statistics are.
+	counts *[stubbornCounts]atomic.Int64
 }
 
 // localSendsCap bounds the states localSends visits; beyond it the node
@@ -217,7 +219,7 @@ func newStubborn(sys *model.System, props []Property) *stubborn {
 		return nil
 	}
 	P := sys.P
-	st := &stubborn{P: P, dep: dep, trig: make([][]uint64, P), comm: make([]bool, P*P), tset: make([]uint64, P*P), counts: new([2]atomic.Int64)}
+	st := &stubborn{P: P, dep: dep, trig: make([][]uint64, P), comm: make([]bool, P*P), tset: make([]uint64, P*P)}
 	for j := range P {
 		st.trig[j] = make([]uint64, P)
 		for k := range P {
@@ -909,7 +911,9 @@ func (c *Checker) NoStubborn(why string) {
 }
 
 // StubbornCounts returns the states this checker expanded with a proper
-// subset of their enabled actions and the actions it left out.
+// subset of their enabled actions and the actions it left out: after a
+// search that collects the checker's statistics (explore.Counter), the
+// whole search's, its checkpoints and workers included.
 func (c *Checker) StubbornCounts() (states, left int64) {
 	if c.stb == nil {
 		return 0, 0

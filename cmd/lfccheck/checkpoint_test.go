@@ -32,7 +32,7 @@ func checkJSON(t *testing.T, wantCode int, args ...string) map[string]any {
 // in one go.
 func sameSearch(m map[string]any) map[string]any {
 	out := map[string]any{}
-	for _, k := range []string{"verdict", "states", "transitions", "depth", "levels", "sleep_sets", "sleep_sets_skipped", "sleep_sets_note", "statistics", "property", "message", "trace"} {
+	for _, k := range []string{"verdict", "states", "transitions", "depth", "levels", "sleep_sets", "sleep_sets_skipped", "sleep_sets_note", "stubborn_states", "stubborn_left_out", "statistics", "property", "message", "trace"} {
 		out[k] = m[k]
 	}
 	return out

@@ -16,7 +16,7 @@ import (
 // --sleep-sets off (it uses no sleep sets).
 func diskSame(m map[string]any) map[string]any {
 	out := map[string]any{}
-	for _, k := range []string{"verdict", "states", "transitions", "depth", "levels", "statistics", "property", "message", "trace"} {
+	for _, k := range []string{"verdict", "states", "transitions", "depth", "levels", "stubborn_states", "stubborn_left_out", "statistics", "property", "message", "trace"} {
 		out[k] = m[k]
 	}
 	return out

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 // distKeys are the parts of check --json that the distributed search must
 // give as the breadth-first search does.
 var distKeys = []string{"verdict", "property", "message", "states", "transitions", "depth", "levels", "level_partial",
-	"trace", "sleep_sets", "sleep_sets_skipped", "sleep_sets_note", "statistics", "properties"}
+	"trace", "sleep_sets", "sleep_sets_skipped", "sleep_sets_note", "stubborn_states", "stubborn_left_out", "statistics", "properties"}
 
 func distCheckJSON(t *testing.T, args ...string) (int, map[string]any) {
 	t.Helper()
@@ -281,7 +281,7 @@ func TestDistributedCheckpointAfterCrash(t *testing.T) {
 	if code != wantCode {
 		t.Fatalf("exit %d, want %d: %v", code, wantCode, got)
 	}
-	for _, k := range []string{"verdict", "property", "trace", "states", "transitions", "depth", "levels", "sleep_sets_skipped", "statistics"} {
+	for _, k := range []string{"verdict", "property", "trace", "states", "transitions", "depth", "levels", "sleep_sets_skipped", "stubborn_states", "stubborn_left_out", "statistics"} {
 		if g, w := fmt.Sprint(got[k]), fmt.Sprint(want[k]); g != w {
 			t.Fatalf("%s %s, want %s (resumed from %s)", k, g, w, meta)
 		}
