@@ -184,6 +184,9 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 		o.PeerTimeout = DefaultPeerTimeout
 	}
 	if err := checkPeers(o.Peers); err != nil {
+		if o.Listener != nil {
+			o.Listener.Close()
+		}
 		return explore.Result{}, Info{}, err
 	}
 	lis := o.Listener
@@ -193,6 +196,7 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 			return explore.Result{}, Info{}, fmt.Errorf("worker %d: %w", o.Rank, err)
 		}
 	}
+	defer lis.Close() // (on every path: Serve closes it too)
 	share, err := shareFromEnv()
 	if err != nil {
 		return explore.Result{}, Info{}, err
