@@ -14,8 +14,6 @@ import (
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	"lfccheck/explore"
 )
 
 // The workers' identities. Every worker process draws a nonce when it
@@ -127,8 +125,7 @@ func checkPeers(peers []string) error {
 func (c *coord) helloCmd(r int) []byte {
 	var e enc
 	e.u(uint64(len(c.peers)))
-	init, _ := c.m.Initial()
-	e.u(explore.Hash(init))
+	e.u(c.w.initHash)
 	e.u(c.w.idHash)
 	e.u(uint64(r))
 	e.u(c.w.nonce)
@@ -197,13 +194,12 @@ func (c *coord) peerName(r int) string {
 // hello for this rank makes its sender the coordinator.
 func (w *worker) hello(d *dec) ([]byte, error) {
 	n, h, id, rank, nonce := d.u(), d.u(), d.u(), d.u(), d.u()
-	init, _ := w.m.Initial()
 	switch {
 	case d.err != nil:
 		return nil, d.err
 	case int(n) != w.n:
 		return nil, fmt.Errorf("worker %d was started for %d workers, the coordinator has %d", w.rank, w.n, n)
-	case h != explore.Hash(init) || id != w.idHash:
+	case h != w.initHash || id != w.idHash:
 		return nil, fmt.Errorf("worker %d checks another configuration (another model, properties, reductions or lfccheck build)", w.rank)
 	}
 	if int(rank) == w.rank && nonce != w.nonce {

@@ -204,6 +204,8 @@ func TestStartOrder(t *testing.T) {
 func TestCallsFromOutside(t *testing.T) {
 	w := newWorker(chainDeadlock(t), 1, 2)
 	w.nonce, w.search = 11, 22
+	init, _ := w.m.Initial()
+	w.initHash = explore.Hash(init)
 	md := func(v string) context.Context {
 		return metadata.NewIncomingContext(context.Background(), metadata.Pairs(searchKey, v))
 	}
@@ -230,8 +232,7 @@ func TestCallsFromOutside(t *testing.T) {
 	h := func(rank, nonce uint64) []byte {
 		var e enc
 		e.u(2)
-		init, _ := w.m.Initial()
-		e.u(explore.Hash(init))
+		e.u(w.initHash)
 		e.u(w.idHash)
 		e.u(rank)
 		e.u(nonce)

@@ -213,7 +213,8 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 		pinCPU(o.Rank, n)
 	}
 	w := newWorker(m, o.Rank, n)
-	w.peers, w.nonce, w.idHash = o.Peers, newNonce(), idHash(o.SearchID)
+	init, _ := m.Initial()
+	w.peers, w.nonce, w.idHash, w.initHash = o.Peers, newNonce(), idHash(o.SearchID), explore.Hash(init)
 	if o.Rank == 0 {
 		w.search = w.nonce
 	}

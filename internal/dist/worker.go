@@ -64,10 +64,11 @@ type worker struct {
 	// Identity (peers.go): this process's nonce, the hash of the
 	// search's identity, and the nonce of the coordinator it works for
 	// (0 before the hello; under idMu).
-	nonce  uint64
-	idHash uint64
-	idMu   sync.Mutex
-	search uint64
+	nonce    uint64
+	idHash   uint64
+	initHash uint64 // (the initial state's: the model is not called from gRPC's goroutines for it)
+	idMu     sync.Mutex
+	search   uint64
 
 	mu         sync.Mutex // the store and the level being built (receive runs on gRPC's goroutines)
 	store      states     // exact (the tree store with segments), or fingerprints (fp)
