@@ -2,9 +2,7 @@ package explore
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,9 +160,7 @@ type diskManifest struct {
 // manifestSum is the checksum of m (whatever its Checksum).
 func manifestSum(m diskManifest) string {
 	m.Checksum = ""
-	b, _ := json.Marshal(m)
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+	return fileio.JSONSum(m)
 }
 
 type diskSearch struct {

@@ -2,9 +2,7 @@ package dist
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,9 +59,7 @@ type meta struct {
 // metaSum is the checksum of m (whatever its Checksum).
 func metaSum(m meta) string {
 	m.Checksum = ""
-	b, _ := json.Marshal(m)
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+	return fileio.JSONSum(m)
 }
 
 // marshal encodes m as dist.json, with its format and checksum.

@@ -1,6 +1,9 @@
 package fileio
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,4 +93,12 @@ func openFailed(path string, err error) error {
 		}
 	}
 	return err
+}
+
+// JSONSum is the SHA-256 (hex) of v's JSON encoding: the checksum of a
+// manifest, taken with its own checksum field empty.
+func JSONSum(v any) string {
+	b, _ := json.Marshal(v)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
