@@ -254,14 +254,14 @@ func (w *worker) prune(dir string, keep int) error {
 // readMeta reads the coordinator's part of the checkpoint in dir, or nil
 // if there is none.
 func readMeta(dir string) (*meta, error) {
-	data, err := fileio.ReadRegular(filepath.Join(dir, metaName))
+	path := filepath.Join(dir, metaName)
+	data, err := fileio.ReadRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, metaName)
 	var m meta
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)

@@ -325,11 +325,7 @@ func (c *coord) cut(ctx context.Context, t *tally, width int64, err error) (expl
 	if r, ok := c.stopped(ctx, t, width); ok {
 		return r, nil
 	}
-	var lost *peerLost
-	if errors.As(context.Cause(ctx), &lost) {
-		return explore.Result{}, lost
-	}
-	return explore.Result{}, err
+	return explore.Result{}, err // (a worker found silent: ask's peerLost)
 }
 
 // stopGather bounds the wait for the workers' statistics once the time

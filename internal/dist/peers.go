@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -289,7 +290,7 @@ func (w *worker) fromSearch(ctx context.Context) error {
 	if v := md.Get(searchKey); len(v) == 1 {
 		got = v[0]
 	}
-	if want == 0 || got != fmt.Sprintf("%016x", want) {
+	if want == 0 || got != searchTag(want) {
 		return fmt.Errorf("worker %d: a call from outside its search (another coordinator, or no hello yet)", w.rank)
 	}
 	return nil
@@ -298,10 +299,14 @@ func (w *worker) fromSearch(ctx context.Context) error {
 // outgoing adds the search's nonce to a call's context, once known.
 func (w *worker) outgoing(ctx context.Context) context.Context {
 	if s := w.searchNonce(); s != 0 {
-		return metadata.AppendToOutgoingContext(ctx, searchKey, fmt.Sprintf("%016x", s))
+		return metadata.AppendToOutgoingContext(ctx, searchKey, searchTag(s))
 	}
 	return ctx
 }
+
+// searchTag is a search nonce as the calls carry it (formatted per call
+// or stream, which come per level or chunk, never per state).
+func searchTag(nonce uint64) string { return strconv.FormatUint(nonce, 16) }
 
 // peerLost is the error of a worker that has not answered for the peer
 // timeout.

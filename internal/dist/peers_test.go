@@ -49,6 +49,21 @@ func loopback2(t *testing.T, port string) {
 	c.Close()
 }
 
+// loopbackListeners listens on n free loopback ports.
+func loopbackListeners(t *testing.T, n int) ([]net.Listener, []string) {
+	t.Helper()
+	lis := make([]net.Listener, n)
+	addr := make([]string, n)
+	for i := range lis {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis[i], addr[i] = l, l.Addr().String()
+	}
+	return lis, addr
+}
+
 // runRanks runs the workers given by their peer lists and listeners in
 // this process (rank i with peers[i], listener lis[i]) and returns each
 // one's error, and rank 0's result.
@@ -89,15 +104,7 @@ func TestPeerLeadsBack(t *testing.T) {
 // rank (two tasks given each other's ports, or one rank started twice) is
 // an error before any state is searched, on every worker.
 func TestPeerOfAnotherRank(t *testing.T) {
-	lis := make([]net.Listener, 3)
-	addr := make([]string, 3)
-	for i := range lis {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lis[i], addr[i] = l, l.Addr().String()
-	}
+	lis, addr := loopbackListeners(t, 3)
 	// Every worker's list names rank 2's address for rank 1 and rank 1's
 	// for rank 2.
 	peers := []string{addr[0], addr[2], addr[1]}
@@ -162,15 +169,7 @@ func TestPeersOneAddress(t *testing.T) {
 // "connection refused" on a push stream opened while its connection to
 // the coordinator was backing off).
 func TestStartOrder(t *testing.T) {
-	lis := make([]net.Listener, 2)
-	addr := make([]string, 2)
-	for i := range lis {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lis[i], addr[i] = l, l.Addr().String()
-	}
+	lis, addr := loopbackListeners(t, 2)
 	lis[0].Close() // (the coordinator's port refuses until it starts)
 	want, err := explore.BFS(chainDeadlock(t), explore.Options{})
 	if err != nil {
@@ -209,7 +208,7 @@ func TestCallsFromOutside(t *testing.T) {
 	md := func(v string) context.Context {
 		return metadata.NewIncomingContext(context.Background(), metadata.Pairs(searchKey, v))
 	}
-	for _, ctx := range []context.Context{context.Background(), md("0000000000000021"), md("")} {
+	for _, ctx := range []context.Context{context.Background(), md("21"), md("")} {
 		if _, err := w.control(ctx, []byte{opStats}); err == nil || !strings.Contains(err.Error(), "from outside its search") {
 			t.Errorf("stats without the search's nonce: %v", err)
 		}
@@ -217,7 +216,7 @@ func TestCallsFromOutside(t *testing.T) {
 			t.Error("a stream of batches without the search's nonce: no error")
 		}
 	}
-	if _, err := w.control(md("0000000000000016"), []byte{opStats}); err != nil {
+	if _, err := w.control(md("16"), []byte{opStats}); err != nil {
 		t.Errorf("stats with the search's nonce: %v", err)
 	}
 	rep, err := w.control(context.Background(), []byte{opPing})
