@@ -40,7 +40,7 @@ func parseFlags(fs *pflag.FlagSet, args []string, synopsis string) error {
 	if err != nil {
 		return usagef("%s: %v", fs.Name(), err)
 	}
-	return nil
+	return checkEmpty(fs)
 }
 
 // parseNoArgs parses flags for a command that takes no positional

@@ -205,7 +205,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"check", "--packets", "0"}, "nothing to send"},
 		{[]string{"check", "--packets", "2", "--flow", "0:1:1"}, "give packets or flows, not both"},
 		{[]string{"check", "--variant", ""}, "--variant is empty"},
-		{[]string{"check", "--protocol", "mcast", "--tree", ""}, "unknown tree family"},
+		{[]string{"check", "--protocol", "mcast", "--tree", ""}, "--tree is empty: give a tree family"},
 		{[]string{"check", "--credits", "1", "--credits", "2"}, "--credits given 2 times"},
 		{[]string{"check", "--max-memory", "10"}, "at least 1MiB"},
 		{[]string{"suite", "--timeout", "-1s"}, "must not be negative"},

@@ -103,7 +103,7 @@ func TestDiskVisitedCLI(t *testing.T) {
 		{[]string{"check", "-q", "--disk-visited", dir, "--search", "dfs"}, "breadth-first"},
 		{[]string{"check", "-q", "--disk-visited", dir, "--protocol", "fa"}, "which eventual-reply checks on: leave it out with --property"},
 		{[]string{"check", "-q", "--disk-visited", dir, "--liveness-graph"}, "not with --liveness-graph"},
-		{[]string{"check", "-q", "--disk-visited", ""}, "needs a directory"},
+		{[]string{"check", "-q", "--disk-visited", ""}, "--disk-visited is empty: give a directory"},
 		{append([]string{"check", "-q", "--disk-visited", dir, "--disk-keys", "fingerprint"}, flags...), "holds the visited set of a search with exact keys, this one asks for fingerprint"},
 		{[]string{"check", "-q", "--disk-visited", dir, "--disk-keys", "fp"}, "--disk-keys is exact or fingerprint"},
 		{[]string{"check", "-q", "--disk-keys", "fingerprint"}, "give --disk-visited DIR too"},
