@@ -22,8 +22,8 @@ var emptyWants = map[string]string{
 
 // checkEmpty refuses a text flag given with an empty value: no flag of
 // lfccheck gives "" a meaning, and taking it as the flag left out would
-// check something other than what was asked (--trace-out '' writing no
-// trace, --peers '' searching on one machine, --shard '' the whole
+// check something other than what was asked (--trace-out ” writing no
+// trace, --peers ” searching on one machine, --shard ” the whole
 // swarm). Every string, list and parameter flag is checked, and every
 // value of a repeated one; hidden flags are refused by their commands.
 func checkEmpty(fs *pflag.FlagSet) error {
