@@ -100,9 +100,9 @@ func ParseSteps(s string) (Window, error) {
 		if p.text == "" {
 			continue
 		}
-		n, err := strconv.Atoi(p.text)
-		if err != nil || n < 0 {
-			return Window{}, fmt.Errorf("%q is not a range FROM:TO of steps: %q is not a step number", s, p.text)
+		n, err := model.ParseDecimal(p.text)
+		if err != nil {
+			return Window{}, fmt.Errorf("%q is not a range FROM:TO of steps: %v", s, err)
 		}
 		*p.v = n
 	}

@@ -119,9 +119,9 @@ func (d *distFlags) peerList(fs *pflag.FlagSet) ([]string, int, string, error) {
 		rank = -1
 		for _, v := range []string{"SLURM_PROCID", "JOB_COMPLETION_INDEX"} {
 			if s := os.Getenv(v); s != "" {
-				r, err := strconv.Atoi(s)
+				r, err := model.ParseDecimal(s)
 				if err != nil {
-					return nil, 0, "", usagef("$%s is %q, not a rank", v, s)
+					return nil, 0, "", usagef("$%s is %q, not a rank: %v", v, s, err)
 				}
 				rank = r
 				break

@@ -76,13 +76,17 @@ func parseShard(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("%q: want I/N", s)
 	}
 	n, err := model.ParseDecimal(b)
-	if err != nil || n < 1 || n > 1<<20 {
-		return 0, 0, fmt.Errorf("%q: N must be a number in 1..%d", s, 1<<20)
+	if err == nil && (n < 1 || n > 1<<20) {
+		err = fmt.Errorf("out of range")
 	}
+	if err != nil {
+		return 0, 0, shardNumberError(s, "N", b, fmt.Sprintf("1..%d", 1<<20), a+"/"+noLeadingZeros(b))
+	}
+	from := "I"
 	if a == "env" {
 		for _, v := range []string{"JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID"} {
 			if x := os.Getenv(v); x != "" {
-				a = x
+				a, from = x, fmt.Sprintf("I ($%s %q)", v, x)
 				break
 			}
 		}
@@ -91,10 +95,35 @@ func parseShard(s string) (int, int, error) {
 		}
 	}
 	i, err := model.ParseDecimal(a)
-	if err != nil || i < 0 || i >= n {
-		return 0, 0, fmt.Errorf("%q: I must be a number in 0..%d", s, n-1)
+	if err == nil && i >= n {
+		err = fmt.Errorf("out of range")
+	}
+	if err != nil {
+		return 0, 0, shardNumberError(s, from, a, fmt.Sprintf("0..%d", n-1), noLeadingZeros(a)+"/"+b)
 	}
 	return i, n, nil
+}
+
+// shardNumberError says what is wrong with part (I or N, written v) of
+// the --shard value s: a leading zero, with the value as it is written
+// without (fix), or not a number in the range in.
+func shardNumberError(s, part, v, in, fix string) error {
+	if noLeadingZeros(v) != v {
+		return fmt.Errorf("%q: %s has a leading zero; write %s", s, part, fix)
+	}
+	return fmt.Errorf("%q: %s must be a number in %s, got %q", s, part, in, v)
+}
+
+// noLeadingZeros is the digits v without leading zeros ("0" for zeros
+// only); any other v as it is.
+func noLeadingZeros(v string) string {
+	if v == "" || strings.Trim(v, "0123456789") != "" {
+		return v
+	}
+	if t := strings.TrimLeft(v, "0"); t != "" {
+		return t
+	}
+	return "0"
 }
 
 // runHunt searches with a hunt strategy. Liveness properties that need

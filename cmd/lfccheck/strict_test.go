@@ -60,3 +60,26 @@ func TestEmptyFlagValuesRefused(t *testing.T) {
 	// A value that is not empty still reaches the flag's own checks.
 	usageFails(t, `--peers: "x" is not HOST:PORT`, "check", "--peers", "x", "--rank", "0")
 }
+
+// A number with a leading zero or a sign is refused wherever a user
+// writes one, with a line that says so: --shard, --steps and the rank
+// from the environment.
+func TestLeadingZerosRefused(t *testing.T) {
+	usageFails(t, `--shard: "03/8": I has a leading zero; write 3/8`, "check", "--search", "dfs", "--shard", "03/8")
+	usageFails(t, `--shard: "3/08": N has a leading zero; write 3/8`, "check", "--search", "dfs", "--shard", "3/08")
+	usageFails(t, `--shard: "00/8": I has a leading zero; write 0/8`, "check", "--search", "dfs", "--shard", "00/8")
+	usageFails(t, `--shard: "+3/8": I must be a number in 0..7, got "+3"`, "check", "--search", "dfs", "--shard", "+3/8")
+	t.Setenv("JOB_COMPLETION_INDEX", "03")
+	usageFails(t, `--shard: "env/8": I ($JOB_COMPLETION_INDEX "03") has a leading zero`, "check", "--search", "dfs", "--shard", "env/8")
+	svg := t.TempDir() + "/c.svg"
+	usageFails(t, `--steps: "010:016" is not a range FROM:TO of steps: "010" has a leading zero`, "check", "--svg", svg, "--steps", "010:016")
+	usageFails(t, `--steps: "+3:" is not a range FROM:TO of steps: "+3" is not a decimal number`, "check", "--svg", svg, "--steps", "+3:")
+	for _, v := range []string{"SLURM_PROCID", "JOB_COMPLETION_INDEX"} {
+		t.Setenv("SLURM_PROCID", "")
+		t.Setenv("JOB_COMPLETION_INDEX", "")
+		t.Setenv(v, "01")
+		usageFails(t, "$"+v+` is "01", not a rank: "01" has a leading zero`, "check", "--peers", "127.0.0.1:1,127.0.0.1:2", "--property", "deadlock", "--connect-timeout", "200ms")
+		t.Setenv(v, "+1")
+		usageFails(t, "$"+v+` is "+1", not a rank: "+1" is not a decimal number`, "check", "--peers", "127.0.0.1:1,127.0.0.1:2", "--property", "deadlock", "--connect-timeout", "200ms")
+	}
+}
