@@ -81,6 +81,9 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := breadthFirstOnly(fs, &sf, hunt, hf.search); err != nil {
+		return 0, err
+	}
 	if *frontier {
 		switch {
 		case hunt != nil:
@@ -168,7 +171,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		return 0, err
 	}
 	var res checked
-	if df.on(fs) {
+	if df.on(fs) || fs.Changed("connect-timeout") {
 		if err := df.validate(fs, ck, opt, huntName(hunt, hf.search)); err != nil {
 			return 0, err
 		}
@@ -239,6 +242,22 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		return 0, err
 	}
 	return verdictCode(res.json.Verdict), nil
+}
+
+// breadthFirstOnly refuses the flags that only the breadth-first search
+// reads, given with --search dfs or random, where they would do nothing.
+func breadthFirstOnly(fs *pflag.FlagSet, sf *searchFlags, hunt *explore.Hunt, search string) error {
+	switch {
+	case hunt == nil:
+		return nil
+	case fs.Changed("workers") && sf.workers > 1:
+		return usagef("--workers is for the breadth-first search: --search %s runs on one goroutine", search)
+	case fs.Changed("sleep-sets") && sf.sleepSets == "on":
+		return usagef("--sleep-sets on is for the breadth-first search: --search %s has no sleep sets", search)
+	case sf.graph:
+		return usagef("--liveness-graph checks liveness on the state graph of a breadth-first search: not with --search %s", search)
+	}
+	return nil
 }
 
 // frontierFits says why --frontier cannot check ck, if it cannot: the

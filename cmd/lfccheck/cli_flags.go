@@ -72,6 +72,7 @@ type searchFlags struct {
 	quiet       bool
 	progress    time.Duration
 	workers     int
+	fs          *pflag.FlagSet // the flags, for which were given
 }
 
 // setUp applies the flags that configure the checker itself.
@@ -84,6 +85,7 @@ func (s *searchFlags) setUp(ck *properties.Checker) {
 }
 
 func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perCheck bool) {
+	s.fs = fs
 	each := ""
 	if perCheck {
 		each = " per check"
@@ -108,6 +110,9 @@ func (s *searchFlags) register(fs *pflag.FlagSet, timeout time.Duration, perChec
 func (s *searchFlags) options(e env) (explore.Options, error) {
 	if s.maxStates < 0 || s.maxDepth < 0 || s.timeout < 0 {
 		return explore.Options{}, usagef("--max-states, --max-depth and --timeout must not be negative")
+	}
+	if s.quiet && s.fs != nil && s.fs.Changed("progress-every") {
+		return explore.Options{}, usagef("--progress-every sets how often progress lines are printed, and -q prints none: give one of them")
 	}
 	if s.progress <= 0 {
 		return explore.Options{}, usagef("--progress-every must be positive, got %v (use -q for no progress lines)", s.progress)

@@ -62,6 +62,8 @@ func (d *distFlags) on(fs *pflag.FlagSet) bool {
 // validate checks the flags and the search they would distribute.
 func (d *distFlags) validate(fs *pflag.FlagSet, ck *properties.Checker, opt explore.Options, search string) error {
 	switch {
+	case fs.Changed("connect-timeout") && !fs.Changed("distributed") && d.peers == "":
+		return usagef("--connect-timeout needs --distributed or --peers")
 	case fs.Changed("distributed") && (d.local < 1 || d.local > maxDistributed):
 		return usagef("--distributed must be between 1 and %d, got %d", maxDistributed, d.local)
 	case d.local != 0 && d.peers != "":

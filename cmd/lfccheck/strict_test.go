@@ -83,3 +83,36 @@ func TestLeadingZerosRefused(t *testing.T) {
 		usageFails(t, "$"+v+` is "+1", not a rank: "+1" is not a decimal number`, "check", "--peers", "127.0.0.1:1,127.0.0.1:2", "--property", "deadlock", "--connect-timeout", "200ms")
 	}
 }
+
+// A flag that would do nothing with the others given is refused, one line
+// each, rather than taken and ignored.
+func TestIdleFlagsRefused(t *testing.T) {
+	w := []string{"--nodes", "2", "--credits", "1", "--packets", "1"}
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"--connect-timeout needs --distributed or --peers", []string{"check", "--connect-timeout", "5s"}},
+		{"--progress-every sets how often progress lines are printed, and -q prints none", []string{"check", "-q", "--progress-every", "1s"}},
+		{"--progress-every sets how often progress lines are printed, and -q prints none", []string{"sweep", "--protocol", "ucast", "-q", "--progress-every", "1s"}},
+		{"--progress-every sets how often progress lines are printed, and -q prints none", []string{"suite", "-q", "--progress-every", "1s", "--max-states", "1"}},
+		{"--workers is for the breadth-first search: --search dfs runs on one goroutine", []string{"check", "--search", "dfs", "--workers", "2"}},
+		{"--sleep-sets on is for the breadth-first search: --search random has no sleep sets", []string{"check", "--search", "random", "--max-depth", "5", "--sleep-sets", "on"}},
+		{"--liveness-graph checks liveness on the state graph of a breadth-first search: not with --search dfs", []string{"check", "--search", "dfs", "--property", "deadlock", "--liveness-graph"}},
+	} {
+		if c.args[0] == "check" || c.args[0] == "sweep" {
+			c.args = append(c.args, w...)
+		}
+		usageFails(t, c.want, c.args...)
+	}
+	// What the search does anyway is not refused.
+	for _, args := range [][]string{
+		{"check", "--search", "dfs", "--workers", "1", "-q"},
+		{"check", "--search", "dfs", "--sleep-sets", "off", "-q"},
+		{"check", "--progress-every", "1s"},
+	} {
+		if code, _, errs := runCLI(append(args, w...)...); code != 0 {
+			t.Errorf("%v: exit %d, %s", args, code, errs)
+		}
+	}
+}
