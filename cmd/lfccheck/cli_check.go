@@ -171,7 +171,7 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 		return 0, err
 	}
 	var res checked
-	if df.on(fs) || fs.Changed("connect-timeout") {
+	if df.on(fs) || fs.Changed("connect-timeout") || fs.Changed("peer-timeout") {
 		if err := df.validate(fs, ck, opt, huntName(hunt, hf.search)); err != nil {
 			return 0, err
 		}

@@ -64,6 +64,8 @@ func (d *distFlags) validate(fs *pflag.FlagSet, ck *properties.Checker, opt expl
 	switch {
 	case fs.Changed("connect-timeout") && !fs.Changed("distributed") && d.peers == "":
 		return usagef("--connect-timeout needs --distributed or --peers")
+	case fs.Changed("peer-timeout") && !fs.Changed("distributed") && d.peers == "":
+		return usagef("--peer-timeout needs --distributed or --peers")
 	case fs.Changed("distributed") && (d.local < 1 || d.local > maxDistributed):
 		return usagef("--distributed must be between 1 and %d, got %d", maxDistributed, d.local)
 	case d.local != 0 && d.peers != "":

@@ -93,6 +93,7 @@ func TestIdleFlagsRefused(t *testing.T) {
 		args []string
 	}{
 		{"--connect-timeout needs --distributed or --peers", []string{"check", "--connect-timeout", "5s"}},
+		{"--peer-timeout needs --distributed or --peers", []string{"check", "--peer-timeout", "5s"}},
 		{"--progress-every sets how often progress lines are printed, and -q prints none", []string{"check", "-q", "--progress-every", "1s"}},
 		{"--progress-every sets how often progress lines are printed, and -q prints none", []string{"sweep", "--protocol", "ucast", "-q", "--progress-every", "1s"}},
 		{"--progress-every sets how often progress lines are printed, and -q prints none", []string{"suite", "-q", "--progress-every", "1s", "--max-states", "1"}},
