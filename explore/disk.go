@@ -118,8 +118,12 @@ type DiskInfo struct {
 	Collisions   int64   `json:"fingerprint_collisions_seen,omitempty"`
 	// Kept is set when the files stay in Dir for the same search to
 	// resume, at SavedDepth with SavedStates stored.
-	Kept        bool  `json:"kept"`
-	SavedDepth  int   `json:"saved_depth,omitempty"`
+	Kept       bool `json:"kept"`
+	SavedDepth int  `json:"saved_depth,omitempty"`
+	// Lost is set when the search ended without a verdict after saving a
+	// level whose manifest Dir no longer holds (removed while the search
+	// ran): nothing can continue it.
+	Lost        bool  `json:"lost,omitempty"`
 	SavedStates int64 `json:"saved_states,omitempty"`
 }
 
@@ -242,7 +246,8 @@ func diskBFS(m Model, opt Options) (Result, error) {
 	if err == nil && r.Verdict != Incomplete {
 		d.removeAll()
 	} else if err == nil {
-		d.info.Kept = d.man.Format != 0
+		d.info.Kept = d.man.Format != 0 && Present(d.dir, DiskManifest)
+		d.info.Lost = d.man.Format != 0 && !d.info.Kept
 		d.info.SavedDepth, d.info.SavedStates = d.man.Depth, d.man.States
 	}
 	if d.lock != nil {
