@@ -203,7 +203,8 @@ func (b *bfs) run() (Result, error) {
 	if ck := b.ck; ck != nil && err == nil {
 		switch {
 		case r.Verdict == Incomplete && ck.info.Written+btoi(ck.info.Resumed) > 0:
-			ck.info.Kept = true
+			ck.info.Kept = Present(ck.dir, ckptFile)
+			ck.info.Lost = !ck.info.Kept
 		case b.opt.KeepCheckpoint:
 			ck.unlock()
 			ck.info.remove = ck.remove

@@ -65,6 +65,10 @@ type CheckpointInfo struct {
 	// a search with a verdict removes it (with Options.KeepCheckpoint,
 	// Remove does).
 	Kept bool `json:"kept"`
+	// Lost is set when the search ended without a verdict after writing
+	// or resuming a checkpoint that Dir no longer holds (removed while the
+	// search ran): nothing can continue it.
+	Lost bool `json:"lost,omitempty"`
 	// Restarted is set when the search resumed a checkpoint taken with
 	// sleep sets, met a transition into a state already expanded (see
 	// Sleeper) and so started again from the initial state without them,
@@ -226,4 +230,11 @@ func (ck *ckpt) unlock() {
 		ck.lock.Close()
 		ck.lock = nil
 	}
+}
+
+// Present says whether dir still holds the file name (a checkpoint removed
+// while its search ran is not reported as kept).
+func Present(dir, name string) bool {
+	_, err := os.Lstat(filepath.Join(dir, name))
+	return err == nil
 }

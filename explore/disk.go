@@ -118,8 +118,12 @@ type DiskInfo struct {
 	Collisions   int64   `json:"fingerprint_collisions_seen,omitempty"`
 	// Kept is set when the files stay in Dir for the same search to
 	// resume, at SavedDepth with SavedStates stored.
-	Kept        bool  `json:"kept"`
-	SavedDepth  int   `json:"saved_depth,omitempty"`
+	Kept       bool `json:"kept"`
+	SavedDepth int  `json:"saved_depth,omitempty"`
+	// Lost is set when the search ended without a verdict after saving a
+	// level whose manifest Dir no longer holds (removed while the search
+	// ran): nothing can continue it.
+	Lost        bool  `json:"lost,omitempty"`
 	SavedStates int64 `json:"saved_states,omitempty"`
 }
 
@@ -151,6 +155,14 @@ type diskManifest struct {
 	Visited     []fileMeta    `json:"visited"`
 	Serial      int           `json:"serial"`
 	Collisions  int64         `json:"fingerprint_collisions_seen,omitempty"`
+	// The search's I/O so far (DiskInfo's), so that a search continued
+	// from the manifest reports the whole search's: runs and bytes
+	// written, and the peaks of its files.
+	Runs           int64 `json:"runs,omitempty"`
+	WrittenBytes   int64 `json:"written_bytes,omitempty"`
+	PeakBytes      int64 `json:"peak_bytes,omitempty"`
+	PeakKeyBytes   int64 `json:"peak_key_bytes,omitempty"`
+	PeakLevelBytes int64 `json:"peak_level_bytes,omitempty"`
 	// Checksum is the SHA-256 (hex) of the manifest's JSON encoding with
 	// Checksum empty (manifestSum): a manifest that was edited or
 	// damaged is refused instead of believed.
@@ -242,7 +254,8 @@ func diskBFS(m Model, opt Options) (Result, error) {
 	if err == nil && r.Verdict != Incomplete {
 		d.removeAll()
 	} else if err == nil {
-		d.info.Kept = d.man.Format != 0
+		d.info.Kept = d.man.Format != 0 && Present(d.dir, DiskManifest)
+		d.info.Lost = d.man.Format != 0 && !d.info.Kept
 		d.info.SavedDepth, d.info.SavedStates = d.man.Depth, d.man.States
 	}
 	if d.lock != nil {
@@ -447,6 +460,8 @@ func (d *diskSearch) writeManifest() error {
 	d.man.Elapsed = time.Since(d.start)
 	d.man.Counts = append([]int64(nil), d.counts...)
 	d.man.Collisions = d.info.Collisions
+	d.man.Runs, d.man.WrittenBytes = d.info.Runs, d.info.WrittenBytes
+	d.man.PeakBytes, d.man.PeakKeyBytes, d.man.PeakLevelBytes = d.info.PeakBytes, d.info.PeakKeyBytes, d.info.PeakLevelBytes
 	if gk, ok := d.m.(GoalKeeper); ok {
 		d.man.Goals = gk.Reached()
 	}
@@ -545,6 +560,8 @@ func (d *diskSearch) load(init []byte, verr error) (bool, error) {
 			return false, &CheckpointError{Msg: fmt.Sprintf("disk search: %v", err)}
 		}
 	}
+	d.info.Runs, d.info.WrittenBytes = man.Runs, man.WrittenBytes
+	d.info.PeakBytes, d.info.PeakKeyBytes, d.info.PeakLevelBytes = man.PeakBytes, man.PeakKeyBytes, man.PeakLevelBytes
 	for _, m := range append(append([]fileMeta{man.Level}, man.Parents...), man.Visited...) {
 		d.shrank(-m.Bytes, isKeyFile(m.Name))
 	}

@@ -211,6 +211,12 @@ func testDiskResume(t *testing.T, cfg model.Config, depth int, fp bool) {
 		ck := safetyOnly(t, c.cfg)
 		r, err := explore.BFS(ck, explore.Options{NoSleep: true})
 		want := diskOutcome(t, ck, r, err)
+		// The disk search's own statistics, uninterrupted: a search
+		// continued from its files reports the same for the whole search.
+		whole, err := explore.BFS(safetyOnly(t, c.cfg), explore.Options{DiskDir: t.TempDir(), CheckpointID: "whole", DiskRunBytes: 1 << 12, DiskFingerprint: fp})
+		if err != nil || whole.Disk == nil {
+			t.Fatalf("%v: uninterrupted disk search: %v", c.cfg, err)
+		}
 		dir := t.TempDir()
 		const id = "test search"
 		ck = safetyOnly(t, c.cfg)
@@ -232,18 +238,24 @@ func testDiskResume(t *testing.T, cfg model.Config, depth int, fp bool) {
 		// Interrupted in the next level, as it starts.
 		stop := make(chan struct{})
 		close(stop)
-		r, err = explore.BFS(safetyOnly(t, c.cfg), explore.Options{DiskDir: dir, CheckpointID: id, Stop: stop, DiskFingerprint: fp})
+		r, err = explore.BFS(safetyOnly(t, c.cfg), explore.Options{DiskDir: dir, CheckpointID: id, Stop: stop, DiskRunBytes: 1 << 12, DiskFingerprint: fp})
 		if err != nil || r.Verdict != explore.Incomplete || !strings.HasPrefix(r.Reason, "interrupted") || !r.Disk.Resumed || r.Disk.ResumedAt != c.depth {
 			t.Fatalf("%v: interrupted: %v %s %+v", c.cfg, err, r.Reason, r.Disk)
 		}
 		ck = safetyOnly(t, c.cfg)
-		r, err = explore.BFS(ck, explore.Options{DiskDir: dir, CheckpointID: id, DiskFingerprint: fp})
+		r, err = explore.BFS(ck, explore.Options{DiskDir: dir, CheckpointID: id, DiskRunBytes: 1 << 12, DiskFingerprint: fp})
 		got := diskOutcome(t, ck, r, err)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%v (fingerprints %v): resumed search differs (-bfs +disk):\n%s", c.cfg, fp, diff)
 		}
 		if !r.Disk.Resumed || r.Disk.ResumedAt != c.depth || r.Disk.Kept {
 			t.Errorf("%v: %+v", c.cfg, r.Disk)
+		}
+		io := func(d *explore.DiskInfo) []int64 {
+			return []int64{d.Runs, d.WrittenBytes, d.PeakBytes, d.PeakKeyBytes, d.PeakLevelBytes, d.KeyBytes, int64(d.VisitedFiles)}
+		}
+		if diff := cmp.Diff(io(whole.Disk), io(r.Disk)); diff != "" {
+			t.Errorf("%v (fingerprints %v): runs, bytes written, peaks, key bytes, visited files: continued search differs (-whole +continued):\n%s", c.cfg, fp, diff)
 		}
 	}
 }

@@ -268,6 +268,8 @@ func checkpointLine(c *explore.CheckpointInfo, verdict string) string {
 		from = "the search resumed met a state graph that is not layered and started again without sleep sets (see the sleep sets line), dropping that checkpoint; "
 	}
 	switch {
+	case c.Lost:
+		return fmt.Sprintf("checkpoint: %sthe checkpoint at depth %d is gone from %s (removed while the search ran): nothing can continue this search", from, c.Depth, c.Dir)
 	case c.Kept:
 		return fmt.Sprintf("checkpoint: %s%s holds the search at depth %d (%d states); continue it with 'lfccheck check --resume %s' (add limits, workers and outputs as needed)",
 			from, c.Dir, c.Depth, c.States, shellQuote(c.Dir))

@@ -298,7 +298,7 @@ func needsNoGraph(ck *properties.Checker, flag string) error {
 // otherwise the checkpoint stays, so that --resume can give the result
 // again, and the error says so.
 func deliverCheckpoint(ci *explore.CheckpointInfo, e env, err error) error {
-	if ci == nil || ci.Kept {
+	if ci == nil || ci.Kept || ci.Lost {
 		return err
 	}
 	if ew, ok := e.stdout.(*errWriter); ok && ew.err != nil && err == nil {

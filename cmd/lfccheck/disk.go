@@ -84,6 +84,9 @@ func diskLine(d *explore.DiskInfo, states int64) string {
 	what := fmt.Sprintf("%speak %s on disk (the visited set and parents at most %s%s, the levels and runs at most %s), %s written, %d sorted runs (at most %s each in memory), %d %s of the visited set (%s keys)",
 		from, explore.FormatBytes(uint64(d.PeakBytes)), explore.FormatBytes(uint64(d.PeakKeyBytes)), perState(d.PeakKeyBytes, states), explore.FormatBytes(uint64(d.PeakLevelBytes)),
 		explore.FormatBytes(uint64(d.WrittenBytes)), d.Runs, explore.FormatBytes(uint64(d.RunBytes)), d.VisitedFiles, files, d.Keys)
+	if d.Lost {
+		return fmt.Sprintf("disk: %s; the level saved at depth %d is gone from %s (its manifest removed while the search ran): nothing can continue this search", what, d.SavedDepth, d.Dir)
+	}
 	if d.Kept {
 		return fmt.Sprintf("disk: %s; %s holds the search at depth %d (%d states): the same command continues it", what, d.Dir, d.SavedDepth, d.SavedStates)
 	}

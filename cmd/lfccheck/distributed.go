@@ -443,6 +443,9 @@ func distLine(d *dist.Info) string {
 		s += "resumed; "
 	}
 	s += fmt.Sprintf("%d written to %s", c.Written, c.Dir)
+	if c.Lost {
+		return s + fmt.Sprintf(", the newest at depth %d, gone (removed while the search ran): nothing can continue this search", c.Depth)
+	}
 	if c.Kept {
 		return s + fmt.Sprintf(", the newest at depth %d: the same command continues it", c.Depth)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"lfccheck/explore"
 	"lfccheck/model"
 	"lfccheck/properties"
+	"lfccheck/traces"
 )
 
 // huntFlags choose check's search strategy (see explore.DFS, explore.Random).
@@ -201,6 +203,99 @@ func mergeable(r *checkResult) error {
 	default:
 		return fmt.Errorf("verdict %q: want pass, fail or incomplete", r.Verdict)
 	}
+	if err := countsFit(r); err != nil {
+		return err
+	}
+	if explore.Verdict(r.Verdict) == explore.Fail {
+		return failureReplays(r)
+	}
+	return nil
+}
+
+// countsFit says which count of r is one no search gives, if one is: a
+// negative count, or walks from a search that takes none.
+func countsFit(r *checkResult) error {
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{
+		{"states", float64(r.States)}, {"transitions", float64(r.Transitions)}, {"depth", float64(r.Depth)},
+		{"walks", float64(r.Walks)}, {"coverage", float64(r.Coverage)}, {"max_depth", float64(r.MaxDepth)},
+		{"elapsed_s", r.ElapsedS}, {"states_per_s", r.StatesPerS}, {"walks_per_s", r.WalksPerS},
+		{"store_bytes", float64(r.StoreBytes)}, {"disk_bytes", float64(r.DiskBytes)},
+		{"collision_probability", r.CollisionProb}, {"symmetry_group", float64(r.SymmetryGroup)},
+		{"sleep_sets_skipped", float64(r.SleepSetsSkipped)}, {"stubborn_states", float64(r.StubbornStates)},
+		{"stubborn_left_out", float64(r.StubbornLeft)}, {"step_cache_hits", float64(r.StepCacheHits)},
+		{"step_cache_misses", float64(r.StepCacheMisses)}, {"step_cache_bytes", float64(r.StepCacheBytes)},
+		{"step_cache_check_hits", float64(r.StepCacheChecks)}, {"graph_bytes", float64(r.GraphBytes)},
+		{"on_the_fly_bytes", float64(r.OnTheFlyBytes)}, {"component_bytes", float64(r.ComponentBytes)},
+		{"segment_ids", float64(r.SegmentIDs)}, {"segment_memo_entries", float64(r.SegmentMemoEntries)},
+		{"segment_memo_bytes", float64(r.SegmentMemoBytes)}, {"segment_memo_hits", float64(r.SegmentMemoHits)},
+		{"segment_memo_misses", float64(r.SegmentMemoMisses)}, {"workers", float64(r.Workers)}, {"loop_start", float64(r.LoopStart)},
+	} {
+		if c.v < 0 {
+			return fmt.Errorf("%s %v: a count is never negative", c.name, c.v)
+		}
+	}
+	for i, n := range r.Levels {
+		if n < 0 {
+			return fmt.Errorf("levels: %d states at depth %d: a count is never negative", n, i)
+		}
+	}
+	if r.CollisionProb > 1 {
+		return fmt.Errorf("collision_probability %v: a probability is at most 1", r.CollisionProb)
+	}
+	if r.Search != "random" && (r.Walks != 0 || r.WalksPerS != 0) {
+		return fmt.Errorf("%d walks from a %s search, which takes none", r.Walks, r.Search)
+	}
+	return nil
+}
+
+// failureReplays checks a failing result: it names a property of the
+// configuration it checked (as check builds them), and its counterexample
+// replays to that violation with that message; or, for a goal no state
+// reached, it comes from a complete search and has no counterexample.
+func failureReplays(r *checkResult) error {
+	ck, err := properties.Build(r.Config)
+	if err != nil {
+		return fmt.Errorf("its configuration cannot be checked: %v", err)
+	}
+	name := ck.Def.PropertyName(r.Property)
+	var prop *properties.Property
+	var names []string
+	for i := range ck.Props {
+		names = append(names, ck.Props[i].Name)
+		if ck.Props[i].Name == name {
+			prop = &ck.Props[i]
+		}
+	}
+	if prop == nil {
+		return fmt.Errorf("verdict fail of %s, which is not a property checked on %s (%s)", r.Property, ck.Sys.Cfg.Describe(), strings.Join(names, ", "))
+	}
+	if prop.Sometimes != nil {
+		if len(r.Trace) != 0 || r.Shard != "" || r.Search == "random" {
+			return fmt.Errorf("verdict fail of %s, a goal: only a complete search finds it unreached, and with no counterexample", r.Property)
+		}
+		return nil
+	}
+	file := traces.File{Config: r.Config, Property: r.Property, Message: r.Message, Actions: r.Trace, LoopStart: r.LoopStart}
+	acts, err := traces.ParseActions(ck.Sys, file.Actions)
+	if err != nil {
+		return fmt.Errorf("its counterexample does not replay: %v", err)
+	}
+	o, err := traces.RunLasso(ck, acts, file.Loop())
+	if err != nil {
+		return fmt.Errorf("its counterexample does not replay: %v", err)
+	}
+	if ok, why := traces.Reproduces(file, o); !ok || len(o.Steps) != len(acts) {
+		if len(acts) == 0 {
+			return fmt.Errorf("verdict fail of %s without a counterexample, and the initial state does not violate it", r.Property)
+		}
+		if ok {
+			why = fmt.Sprintf("the violation comes at step %d of %d", len(o.Steps), len(acts))
+		}
+		return fmt.Errorf("its counterexample (%d steps) is not one of %s: %s", len(acts), r.Property, why)
+	}
 	return nil
 }
 
@@ -280,6 +375,9 @@ func runMerge(args []string, e env) (int, error) {
 		}
 		shardFile[shard] = path
 		m.Shards = append(m.Shards, shard)
+		if m.States > math.MaxInt64-r.States || m.Walks > math.MaxInt64-r.Walks || m.Coverage > math.MaxInt64-r.Coverage {
+			return 0, usagef("merge: %s: its counts overflow the sums of the results before it: not a result lfccheck wrote", path)
+		}
 		m.States += r.States
 		m.Walks += r.Walks
 		m.Coverage += r.Coverage

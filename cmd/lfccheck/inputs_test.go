@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -228,6 +229,100 @@ func TestMergeValidatesShards(t *testing.T) {
 		t.Errorf("merging a complete DFS: exit %d\n%s", code, out)
 	}
 	usageFails(t, "both unsharded", "merge", dfs, dfs)
+}
+
+// merge believes a failure only if it could be one: a property of the
+// configuration checked, whose counterexample replays to it; and counts
+// only if no count is negative (a forged shard gave "FAIL: no-such-prop
+// violated", "counterexample: 0 steps", negative sums and "0 walks").
+func TestMergeChecksFailuresAndCounts(t *testing.T) {
+	dir := t.TempDir()
+	a2 := []string{"check", "--protocol", "mcast", "--topology", "../../examples/overlap-a2.topo",
+		"--cast", "g1/0:1", "--cast", "g2/3:1", "--cast", "g3/6:1", "-q", "--search", "random", "--walks", "20", "--max-depth", "100", "--json"}
+	shard := func(name string, code int, extra ...string) (string, map[string]any) {
+		c, out, errs := runCLI(append(a2, extra...)...)
+		if c != code {
+			t.Fatalf("%v: exit %d, want %d: %s", extra, c, code, errs)
+		}
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(out), 0o644)
+		var m map[string]any
+		json.Unmarshal([]byte(out), &m)
+		return p, m
+	}
+	fail, mf := shard("fail.json", 1, "--shard", "0/2")
+	if mf["verdict"] != "fail" || len(mf["trace"].([]any)) == 0 {
+		t.Fatalf("the failing shard: %v %v", mf["verdict"], mf["trace"])
+	}
+	c, out, _ := runCLI(append(a2, "--shard", "1/2")...)
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, []byte(out), 0o644)
+	if c != 1 && c != 3 {
+		t.Fatalf("the other shard: exit %d", c)
+	}
+	c, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "-q", "--search", "random", "--walks", "5", "--max-depth", "30", "--json", "--shard", "1/2")
+	var mo map[string]any
+	if json.Unmarshal([]byte(out), &mo); c != 3 {
+		t.Fatalf("a correct configuration's shard: exit %d %s", c, errs)
+	}
+	forge := func(name string, m map[string]any, edits ...any) string {
+		c := map[string]any{}
+		for k, x := range m {
+			c[k] = x
+		}
+		for i := 0; i < len(edits); i += 2 {
+			if edits[i+1] == nil {
+				delete(c, edits[i].(string))
+			} else {
+				c[edits[i].(string)] = edits[i+1]
+			}
+		}
+		b, _ := json.Marshal(c)
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	// (Each file is checked alone before the files are compared.)
+	trace := mf["trace"].([]any)
+	for _, c := range []struct {
+		file, want string
+	}{
+		{forge("prop.json", mf, "property", "no-such-prop"), "verdict fail of no-such-prop, which is not a property checked on"},
+		{forge("goal.json", mf, "property", "fifo"), "is not one of fifo: the trace records \"fifo\", but replay violates deadlock"},
+		{forge("notrace.json", mf, "trace", nil), "verdict fail of deadlock without a counterexample, and the initial state does not violate it"},
+		{forge("short.json", mf, "trace", trace[:len(trace)-1]), "is not one of deadlock: the trace records deadlock, but no property was violated"},
+		{forge("long.json", mf, "trace", append(append([]any{}, trace...), trace[0])), "does not replay"},
+		{forge("step.json", mf, "trace", append([]any{"bogus action"}, trace[1:]...)), "does not replay"},
+		{forge("message.json", mf, "message", "made up"), "the trace records the message \"made up\""},
+		{forge("incfail.json", mo, "verdict", "fail", "property", "deadlock"), "verdict fail of deadlock without a counterexample"},
+		{forge("states.json", mo, "states", -5), "states -5: a count is never negative"},
+		{forge("walks.json", mo, "walks", -3), "walks -3: a count is never negative"},
+		{forge("coverage.json", mo, "coverage", -1), "coverage -1: a count is never negative"},
+		{forge("transitions.json", mo, "transitions", -1), "transitions -1: a count is never negative"},
+		{forge("depth.json", mo, "depth", -1), "depth -1: a count is never negative"},
+		{forge("levels.json", mo, "levels", []any{1, -2}), "levels: -2 states at depth 1"},
+		{forge("elapsed.json", mo, "elapsed_s", -0.5), "elapsed_s -0.5: a count is never negative"},
+		{forge("huge.json", mo, "states", int64(math.MaxInt64)), "its counts overflow"},
+	} {
+		args := []string{"merge", c.file}
+		if strings.HasSuffix(c.file, "huge.json") {
+			args = append(args, forge("huge2.json", mo, "states", int64(math.MaxInt64), "shard", "0/2"))
+		}
+		usageFails(t, filepath.Base(args[len(args)-1])+": ", args...)
+		usageFails(t, c.want, args...)
+	}
+	mdfs := map[string]any{}
+	c, out, _ = runCLI("check", "--protocol", "mcast", "--nodes", "3", "-q", "--search", "dfs", "--json")
+	json.Unmarshal([]byte(out), &mdfs)
+	if c != 0 {
+		t.Fatalf("dfs: exit %d", c)
+	}
+	usageFails(t, "3 walks from a dfs search, which takes none", "merge", forge("dfswalks.json", mdfs, "walks", 3))
+	// The genuine ones merge.
+	if code, out, _ := runCLI("merge", fail, other); code != 1 || !strings.Contains(out, "verdict: FAIL: deadlock violated") ||
+		!strings.Contains(out, fmt.Sprintf("counterexample: %d steps", len(trace))) {
+		t.Fatalf("merge: exit %d\n%s", code, out)
+	}
 }
 
 // --search random without --walks walks until a limit ends it.

@@ -119,6 +119,10 @@ type Checkpoint struct {
 	// Kept: the search ended without a verdict and the newest checkpoint
 	// stays (else they were removed).
 	Kept bool `json:"kept"`
+	// Lost: the search ended without a verdict after writing or resuming
+	// a checkpoint that the coordinator's Dir no longer holds (removed
+	// while the search ran): nothing can continue it.
+	Lost bool `json:"lost,omitempty"`
 }
 
 // Check says why a search with these explore options cannot be
@@ -381,8 +385,10 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res
 	}
 	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet, StatesShared: c.taken, StatesLeft: c.left, leftTaken: c.leftTk}
 	if o.Search.Checkpoint != "" {
+		saved := r.Verdict == explore.Incomplete && c.ckDepth >= 0
+		kept := saved && explore.Present(o.Search.Checkpoint, metaName)
 		info.Checkpoint = &Checkpoint{Dir: o.Search.Checkpoint, Written: c.written, Depth: c.ckDepth, Resumed: c.resumed,
-			Kept: r.Verdict == explore.Incomplete && c.ckDepth >= 0}
+			Kept: kept, Lost: saved && !kept}
 	}
 	if r.Stats.States > 0 {
 		info.BytesPerState = float64(c.sent) / float64(r.Stats.States)
