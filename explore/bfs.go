@@ -203,7 +203,7 @@ func (b *bfs) run() (Result, error) {
 	if ck := b.ck; ck != nil && err == nil {
 		switch {
 		case r.Verdict == Incomplete && ck.info.Written+btoi(ck.info.Resumed) > 0:
-			ck.info.Kept = Present(ck.dir, ckptFile)
+			ck.info.Kept = Present(ck.dir, CheckpointFile)
 			ck.info.Lost = !ck.info.Kept
 		case b.opt.KeepCheckpoint:
 			ck.unlock()

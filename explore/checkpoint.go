@@ -35,17 +35,18 @@ import (
 // checkpoint; an incomplete one keeps the newest.
 
 const (
-	ckptMagic   = "LFCCKPT1"
-	ckptFile    = "search.ckpt"
-	ckptKeys    = "keys.col"
-	ckptParents = "parents.col"
-	ckptLock    = "lock"
+	ckptMagic = "LFCCKPT1"
+	// CheckpointFile is the file that holds a checkpoint in its directory.
+	CheckpointFile = "search.ckpt"
+	ckptKeys       = "keys.col"
+	ckptParents    = "parents.col"
+	ckptLock       = "lock"
 )
 
 // CheckpointFiles names the files a checkpoint directory holds, so that a
 // caller can keep its own outputs off them.
 func CheckpointFiles() []string {
-	return []string{ckptFile, ckptFile + ".tmp", ckptKeys, ckptParents, ckptLock}
+	return []string{CheckpointFile, CheckpointFile + ".tmp", ckptKeys, ckptParents, ckptLock}
 }
 
 // CheckpointInfo describes the checkpoints of a search.
@@ -136,7 +137,7 @@ func (b *bfs) startCheckpoints() error {
 	}
 	b.ck = &ckpt{dir: opt.Checkpoint, every: opt.CheckpointEvery, last: time.Now()}
 	b.ck.info.Dir = opt.Checkpoint
-	state := filepath.Join(opt.Checkpoint, ckptFile)
+	state := filepath.Join(opt.Checkpoint, CheckpointFile)
 	if !opt.Resume {
 		b.ck.made = missingLevels(opt.Checkpoint)
 		if err := os.MkdirAll(opt.Checkpoint, 0o755); err != nil {
@@ -148,7 +149,7 @@ func (b *bfs) startCheckpoints() error {
 	} else if err := isDir(opt.Checkpoint); err != nil {
 		return err
 	} else if _, err := os.Stat(state); err != nil {
-		return ckptErr("%s holds no checkpoint (%s)", opt.Checkpoint, ckptFile)
+		return ckptErr("%s holds no checkpoint (%s)", opt.Checkpoint, CheckpointFile)
 	}
 	lock, err := lockDir(opt.Checkpoint)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 func (b *bfs) loadCheckpoint() (int, error) {
 	ck := b.ck
 	t0 := time.Now()
-	path := filepath.Join(ck.dir, ckptFile)
+	path := filepath.Join(ck.dir, CheckpointFile)
 	f, err := fileio.OpenRegular(path)
 	if err != nil {
 		return 0, ckptErr("reading the checkpoint: %v", err)
@@ -255,14 +255,14 @@ type CheckpointHeader struct {
 // ReadCheckpoint reads the header of the checkpoint in dir (its integrity
 // is checked only when a search resumes it).
 func ReadCheckpoint(dir string) (CheckpointHeader, error) {
-	path := filepath.Join(dir, ckptFile)
+	path := filepath.Join(dir, CheckpointFile)
 	if err := isDir(dir); err != nil {
 		return CheckpointHeader{}, err
 	}
 	f, err := fileio.OpenRegular(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return CheckpointHeader{}, ckptErr("%s holds no checkpoint (%s)", dir, ckptFile)
+			return CheckpointHeader{}, ckptErr("%s holds no checkpoint (%s)", dir, CheckpointFile)
 		}
 		return CheckpointHeader{}, ckptErr("reading the checkpoint: %v", err)
 	}

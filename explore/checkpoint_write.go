@@ -23,7 +23,7 @@ func (b *bfs) writeCheckpoint(depth int) error {
 	if err := b.parent.flush(); err != nil {
 		return err
 	}
-	tmp := filepath.Join(ck.dir, ckptFile+".tmp")
+	tmp := filepath.Join(ck.dir, CheckpointFile+".tmp")
 	f, err := fileio.CreateRegular(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func (b *bfs) writeCheckpoint(depth int) error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(ck.dir, ckptFile)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(ck.dir, CheckpointFile)); err != nil {
 		os.Remove(tmp)
 		return err
 	}

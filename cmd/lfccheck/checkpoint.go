@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"lfccheck/explore"
+	"lfccheck/internal/dist"
 	"lfccheck/properties"
 )
 
@@ -277,4 +278,34 @@ func checkpointLine(c *explore.CheckpointInfo, verdict string) string {
 		return fmt.Sprintf("checkpoint: %snone in %s: the search stopped before its first checkpoint (see --checkpoint-every)", from, c.Dir)
 	}
 	return fmt.Sprintf("checkpoint: %s%d written to %s, removed: the search ended with a verdict", from, c.Written, c.Dir)
+}
+
+// checkpointMarks are the files that mark the directory of each kind of
+// search's checkpoint, and how each is continued (DIR the directory).
+var checkpointMarks = []struct{ file, kind, how string }{
+	{explore.CheckpointFile, "a one-process search's checkpoint", "continue it with 'lfccheck check --resume DIR'"},
+	{dist.MetaName, "a distributed search's checkpoint", "continue it with the same --distributed or --peers and --checkpoint DIR"},
+	{explore.DiskManifest, "a disk search's files", "continue it with the same --disk-visited DIR"},
+}
+
+// otherCheckpoint refuses a checkpoint or disk directory that holds
+// another kind of search's checkpoint than the search opt runs (which
+// would pass it by, start again and mix its files with the others').
+func otherCheckpoint(opt explore.Options, distributed bool) error {
+	dir, mine := opt.Checkpoint, explore.CheckpointFile
+	if distributed {
+		mine = dist.MetaName
+	}
+	if opt.DiskDir != "" {
+		dir, mine = opt.DiskDir, explore.DiskManifest
+	}
+	if dir == "" {
+		return nil
+	}
+	for _, m := range checkpointMarks {
+		if m.file != mine && explore.Present(dir, m.file) {
+			return usagef("%s holds %s (%s), which this search cannot continue: %s, or remove it", dir, m.kind, m.file, strings.ReplaceAll(m.how, "DIR", shellQuote(dir)))
+		}
+	}
+	return nil
 }

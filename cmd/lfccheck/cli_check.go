@@ -170,6 +170,9 @@ func runCheckArgs(args []string, e env, resolved bool) (int, error) {
 	if err := dkf.fits(fs, ck, &sf, &opt); err != nil {
 		return 0, err
 	}
+	if err := otherCheckpoint(opt, df.on(fs)); err != nil {
+		return 0, err
+	}
 	var res checked
 	if df.on(fs) || fs.Changed("connect-timeout") || fs.Changed("peer-timeout") {
 		if err := df.validate(fs, ck, opt, huntName(hunt, hf.search)); err != nil {

@@ -28,7 +28,9 @@ import (
 // was lost is started again with the same flags and goes on from the
 // last checkpoint. A search that ends with a verdict removes them.
 
-const metaName = "dist.json"
+// MetaName is the coordinator's file in a distributed checkpoint's
+// directory: what each worker's file holds.
+const MetaName = "dist.json"
 
 // ckptFormat begins a worker's checkpoint file.
 const ckptFormat = "lfccheck-dist-2"
@@ -254,7 +256,7 @@ func (w *worker) prune(dir string, keep int) error {
 // readMeta reads the coordinator's part of the checkpoint in dir, or nil
 // if there is none.
 func readMeta(dir string) (*meta, error) {
-	path := filepath.Join(dir, metaName)
+	path := filepath.Join(dir, MetaName)
 	data, err := fileio.ReadRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -304,7 +306,7 @@ func (c *coord) writeCheckpoint(t *tally, depth int, sleep bool, note string) er
 	}
 	m := meta{ID: c.opt.CheckpointID, Workers: len(c.peers), Depth: depth, Levels: t.levels, States: t.n, Trans: t.trans,
 		Skipped: t.skipped, Sleep: sleep, Note: note, Elapsed: int64(c.before + time.Since(c.start))}
-	if err := writeFile(filepath.Join(dir, metaName), m.marshal()); err != nil {
+	if err := writeFile(filepath.Join(dir, MetaName), m.marshal()); err != nil {
 		return err
 	}
 	c.lastCkpt = time.Now()
@@ -343,7 +345,7 @@ func (c *coord) removeCheckpoint() error {
 	if _, err := c.each(c.untimed(c.ctx), ckptCmd(opPrune, dir, -1)); err != nil {
 		return err
 	}
-	err := os.Remove(filepath.Join(dir, metaName))
+	err := os.Remove(filepath.Join(dir, MetaName))
 	if errors.Is(err, os.ErrNotExist) {
 		err = nil
 	}

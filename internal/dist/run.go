@@ -386,7 +386,7 @@ func coordinate(ctx context.Context, m explore.Model, w *worker, o Options) (res
 	info = Info{Workers: n, BytesSent: c.sent, SentSetBytes: c.sentSet, StatesShared: c.taken, StatesLeft: c.left, leftTaken: c.leftTk}
 	if o.Search.Checkpoint != "" {
 		saved := r.Verdict == explore.Incomplete && c.ckDepth >= 0
-		kept := saved && explore.Present(o.Search.Checkpoint, metaName)
+		kept := saved && explore.Present(o.Search.Checkpoint, MetaName)
 		info.Checkpoint = &Checkpoint{Dir: o.Search.Checkpoint, Written: c.written, Depth: c.ckDepth, Resumed: c.resumed,
 			Kept: kept, Lost: saved && !kept}
 	}

@@ -51,7 +51,10 @@ func ParseFile(name string, data []byte) (*TopologySpec, int, error) {
 		}
 		return n, nil
 	}
-	for i, raw := range strings.Split(string(data), "\n") {
+	// A byte-order mark, as some editors write at the start of a UTF-8
+	// file, only says the file is UTF-8; it is not part of the first line.
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	for i, raw := range strings.Split(text, "\n") {
 		ln := i + 1
 		line := raw
 		if k := strings.IndexByte(line, '#'); k >= 0 {

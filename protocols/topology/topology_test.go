@@ -228,3 +228,23 @@ func FuzzParseFile(f *testing.F) {
 		}
 	})
 }
+
+// A file that begins with a UTF-8 byte-order mark (as some editors save
+// it) parses as the same file without it; it was refused with "the first
+// statement must be 'nodes P'". A mark anywhere else is not whitespace.
+func TestParseFileByteOrderMark(t *testing.T) {
+	want, wp, err := ParseFile("a2.topo", []byte(overlap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gp, err := ParseFile("a2.topo", []byte("\ufeff"+overlap))
+	if err != nil || gp != wp {
+		t.Fatalf("with a byte-order mark: %v (nodes %d, want %d)", err, gp, wp)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("with a byte-order mark (-without +with):\n%s", diff)
+	}
+	if _, _, err := ParseFile("b.topo", []byte("nodes 4\n\ufeffgroup g 0 1\n")); err == nil || !strings.HasPrefix(err.Error(), "b.topo:2: ") {
+		t.Errorf("a mark inside the file: %v", err)
+	}
+}
