@@ -19,10 +19,16 @@ import (
 
 // TestMain runs the test binary as a local worker of check --distributed
 // when it is started as one (the CLI starts its own program again, which
-// in a test is this binary).
+// in a test is this binary), and as the command itself under testMainEnv.
+// testMainEnv set makes the test binary the lfccheck command.
+const testMainEnv = "LFCCHECK_TEST_MAIN"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(distChildEnv) != "" {
 		os.Exit(runEnv(os.Args[1:], os.Stdout, os.Stderr, nil))
+	}
+	if os.Getenv(testMainEnv) != "" {
+		main() // (the fault-injection suite runs the command as processes)
 	}
 	os.Exit(m.Run())
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"lfccheck/explore"
@@ -60,15 +61,32 @@ func (c *coord) ask(ctx context.Context, req []byte, tolerate bool) (reps [][]by
 	n := len(c.peers)
 	reps = make([][]byte, n)
 	errs := make([]error, n)
+	// rank[r] orders the errors: a worker gone (its connection lost)
+	// first, then one that failed on its own, then those stopped because
+	// of another (canceled).
+	rank := make([]int, n)
 	var wg sync.WaitGroup
 	for r := range n {
 		wg.Go(func() {
 			if r == 0 {
 				reps[r], errs[r] = c.w.control(context.WithValue(ctx, direct{}, true), req)
+				if errs[r] != nil && errors.Is(errs[r], context.Canceled) {
+					rank[r] = 2
+				}
 			} else {
 				reps[r], errs[r] = call(ctx, c.conns[r], req, false)
-				if errs[r] != nil {
-					errs[r] = fmt.Errorf("worker %d (%s): %s", r, c.peers[r], status.Convert(errs[r]).Message())
+				if err := errs[r]; err != nil {
+					st := status.Convert(err)
+					switch {
+					case st.Code() == codes.Canceled || errors.Is(err, context.Canceled) || st.Message() == context.Canceled.Error():
+						rank[r] = 2
+						errs[r] = fmt.Errorf("worker %d (%s): %s", r, c.peers[r], st.Message())
+					case st.Code() == codes.Unavailable && ctx.Err() == nil:
+						errs[r] = fmt.Errorf("worker %d (%s) is gone (its connection lost: the process ended or its machine cannot be reached): %s", r, c.peers[r], st.Message())
+					default:
+						rank[r] = 1
+						errs[r] = fmt.Errorf("worker %d (%s): %s", r, c.peers[r], st.Message())
+					}
 				}
 			}
 			if errs[r] != nil && !tolerate {
@@ -85,16 +103,11 @@ func (c *coord) ask(ctx context.Context, req []byte, tolerate bool) (reps [][]by
 	if errors.As(context.Cause(parent), &lost) {
 		return nil, nil, lost
 	}
-	// A worker that failed on its own comes before those stopped because
-	// of it.
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) && status.Convert(err).Message() != context.Canceled.Error() {
-			return nil, nil, err
-		}
-	}
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
+	for k := range 3 {
+		for r, err := range errs {
+			if err != nil && rank[r] == k {
+				return nil, nil, err
+			}
 		}
 	}
 	return reps, nil, nil
