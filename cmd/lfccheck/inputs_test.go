@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -29,24 +28,11 @@ func usageFails(t *testing.T, want string, args ...string) {
 // (which read 010 as 8).
 func TestIntegerFlagsArePlainDecimal(t *testing.T) {
 	n := 0
-	for _, cmd := range commands {
-		if cmd == "help" {
-			continue
+	for _, f := range helpFlags(t, "int", "int64", "uint") {
+		for _, v := range []string{"010", "0x2", "-1", "+3", "1_0"} {
+			usageFails(t, `for "`+f.flag+`" flag`, f.cmd, f.flag, v)
 		}
-		_, help, _ := runCLI(cmd, "--help")
-		sc := bufio.NewScanner(strings.NewReader(help))
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			for i := 0; i+1 < len(f); i++ {
-				if strings.HasPrefix(f[i], "--") && (f[i+1] == "int" || f[i+1] == "int64" || f[i+1] == "uint") {
-					flag := strings.TrimSuffix(f[i], ",")
-					for _, v := range []string{"010", "0x2", "-1", "+3", "1_0"} {
-						usageFails(t, `for "`+flag+`" flag`, cmd, flag, v)
-					}
-					n++
-				}
-			}
-		}
+		n++
 	}
 	if n < 8 {
 		t.Fatalf("found only %d integer flags in the help", n)

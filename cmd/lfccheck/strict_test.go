@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,29 +12,10 @@ import (
 // covered. No flag of lfccheck gives "" a meaning.
 func TestEmptyFlagValuesRefused(t *testing.T) {
 	n := 0
-	for _, cmd := range commands {
-		if cmd == "help" {
-			continue
-		}
-		_, help, _ := runCLI(cmd, "--help")
-		sc := bufio.NewScanner(strings.NewReader(help))
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			for i := 0; i+1 < len(f); i++ {
-				switch f[i+1] {
-				case "string", "stringArray", "value", "file":
-				default:
-					continue
-				}
-				if !strings.HasPrefix(f[i], "--") {
-					continue
-				}
-				flag := strings.TrimSuffix(f[i], ",")
-				usageFails(t, flag+" is empty: give ", cmd, flag, "")
-				usageFails(t, flag+" is empty: give ", cmd, flag+"=")
-				n++
-			}
-		}
+	for _, f := range helpFlags(t, "string", "stringArray", "value", "file") {
+		usageFails(t, f.flag+" is empty: give ", f.cmd, f.flag, "")
+		usageFails(t, f.flag+" is empty: give ", f.cmd, f.flag+"=")
+		n++
 	}
 	if n < 60 {
 		t.Fatalf("found only %d text flags in the help", n)
@@ -116,4 +98,31 @@ func TestIdleFlagsRefused(t *testing.T) {
 			t.Errorf("%v: exit %d, %s", args, code, errs)
 		}
 	}
+}
+
+// helpFlag is a flag of a command, as its help lists it.
+type helpFlag struct{ cmd, flag string }
+
+// helpFlags lists the flags of every command whose help gives them one of
+// the value types (pflag's words: "string", "int", ...), so that a test
+// over them covers a flag added later.
+func helpFlags(t *testing.T, types ...string) []helpFlag {
+	t.Helper()
+	var out []helpFlag
+	for _, cmd := range commands {
+		if cmd == "help" {
+			continue
+		}
+		_, help, _ := runCLI(cmd, "--help")
+		sc := bufio.NewScanner(strings.NewReader(help))
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			for i := 0; i+1 < len(f); i++ {
+				if strings.HasPrefix(f[i], "--") && slices.Contains(types, f[i+1]) {
+					out = append(out, helpFlag{cmd, strings.TrimSuffix(f[i], ",")})
+				}
+			}
+		}
+	}
+	return out
 }
