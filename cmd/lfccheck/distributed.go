@@ -44,6 +44,58 @@ type distFlags struct {
 	// searchID identifies the search for the workers' hello (set by
 	// check before run: checkpointID's identity).
 	searchID string
+	// tune holds the switches for measurements, from the environment
+	// (tuneFromEnv).
+	tune dist.Options
+}
+
+// The distributed search's switches for measurements, read by the command
+// from its environment (which the local workers of --distributed inherit
+// and a cluster's tasks are given) and passed to each worker as options.
+const (
+	distShareEnv    = "LFCCHECK_DIST_SHARE"    // 0: no worker takes states of a level from another (dist.Options.NoShare)
+	distDelegateEnv = "LFCCHECK_DIST_DELEGATE" // 0: each worker expands the states it owns (dist.Options.NoDelegate)
+	distPinEnv      = "LFCCHECK_DIST_PIN"      // 1: each local worker of --distributed bound to a CPU (dist.Options.PinCPU)
+	distProfileEnv  = "LFCCHECK_DIST_PROFILE"  // DIR: each worker's CPU profile and timings (dist.Options.ProfileDir)
+)
+
+// tuneFromEnv reads the switches for measurements from the environment.
+func tuneFromEnv() (dist.Options, error) {
+	var o dist.Options
+	share, err := onFromEnv(distShareEnv, "no sharing")
+	if err != nil {
+		return o, err
+	}
+	delegate, err := onFromEnv(distDelegateEnv, "each worker expands the states it owns")
+	if err != nil {
+		return o, err
+	}
+	o.NoShare, o.NoDelegate = !share, !delegate
+	o.PinCPU = os.Getenv(distPinEnv) == "1"
+	o.ProfileDir = os.Getenv(distProfileEnv)
+	return o, nil
+}
+
+// onFromEnv reads a switch that is on unless the environment variable
+// name is 0 (off, which means what off says); other values than 0 and 1
+// are refused.
+func onFromEnv(name, off string) (bool, error) {
+	switch v := os.Getenv(name); v {
+	case "", "1":
+		return true, nil
+	case "0":
+		return false, nil
+	default:
+		return false, usagef("$%s is %q: give 0 (%s) or 1", name, v, off)
+	}
+}
+
+// options are the options of this process's worker.
+func (d *distFlags) options(rank int, peers []string, lis net.Listener, opt explore.Options, local bool) dist.Options {
+	o := d.tune
+	o.Rank, o.Peers, o.Listener, o.ConnectTimeout, o.PeerTimeout, o.SearchID, o.Search = rank, peers, lis, d.timeout, d.silence, d.searchID, opt
+	o.PinCPU = o.PinCPU && local
+	return o
 }
 
 func (d *distFlags) register(fs *pflag.FlagSet) {
@@ -102,7 +154,9 @@ func (d *distFlags) validate(fs *pflag.FlagSet, ck *properties.Checker, opt expl
 	if err := dist.Check(ck, opt); err != nil {
 		return usagef("%v", err)
 	}
-	return nil
+	var err error
+	d.tune, err = tuneFromEnv()
+	return err
 }
 
 // peerList parses --peers and the rank.
@@ -183,7 +237,7 @@ func (d *distFlags) run(fs *pflag.FlagSet, args []string, ck *properties.Checker
 			return checked{}, false, 0, err
 		}
 	}
-	o := dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, PeerTimeout: d.silence, SearchID: d.searchID, Search: opt, Pin: children != nil}
+	o := d.options(rank, peers, lis, opt, children != nil)
 	var info dist.Info
 	if rank != 0 {
 		if _, _, err := dist.Run(ck, o); err != nil {
@@ -237,7 +291,7 @@ func (d *distFlags) child(ck *properties.Checker, opt explore.Options, rankS str
 	}()
 	opt.Stop = stop
 	peers := strings.Split(strings.TrimSpace(line), ",")
-	_, _, err = dist.Run(ck, dist.Options{Rank: rank, Peers: peers, Listener: lis, ConnectTimeout: d.timeout, PeerTimeout: d.silence, SearchID: d.searchID, Search: opt, Pin: true})
+	_, _, err = dist.Run(ck, d.options(rank, peers, lis, opt, true))
 	if err != nil {
 		return usagef("%v", err)
 	}

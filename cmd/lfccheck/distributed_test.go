@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"lfccheck/internal/dist"
 	"lfccheck/internal/racebuild"
 )
 
@@ -146,18 +145,18 @@ func TestDistributedBadInput(t *testing.T) {
 		}
 	}
 	// A work-sharing switch that is neither on nor off.
-	t.Setenv(dist.ShareEnv, "x")
+	t.Setenv(distShareEnv, "x")
 	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
 	if code != 2 || out != "" || errs != "lfccheck: $LFCCHECK_DIST_SHARE is \"x\": give 0 (no sharing) or 1\n" {
-		t.Errorf("%s=x: exit %d, stdout %q, stderr %q", dist.ShareEnv, code, out, errs)
+		t.Errorf("%s=x: exit %d, stdout %q, stderr %q", distShareEnv, code, out, errs)
 	}
-	os.Unsetenv(dist.ShareEnv)
-	t.Setenv(dist.DelegateEnv, "2")
+	os.Unsetenv(distShareEnv)
+	t.Setenv(distDelegateEnv, "2")
 	code, out, errs = runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
 	if code != 2 || out != "" || errs != "lfccheck: $LFCCHECK_DIST_DELEGATE is \"2\": give 0 (each worker expands the states it owns) or 1\n" {
-		t.Errorf("%s=2: exit %d, stdout %q, stderr %q", dist.DelegateEnv, code, out, errs)
+		t.Errorf("%s=2: exit %d, stdout %q, stderr %q", distDelegateEnv, code, out, errs)
 	}
-	os.Unsetenv(dist.DelegateEnv)
+	os.Unsetenv(distDelegateEnv)
 	// Liveness on the state graph.
 	code, _, errs = runCLI("check", "--protocol", "intr", "--distributed", "2")
 	if code != 2 || !strings.Contains(errs, "keeps no state graph, which") {
@@ -307,7 +306,7 @@ func TestDistributedCheckpointAfterCrash(t *testing.T) {
 // profile (gzip-compressed, as pprof writes them) and where its time went.
 func TestDistributedProfile(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(dist.ProfileEnv, dir)
+	t.Setenv(distProfileEnv, dir)
 	code, out, errs := runCLI("check", "--protocol", "mcast", "--nodes", "3", "--packets", "1", "--distributed", "2")
 	if code != exitPass {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)

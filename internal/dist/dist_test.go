@@ -199,10 +199,9 @@ func TestSameAsBFS(t *testing.T) {
 	}
 }
 
-// TestDelegateOff: with DelegateEnv=0 no worker is left states, and the
-// search is the same.
+// TestDelegateOff: with Options.NoDelegate no worker is left states, and
+// the search is the same.
 func TestDelegateOff(t *testing.T) {
-	t.Setenv(DelegateEnv, "0")
 	cfg := mcast.Config("binary", 3, 1, 1)
 	ck, err := properties.Build(cfg)
 	if err != nil {
@@ -212,9 +211,9 @@ func TestDelegateOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, info, dck := runLocal(t, cfg, 2, explore.Options{})
+	got, info, dck := runChecks(t, cfg, 2, Options{NoDelegate: true})
 	if s, w := summary(got, dck), summary(want, ck); s != w || info.StatesLeft != 0 {
-		t.Fatalf("with %s=0: %d states left\n%s\nbreadth-first search:\n%s", DelegateEnv, info.StatesLeft, s, w)
+		t.Fatalf("with NoDelegate: %d states left\n%s\nbreadth-first search:\n%s", info.StatesLeft, s, w)
 	}
 }
 

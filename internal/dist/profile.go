@@ -11,13 +11,6 @@ import (
 	"time"
 )
 
-// ProfileEnv names a directory: when it is set, every worker process of a
-// distributed search (the local workers of check --distributed inherit it;
-// on a cluster, set it in every task's environment) writes a CPU profile
-// of its whole run to DIR/cpu-R.pprof and where its time went to
-// DIR/times-R.txt (R its rank), for `go tool pprof`.
-const ProfileEnv = "LFCCHECK_DIST_PROFILE"
-
 // timing is where a worker's time goes; the durations are nanoseconds,
 // added to from the search's goroutine (expand) and from gRPC's (receive).
 type timing struct {
@@ -54,7 +47,9 @@ func (t *timing) level(loop, all time.Duration) {
 	t.mu.Unlock()
 }
 
-// profiler writes a worker's profile and timings (ProfileEnv).
+// profiler writes a worker's profile and timings (Options.ProfileDir):
+// a CPU profile of its whole run to DIR/cpu-R.pprof and where its time
+// went to DIR/times-R.txt (R its rank), for `go tool pprof`.
 type profiler struct {
 	dir   string
 	rank  int
@@ -64,19 +59,19 @@ type profiler struct {
 	why   string
 }
 
-// startProfile starts the CPU profile of this worker, if ProfileEnv is set.
-func startProfile(rank int) (*profiler, error) {
-	dir := os.Getenv(ProfileEnv)
+// startProfile starts the CPU profile of this worker in dir, if dir is
+// not empty.
+func startProfile(dir string, rank int) (*profiler, error) {
 	if dir == "" {
 		return nil, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("$%s: %v", ProfileEnv, err)
+		return nil, fmt.Errorf("profile directory: %v", err)
 	}
 	name := filepath.Join(dir, fmt.Sprintf("cpu-%d.pprof", rank))
 	f, err := os.Create(name)
 	if err != nil {
-		return nil, fmt.Errorf("$%s: %v", ProfileEnv, err)
+		return nil, fmt.Errorf("profile directory: %v", err)
 	}
 	p := &profiler{dir: dir, rank: rank, start: time.Now(), cpu0: processCPU(), f: f}
 	if err := pprof.StartCPUProfile(f); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -14,28 +13,6 @@ import (
 
 	"lfccheck/explore"
 )
-
-// PinEnv, set to 1 in the environment, makes the worker processes that
-// Options.Pin allows to (those of check --distributed N) bind themselves
-// to one CPU each. It is off by default: on this project's 2-core machine
-// under load it made no difference beyond the noise (results.md, "The
-// distributed search's overhead, again"), and a process bound to a busy
-// CPU cannot move to an idle one.
-const PinEnv = "LFCCHECK_DIST_PIN"
-
-// ShareEnv, set to 0 in a worker's environment, keeps it from taking
-// states of a level from the other workers when it is done with its own,
-// and from giving them any of its own (for measurements: the level then
-// ends when the slowest worker is done). Unset or 1 is on; other values
-// are refused.
-const ShareEnv = "LFCCHECK_DIST_SHARE"
-
-// DelegateEnv, set to 0 in every worker's environment, keeps the owners
-// from leaving the states of a level to the workers that reached them
-// first (which then expand them among their own, neighbours in the order
-// of their paths): each worker expands the states it owns (for
-// measurements). Unset or 1 is on; other values are refused.
-const DelegateEnv = "LFCCHECK_DIST_DELEGATE"
 
 // Options configure one worker of a distributed search.
 type Options struct {
@@ -59,12 +36,28 @@ type Options struct {
 	// reductions, the program): workers given another one refuse the
 	// coordinator's hello.
 	SearchID string
-	// Pin lets this worker's process bind itself to one CPU, the
-	// Rank-th of those it may run on, if there are at least as many as
-	// workers and PinEnv is 1 (Linux only): for the worker processes of
-	// one machine, each in its own process (check --distributed N), so
-	// that the kernel does not move them from core to core.
-	Pin bool
+	// PinCPU binds this worker's process to one CPU, the Rank-th of
+	// those it may run on, if there are at least as many as workers
+	// (Linux only): for the worker processes of one machine, each in its
+	// own process, so that the kernel does not move them from core to
+	// core. Off by default: on a 2-core machine under load it made no
+	// difference beyond the noise, and a process bound to a busy CPU
+	// cannot move to an idle one.
+	PinCPU bool
+	// NoShare keeps this worker from taking states of a level from the
+	// other workers when it is done with its own, and from giving them any
+	// of its own (for measurements: the level then ends when the slowest
+	// worker is done).
+	NoShare bool
+	// NoDelegate (given to every worker) keeps the owners from leaving
+	// the states of a level to the workers that reached them first
+	// (which then expand them among their own, neighbours in the order of
+	// their paths): each worker expands the states it owns (for
+	// measurements).
+	NoDelegate bool
+	// ProfileDir, when set, is where this worker writes its CPU profile
+	// (cpu-RANK.pprof) and timings (see profile.go).
+	ProfileDir string
 	// Search: the limits MaxStates, MaxDepth, Timeout, the interrupt Stop,
 	// and NoSleep apply; the rest of explore's options do not (Check
 	// refuses them).
@@ -96,12 +89,12 @@ type Info struct {
 	// StatesShared is the number of states expanded by another worker
 	// than their owner: a worker done with its own states of a level
 	// takes part of those a slower one has not expanded yet (off with
-	// ShareEnv=0).
+	// Options.NoShare).
 	StatesShared int64 `json:"states_shared"`
 	// StatesLeft is the number of states their owner left to the worker
 	// that reached them first in the order of the paths, which expands
 	// them among its own (so that a worker's states are neighbours; off
-	// with DelegateEnv=0).
+	// with Options.NoDelegate).
 	StatesLeft int64 `json:"states_left"`
 	leftTaken  int64 // (tests) of StatesLeft, those reached from a state taken from another worker
 	// Checkpoint describes the checkpoints (explore.Options.Checkpoint).
@@ -141,31 +134,7 @@ func Check(m explore.Model, opt explore.Options) error {
 	if lm, ok := m.(explore.LiveModel); ok && lm.Live() != nil {
 		return errors.New("liveness on the state graph needs the whole graph in one process")
 	}
-	if _, err := shareFromEnv(); err != nil {
-		return err
-	}
-	_, err := delegateFromEnv()
-	return err
-}
-
-// shareFromEnv reads ShareEnv; delegateFromEnv reads DelegateEnv.
-func shareFromEnv() (bool, error) { return onFromEnv(ShareEnv, "no sharing") }
-func delegateFromEnv() (bool, error) {
-	return onFromEnv(DelegateEnv, "each worker expands the states it owns")
-}
-
-// onFromEnv reads a switch that is on unless the environment variable
-// name is 0 (off, which means what off says); other values than 0 and 1
-// are refused.
-func onFromEnv(name, off string) (bool, error) {
-	switch v := os.Getenv(name); v {
-	case "", "1":
-		return true, nil
-	case "0":
-		return false, nil
-	default:
-		return false, fmt.Errorf("$%s is %q: give 0 (%s) or 1", name, v, off)
-	}
+	return nil
 }
 
 // Run runs this worker's part of a distributed breadth-first search of
@@ -201,19 +170,11 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 		}
 	}
 	defer lis.Close() // (on every path: Serve closes it too)
-	share, err := shareFromEnv()
+	prof, err := startProfile(o.ProfileDir, o.Rank)
 	if err != nil {
 		return explore.Result{}, Info{}, err
 	}
-	delegate, err := delegateFromEnv()
-	if err != nil {
-		return explore.Result{}, Info{}, err
-	}
-	prof, err := startProfile(o.Rank)
-	if err != nil {
-		return explore.Result{}, Info{}, err
-	}
-	if o.Pin && os.Getenv(PinEnv) == "1" {
+	if o.PinCPU {
 		pinCPU(o.Rank, n)
 	}
 	w := newWorker(m, o.Rank, n)
@@ -222,8 +183,8 @@ func Run(m explore.Model, o Options) (explore.Result, Info, error) {
 	if o.Rank == 0 {
 		w.search = w.nonce
 	}
-	w.share = w.share && share
-	w.delegOK = delegate
+	w.share = w.share && !o.NoShare
+	w.delegOK = !o.NoDelegate
 	if o.testSlow > 0 {
 		w.slow, w.minShare, w.giveFront = o.testSlow, 1, o.testFront
 	}

@@ -121,15 +121,14 @@ func TestFailedStateNotSentAgain(t *testing.T) {
 	if want.Verdict != explore.Fail || fmt.Sprint(want.Trace) != "[100 0]" {
 		t.Fatalf("breadth-first search: %s, trace %v (the test's graph is wrong)", want.Verdict, want.Trace)
 	}
-	for _, share := range []string{"0", "1"} {
+	for _, share := range []bool{false, true} {
 		for _, front := range []bool{false, true} {
-			if share == "0" && front {
+			if !share && front {
 				continue
 			}
-			t.Setenv(ShareEnv, share)
-			got, _ := runGraph(t, model, time.Microsecond, front)
+			got, _ := runWorkers(t, []explore.Model{model(), model()}, Options{testSlow: time.Microsecond, testFront: front, NoShare: !share})
 			if g, w := fmt.Sprint(got.Verdict, got.Trace, got.Stats.Transitions, got.Stats.States), fmt.Sprint(want.Verdict, want.Trace, want.Stats.Transitions, want.Stats.States); g != w {
-				t.Errorf("sharing %s (the first states left: %v): %s, breadth-first search %s", share, front, g, w)
+				t.Errorf("sharing %v (the first states left: %v): %s, breadth-first search %s", share, front, g, w)
 			}
 		}
 	}

@@ -96,7 +96,7 @@ type worker struct {
 	// states serve worse, and more of the successors would be reached by
 	// both workers and sent.
 	delegate bool        // send references (the tree store, whose leaf table gives the states left to this worker their leaf ids)
-	delegOK  bool        // delegate with the tree store (DelegateEnv)
+	delegOK  bool        // delegate with the tree store (not Options.NoDelegate)
 	nsrc     []int32     // per state of the level being built: the rank that sent its smallest key with a reference, -1 if none
 	nref     []uint64    // and that reference
 	notes    []note      // the states of the next level left to this one (opNotes)
@@ -156,7 +156,7 @@ type worker struct {
 	// Work sharing (expand, steal, giveAway): while expand runs through
 	// this worker's own states (stealable), order[next:end] are those not
 	// expanded yet, and another worker may take part of them (under mu).
-	share     bool // take states from the others, and give them some (ShareEnv)
+	share     bool // take states from the others, and give them some (not Options.NoShare)
 	stealable bool
 	depth     int64 // of the level expand last started on (-1 before)
 	next, end int
@@ -175,7 +175,7 @@ type worker struct {
 	pool      batchPool    // buffers for the batches sent
 	sentTo    []*sentSet   // by rank: what expand sent that worker in the level (kept for its table)
 	sent      atomic.Int64 // bytes of batches sent to other workers
-	timed     bool         // ProfileEnv is set: tm is kept
+	timed     bool         // Options.ProfileDir is set: tm is kept
 	tm        timing
 	done      chan struct{}
 	doneOnce  sync.Once
@@ -1021,7 +1021,7 @@ func (w *worker) steal(ctx context.Context, r int, depth int64) (_ []stolenState
 // giveAway answers a steal for the level at depth: the last half of the
 // states this worker has not expanded yet in its own loop (in the order
 // of their paths; at most about shareBytes of them), if it shares
-// (ShareEnv) and has at least twice minShare left; expand stops before
+// (not Options.NoShare) and has at least twice minShare left; expand stops before
 // them. Else none, and whether to ask again: it has not started on that
 // level yet. (Any states could be given: the taker expands them in the
 // order of their paths with sent sets of their own; the last ones are
