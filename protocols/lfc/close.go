@@ -140,6 +140,8 @@ func (c *Cluster) Close() (*Report, error) {
 			return r, ce
 		}
 		if ce := c.faVerdict(); ce != nil {
+			rec.name()
+			ce.Recording = rec
 			return r, ce
 		}
 		r.Statistics, r.Checked = stats, r.Steps

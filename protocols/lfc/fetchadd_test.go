@@ -136,7 +136,8 @@ func TestFetchAndAddManyCallersMonitored(t *testing.T) {
 // replies, with nested upcalls (the default): the server's FetchAndAdd
 // waits for its reply (slow links), the requests that arrive meanwhile
 // run nested inside that wait, each fetching and adding in turn, to the
-// library's nesting bound (16). Every request is answered and the values
+// library's nesting bound (16), and replies to enclosing calls come while
+// nested handlers run. Every request is answered and the values
 // are 0..N-1: an inner call's wait never waits for an outer call.
 func TestFetchAndAddNestedInHandler(t *testing.T) {
 	const P, server, clients, perClient = 6, 1, 4, 40
@@ -163,6 +164,9 @@ func TestFetchAndAddNestedInHandler(t *testing.T) {
 					break
 				}
 			}
+			// Some work before the call: an enclosing call's reply may
+			// come meanwhile, while that call waits under this handler.
+			time.Sleep(500 * time.Microsecond)
 			v, err := c.Node(node).FetchAndAdd()
 			if err != nil {
 				if !errors.Is(err, lfc.ErrClosed) {
