@@ -62,6 +62,11 @@ type monitor struct {
 	base   []int // items dropped from each node's workload (DropLaunched)
 	recent [monitorWindow]model.Action
 	launch int // the launch kind
+	// fa-values, incrementally: the values the model's hosts got so far
+	// (a set kept across steps) and how many each host got.
+	faValues bool
+	faSeen   bitset
+	faLen    []int
 
 	failed atomic.Pointer[ConformanceError] // the first failure
 	done   chan struct{}                    // the monitor goroutine has ended
@@ -84,6 +89,18 @@ func newMonitor(c *Cluster) (*monitor, error) {
 	for i, k := range ck.Sys.Kinds {
 		if k.Name == "launch" {
 			mon.launch = i
+		}
+	}
+	// fa-values, as the checker states it, reads every value handed out
+	// so far after every step: the monitor checks it incrementally
+	// instead (faStep), and keeps its Final.
+	for i := range ck.Props {
+		if ck.Props[i].Name == ucast.FAValues.Name && um.FetchAdd {
+			ck.Props = append([]properties.Property(nil), ck.Props...) // not the definition's
+			ck.Props[i].State = nil
+			mon.faValues = true
+			mon.faLen = make([]int, c.cfg.Nodes)
+			break
 		}
 	}
 	mon.bcond = sync.NewCond(&mon.bmu)
@@ -190,11 +207,53 @@ func (m *monitor) step(ev event) {
 		m.fail(v, nil, 0)
 		return
 	}
+	if err := m.faStep(w); err != nil {
+		v := properties.AsViolation(err)
+		v.Message = fmt.Sprintf("step %d (%s): %s", m.steps, m.sys.ActionName(ev.a), v.Message)
+		m.fail(v, nil, 0)
+		return
+	}
 	if int(ev.a.Kind) == m.launch {
 		if u := m.um.NodeOf(w.Nodes[ev.a.Node]); u.Next >= compactAt {
 			m.base[ev.a.Node] += m.um.DropLaunched(u)
 		}
 	}
+}
+
+// faStep checks fa-values in w, the state after a step, given that it held
+// before: every value a host got in the step is new (not in the set of
+// the values got before) and above the host's previous one. It costs
+// what the step changed, not the run's length; the checker's State finds
+// the same violations in the same step (the property is Stable).
+func (m *monitor) faStep(w *model.World) error {
+	if !m.faValues {
+		return nil
+	}
+	for i := range w.Nodes {
+		g := m.um.NodeOf(w.Nodes[i]).FA.Got
+		for k := m.faLen[i]; k < len(g); k++ {
+			v := g[k]
+			if m.faSeen.add(v) {
+				h := -1
+				for j := range w.Nodes { // a violation: its message only
+					for _, x := range m.um.NodeOf(w.Nodes[j]).FA.Got[:m.faLen[j]] {
+						if x == v && h < 0 {
+							h = j
+						}
+					}
+				}
+				if h < 0 {
+					h = i
+				}
+				return &properties.Violation{Property: ucast.FAValues.Name, Message: fmt.Sprintf("value %d was handed to host %d and to host %d", v, h, i)}
+			}
+			if k > 0 && v <= g[k-1] {
+				return &properties.Violation{Property: ucast.FAValues.Name, Message: fmt.Sprintf("host %d got %d after %d", i, v, g[k-1])}
+			}
+			m.faLen[i] = k + 1
+		}
+	}
+	return nil
 }
 
 // fail records the monitor's first failure: a property's violation v, or
