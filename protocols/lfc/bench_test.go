@@ -253,3 +253,46 @@ func BenchmarkStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMonitorFetchAndAdd measures the online monitor's cost per
+// operation on a mixed workload with one fetch-and-add in eight (the
+// others unicasts), unchecked and checked (RecordMonitor), in ns/op.
+// Run it at two lengths to see whether the cost per operation stays flat:
+//
+//	go test ./protocols/lfc -run '^$' -bench MonitorFetchAndAdd -benchtime 100000x
+//	go test ./protocols/lfc -run '^$' -bench MonitorFetchAndAdd -benchtime 1000000x
+func BenchmarkMonitorFetchAndAdd(b *testing.B) {
+	for _, rec := range []lfc.RecordMode{0, lfc.RecordMonitor} {
+		name := "unchecked"
+		if rec == lfc.RecordMonitor {
+			name = "checked"
+		}
+		b.Run(name, func(b *testing.B) {
+			c, err := lfc.Start(lfc.Options{Nodes: 4, Record: rec, Handler: func(int, lfc.Packet) {}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				node := 1 + i%3
+				if i%8 == 0 {
+					_, err = c.Node(node).FetchAndAdd()
+				} else {
+					err = c.Node(node).Send((node+1)%4, nil)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			if err := c.Drain(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := c.Close(); err != nil { // waits for the monitor
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/op")
+		})
+	}
+}

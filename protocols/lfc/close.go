@@ -64,6 +64,13 @@ type Report struct {
 	// packets, MCAST's forwarded packets), when the cluster records
 	// itself and the run conforms; nil otherwise.
 	Statistics []properties.StatValue
+	// FetchAndAddAbandoned are the values of fetch-and-add calls that
+	// gave up (their context ended, or Close came) before their reply,
+	// which the server's NI sent all the same: no call got them. Sorted.
+	FetchAndAddAbandoned []uint32
+	// FetchAndAddUnanswered counts the calls that gave up whose request
+	// had not been answered when the cluster closed.
+	FetchAndAddUnanswered int
 }
 
 // Close stops the cluster at once: sends and polls in progress return
@@ -77,6 +84,17 @@ func (c *Cluster) Close() (*Report, error) {
 	c.mu.Lock()
 	already := c.closed
 	c.closed = true
+	for _, n := range c.nodes {
+		// The calls still waiting give up: their tickets' values, if
+		// they come, are accounted as abandoned.
+		open := make([]int, 0, len(n.faOpen))
+		for t := range n.faOpen {
+			open = append(open, t)
+		}
+		sort.Ints(open)
+		n.faAbandoned = append(n.faAbandoned, open...)
+		clear(n.faOpen)
+	}
 	c.gen++
 	c.cond.Broadcast()
 	c.mu.Unlock()
@@ -101,6 +119,9 @@ func (c *Cluster) Close() (*Report, error) {
 		if ce != nil {
 			return r, ce
 		}
+		if ce := c.faVerdict(); ce != nil {
+			return r, ce
+		}
 		r.Statistics = stats
 	}
 	if c.record {
@@ -118,9 +139,21 @@ func (c *Cluster) Close() (*Report, error) {
 			}
 			return r, ce
 		}
+		if ce := c.faVerdict(); ce != nil {
+			rec.name()
+			ce.Recording = rec
+			return r, ce
+		}
 		r.Statistics, r.Checked = stats, r.Steps
 	}
 	return r, nil
+}
+
+// faVerdict is FACallers at Close.
+func (c *Cluster) faVerdict() *ConformanceError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.faFinal()
 }
 
 // ConformanceError says that a recorded run is not a model execution (Err:
@@ -168,7 +201,15 @@ func (c *Cluster) report() *Report {
 	for _, n := range c.nodes {
 		r.Sent += n.posted
 		r.Kept += n.kept
+		for _, t := range n.faAbandoned {
+			if t < len(n.values) {
+				r.FetchAndAddAbandoned = append(r.FetchAndAddAbandoned, n.values[t])
+			} else {
+				r.FetchAndAddUnanswered++
+			}
+		}
 	}
+	sort.Slice(r.FetchAndAddAbandoned, func(a, b int) bool { return r.FetchAndAddAbandoned[a] < r.FetchAndAddAbandoned[b] })
 	if c.res != nil {
 		r.Steps = c.res.Steps
 	}

@@ -287,6 +287,9 @@ type Cluster struct {
 	res    *live.Result
 	runErr error
 	mon    *monitor // with RecordMonitor
+	// faCheck checks fetch-and-add per caller (RecordOn, RecordMonitor;
+	// guarded by mu).
+	faCheck *faLedger
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -312,11 +315,16 @@ type Node struct {
 	kept       int      // packets kept (Packet.Keep) and not freed
 	launched   int      // workload items the NI took (launchBase + the node's Next)
 	launchBase int      // items dropped from the front of the workload (not recording)
-	values     []uint32 // fetch-and-add values the process got
-	pendingFA  int      // FetchAndAdd calls posted and not yet answered
-	queued     int      // packets in host buffers
-	work       []mcast.WorkEntry
-	changed    chan struct{}
+	values     []uint32 // fetch-and-add values the process got: values[k] is ticket k's
+	faPosted   int      // fetch-and-add tickets given (requests posted)
+	// faOpen holds the tickets of calls that have neither taken their
+	// value nor given up; faAbandoned the tickets of calls that gave up
+	// (their context ended, or Close came) without their value.
+	faOpen      map[int]struct{}
+	faAbandoned []int
+	queued      int // packets in host buffers
+	work        []mcast.WorkEntry
+	changed     chan struct{}
 
 	// intr is the node's interrupt flag: set, the library makes upcalls
 	// by itself (Upcall mode's start, lfc_intr_enable).
@@ -344,6 +352,9 @@ func Start(opt Options) (*Cluster, error) {
 	}
 	c := &Cluster{opt: opt, cfg: cfg, sys: sys, um: um, topo: topo, payloads: map[key]*stored{}, done: make(chan struct{}),
 		record: opt.Record == RecordOn}
+	if opt.Record == RecordOn || opt.Record == RecordMonitor {
+		c.faCheck = &faLedger{}
+	}
 	lo := live.Options{Client: c.client, Observe: c.observe, LinkDelay: opt.LinkDelay, Tamper: opt.tamper, Forget: !c.record}
 	if opt.Record == RecordMonitor {
 		if c.mon, err = newMonitor(c); err != nil {
@@ -353,7 +364,7 @@ func Start(opt Options) (*Cluster, error) {
 	}
 	c.cond = sync.NewCond(&c.mu)
 	for i := 0; i < opt.Nodes; i++ {
-		n := &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, changed: make(chan struct{}, 1)}
+		n := &Node{c: c, id: model.NodeID(i), seq: map[int]int{}, faOpen: map[int]struct{}{}, changed: make(chan struct{}, 1)}
 		n.intr.Store(opt.Mode == Upcall)
 		c.nodes = append(c.nodes, n)
 	}

@@ -62,6 +62,11 @@ type monitor struct {
 	base   []int // items dropped from each node's workload (DropLaunched)
 	recent [monitorWindow]model.Action
 	launch int // the launch kind
+	// fa-values, incrementally: the values the model's hosts got so far
+	// (a set kept across steps) and how many each host got.
+	faValues bool
+	faSeen   bitset
+	faLen    []int
 
 	failed atomic.Pointer[ConformanceError] // the first failure
 	done   chan struct{}                    // the monitor goroutine has ended
@@ -84,6 +89,18 @@ func newMonitor(c *Cluster) (*monitor, error) {
 	for i, k := range ck.Sys.Kinds {
 		if k.Name == "launch" {
 			mon.launch = i
+		}
+	}
+	// fa-values, as the checker states it, reads every value handed out
+	// so far after every step: the monitor checks it incrementally
+	// instead (faStep), and keeps its Final.
+	for i := range ck.Props {
+		if ck.Props[i].Name == ucast.FAValues.Name && um.FetchAdd {
+			ck.Props = append([]properties.Property(nil), ck.Props...) // not the definition's
+			ck.Props[i].State = nil
+			mon.faValues = true
+			mon.faLen = make([]int, c.cfg.Nodes)
+			break
 		}
 	}
 	mon.bcond = sync.NewCond(&mon.bmu)
@@ -190,11 +207,53 @@ func (m *monitor) step(ev event) {
 		m.fail(v, nil, 0)
 		return
 	}
+	if err := m.faStep(w); err != nil {
+		v := properties.AsViolation(err)
+		v.Message = fmt.Sprintf("step %d (%s): %s", m.steps, m.sys.ActionName(ev.a), v.Message)
+		m.fail(v, nil, 0)
+		return
+	}
 	if int(ev.a.Kind) == m.launch {
 		if u := m.um.NodeOf(w.Nodes[ev.a.Node]); u.Next >= compactAt {
 			m.base[ev.a.Node] += m.um.DropLaunched(u)
 		}
 	}
+}
+
+// faStep checks fa-values in w, the state after a step, given that it held
+// before: every value a host got in the step is new (not in the set of
+// the values got before) and above the host's previous one. It costs
+// what the step changed, not the run's length; the checker's State finds
+// the same violations in the same step (the property is Stable).
+func (m *monitor) faStep(w *model.World) error {
+	if !m.faValues {
+		return nil
+	}
+	for i := range w.Nodes {
+		g := m.um.NodeOf(w.Nodes[i]).FA.Got
+		for k := m.faLen[i]; k < len(g); k++ {
+			v := g[k]
+			if m.faSeen.add(v) {
+				h := -1
+				for j := range w.Nodes { // a violation: its message only
+					for _, x := range m.um.NodeOf(w.Nodes[j]).FA.Got[:m.faLen[j]] {
+						if x == v && h < 0 {
+							h = j
+						}
+					}
+				}
+				if h < 0 {
+					h = i
+				}
+				return &properties.Violation{Property: ucast.FAValues.Name, Message: fmt.Sprintf("value %d was handed to host %d and to host %d", v, h, i)}
+			}
+			if k > 0 && v <= g[k-1] {
+				return &properties.Violation{Property: ucast.FAValues.Name, Message: fmt.Sprintf("host %d got %d after %d", i, v, g[k-1])}
+			}
+			m.faLen[i] = k + 1
+		}
+	}
+	return nil
 }
 
 // fail records the monitor's first failure: a property's violation v, or
@@ -231,4 +290,113 @@ func (m *monitor) finish(res *live.Result, launchBase []int) (*ConformanceError,
 		}
 	}
 	return nil, m.ck.Statistics()
+}
+
+// FACallers is the property the library's conformance check (RecordOn,
+// RecordMonitor) adds to the model's: fetch-and-add per caller. The model
+// checks the values the NIs hand to each host (fa-values); this checks the
+// host library's matching of replies to calls: no two calls get the same
+// value, and at the end the values handed to calls and those of calls
+// that gave up are exactly 0..N-1, N the values the hosts got.
+const FACallers = "fa-callers"
+
+// faLedger is fetch-and-add's per-caller check, guarded by c.mu: the set
+// of values handed to calls, kept across calls (one bit a value; a
+// check costs the same at any length of the run).
+//
+// A value that the NIs handed to two hosts' requests (a broken
+// protocol, which the model's fa-values catches) is not the library's
+// fault: once the hosts got a value twice, the ledger leaves the verdict
+// to the model.
+type faLedger struct {
+	handed bitset
+	n      int    // values handed to calls
+	got    bitset // values the hosts got
+	gotDup bool   // some value twice
+	failed *ConformanceError
+}
+
+// faGot records (c.mu held) that a host got value v from its NI.
+func (c *Cluster) faGot(v uint32) {
+	if l := c.faCheck; l != nil && l.got.add(v) {
+		l.gotDup = true
+	}
+}
+
+// bitset is a set of small numbers (fetch-and-add values are 0..N-1).
+type bitset []uint64
+
+// add adds v and reports whether it was there already.
+func (b *bitset) add(v uint32) bool {
+	i := int(v / 64)
+	if i >= len(*b) {
+		*b = append(*b, make([]uint64, i+1-len(*b))...)
+	}
+	m := uint64(1) << (v % 64)
+	had := (*b)[i]&m != 0
+	(*b)[i] |= m
+	return had
+}
+
+// faHanded records (c.mu held) that the call of n's ticket takes value v;
+// a value handed before is a violation of FACallers.
+func (c *Cluster) faHanded(n *Node, ticket int, v uint32) {
+	l := c.faCheck
+	if l == nil {
+		return
+	}
+	l.n++
+	if l.handed.add(v) && !l.gotDup {
+		c.faFail(fmt.Sprintf("value %d was handed to two calls (the second: node %d's call %d)", v, n.id, ticket+1))
+	}
+}
+
+// faFail records (c.mu held) a violation of FACallers: the monitor's
+// verdict, or the recording cluster's for Close.
+func (c *Cluster) faFail(msg string) {
+	ce := &ConformanceError{Violation: &properties.Violation{Property: FACallers, Message: msg}}
+	if c.faCheck.failed == nil {
+		c.faCheck.failed = ce
+	}
+	if c.mon != nil {
+		c.mon.failed.CompareAndSwap(nil, ce) // Conformance reports it at once
+	}
+}
+
+// faFinal is FACallers at the end of the run (c.mu held, every node
+// stopped, every call's ticket taken or given up): the values handed out
+// and those of calls that gave up are exactly 0..N-1.
+func (c *Cluster) faFinal() *ConformanceError {
+	l := c.faCheck
+	if l == nil {
+		return nil
+	}
+	if l.failed != nil || l.gotDup {
+		return l.failed
+	}
+	total, k := 0, l.n
+	all := append(bitset(nil), l.handed...)
+	for _, n := range c.nodes {
+		total += len(n.values)
+		for _, t := range n.faAbandoned {
+			if t < len(n.values) {
+				k++
+				if all.add(n.values[t]) {
+					c.faFail(fmt.Sprintf("value %d, of node %d's abandoned call %d, was handed to another call", n.values[t], n.id, t+1))
+					return l.failed
+				}
+			}
+		}
+	}
+	if k != total {
+		c.faFail(fmt.Sprintf("the hosts got %d values, but calls took %d and calls that gave up account for %d", total, l.n, k-l.n))
+		return l.failed
+	}
+	for v := 0; v < total; v++ {
+		if v/64 >= len(all) || all[v/64]&(1<<(v%64)) == 0 {
+			c.faFail(fmt.Sprintf("value %d of 0..%d went to no call", v, total-1))
+			return l.failed
+		}
+	}
+	return nil
 }

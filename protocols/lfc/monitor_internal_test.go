@@ -28,3 +28,32 @@ func TestMonitorMemoryStaysFlat(t *testing.T) {
 		t.Fatalf("after 100,000 sends the monitor's workload holds %d items (%d dropped), its queue %d steps", w, m.base[0], len(m.queue))
 	}
 }
+
+// The per-caller check (fa-callers) catches a library that hands one
+// value to two calls, as the old reply matching did: the monitor reports
+// it at once (Conformance) and at Close, the recording cluster at Close.
+func TestFACallersCatchesDuplicate(t *testing.T) {
+	for _, rec := range []RecordMode{RecordMonitor, RecordOn} {
+		c, err := Start(Options{Nodes: 2, Record: rec, Handler: func(int, Packet) {}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := c.Node(1).FetchAndAdd()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		c.faHanded(c.nodes[1], 1, v) // a second call handed the same value
+		c.mu.Unlock()
+		if rec == RecordMonitor {
+			if ce, ok := c.Conformance().(*ConformanceError); !ok || ce.Violation == nil || ce.Violation.Property != FACallers {
+				t.Fatalf("record %d: Conformance after a duplicate value: %v", rec, c.Conformance())
+			}
+		}
+		_, err = c.Close()
+		if ce, ok := err.(*ConformanceError); !ok || ce.Violation == nil || ce.Violation.Property != FACallers {
+			t.Fatalf("record %d: Close after a duplicate value: %v", rec, err)
+		}
+		t.Log(err)
+	}
+}

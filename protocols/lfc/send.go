@@ -43,7 +43,10 @@ func (c *Cluster) observe(id model.NodeID, mn model.Node) {
 	launched := n.launchBase + u.Next
 	changed := n.launched != launched || n.queued != len(u.Queue) || len(n.values) != len(u.FA.Got)
 	n.launched, n.queued = launched, len(u.Queue)
-	n.values = append(n.values, u.FA.Got[len(n.values):]...)
+	for _, v := range u.FA.Got[len(n.values):] {
+		n.values = append(n.values, v)
+		c.faGot(v)
+	}
 	if changed {
 		c.gen++
 		c.cond.Broadcast()
@@ -105,16 +108,20 @@ func (n *Node) MulticastContext(ctx context.Context, group string, payload []byt
 // FetchAndAdd increments the fetch-and-add variable on the server's NI
 // (Options.Server) and returns the value it had (lfc_fetch_and_add, §3.8).
 // The request travels on the server's credits like a unicast packet; the
-// server's NI answers it at once. Concurrent calls on one node are
-// served one after the other. It is FetchAndAddContext without a
-// deadline.
+// server's NI answers it at once. Concurrent calls on one node, from any
+// goroutines and from handlers nested in another call's wait, each get
+// their own request's value: a call takes a ticket when it posts its
+// request, and the node's NI answers its requests in order, so the k-th
+// value the node gets is the k-th ticket's. It is FetchAndAddContext
+// without a deadline.
 func (n *Node) FetchAndAdd() (uint32, error) {
 	return n.FetchAndAddContext(context.Background())
 }
 
 // FetchAndAddContext is FetchAndAdd that gives up when ctx ends, returning
-// its error; a request already sent is still answered (and its value
-// lost to the caller).
+// its error. A request already sent is still answered: its value goes to
+// no other call, and the Report counts it (Report.FetchAndAddAbandoned).
+// A call whose value has arrived when it gives up returns the value.
 func (n *Node) FetchAndAddContext(ctx context.Context) (uint32, error) {
 	own, err := n.enter(ctx, "FetchAndAdd")
 	if err != nil {
@@ -124,30 +131,38 @@ func (n *Node) FetchAndAddContext(ctx context.Context) (uint32, error) {
 	if !c.um.FetchAdd {
 		return 0, fmt.Errorf("lfc: node %d: this cluster's protocol offers no fetch-and-add", n.id)
 	}
+	ticket := -1
 	n.send.Lock()
-	c.mu.Lock()
-	want := len(n.values) + n.pendingFA + 1
-	n.pendingFA++
-	c.mu.Unlock()
-	_, err = n.postLocked(mcast.WorkEntry{FetchAdd: true, Count: 1}, ucast.WorkItem{Tag: ucast.TagFARequest}, -1, 0, nil)
+	_, err = n.postLocked(mcast.WorkEntry{FetchAdd: true, Count: 1}, ucast.WorkItem{Tag: ucast.TagFARequest}, -1, 0, nil, &ticket)
 	n.send.Unlock()
+	if ticket < 0 {
+		return 0, err // not posted
+	}
 	if err == nil {
-		err = n.await(ctx, own, func() bool { return len(n.values) >= want })
+		err = n.await(ctx, own, func() bool { return len(n.values) > ticket })
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n.pendingFA--
-	if err != nil {
-		return 0, err
+	if _, open := n.faOpen[ticket]; open {
+		delete(n.faOpen, ticket)
+		if ticket < len(n.values) {
+			v := n.values[ticket]
+			c.faHanded(n, ticket, v)
+			return v, nil
+		}
+		n.faAbandoned = append(n.faAbandoned, ticket)
 	}
-	return n.values[want-1], nil
+	if err == nil {
+		err = ErrClosed // Close took the ticket back
+	}
+	return 0, err
 }
 
 // post appends one item of stream to the node's workload and waits until
 // the NI has taken it.
 func (n *Node) post(ctx context.Context, own bool, e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) error {
 	n.send.Lock()
-	want, err := n.postLocked(e, it, stream, dests, payload)
+	want, err := n.postLocked(e, it, stream, dests, payload, nil)
 	n.send.Unlock()
 	if err != nil {
 		return err
@@ -156,8 +171,10 @@ func (n *Node) post(ctx context.Context, own bool, e mcast.WorkEntry, it ucast.W
 }
 
 // postLocked appends one item to the node's workload (n.send held) and
-// returns how many the node has posted with it.
-func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte) (int, error) {
+// returns how many the node has posted with it. A fetch-and-add request
+// takes the node's next ticket, which it sets *ticket to (under c.mu, in
+// the order of the workload) once the item is posted.
+func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte, ticket *int) (int, error) {
 	c := n.c
 	if len(payload) > c.opt.MaxPayload {
 		return 0, fmt.Errorf("lfc: node %d: payload of %d bytes, more than the %d the cluster allows", n.id, len(payload), c.opt.MaxPayload)
@@ -193,6 +210,11 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 	n.seq[stream] = seq
 	c.expected += dests
 	n.posted++
+	if ticket != nil {
+		*ticket = n.faPosted
+		n.faOpen[n.faPosted] = struct{}{}
+		n.faPosted++
+	}
 	if c.mon != nil {
 		c.mon.post(n.id, it)
 	}
