@@ -58,7 +58,13 @@
 // return ErrInUpcall: Poll and PollAll, Cluster.Drain, Cluster.Close, and
 // any blocking call on another node (in LFC a process has one NI). Calls
 // on a nil *Node (Cluster.Node of an id out of range) return ErrNoNode;
-// nothing panics on misuse.
+// nothing panics on misuse, and misuse errors wrap sentinels for
+// errors.Is (ErrPayloadTooLarge, ErrKeepLimit, ErrDoubleFree,
+// ErrUnknownGroup). A handler's panic is recovered: it stops the cluster,
+// and every call from then on returns the *HandlerPanic. After Close,
+// every call returns ErrClosed; Node.PollContext waits for a packet
+// instead of polling in a loop, and Cluster.CloseContext bounds Close's
+// wait for handlers that are still running.
 //
 // Sequence numbers wrap: a stream (per sender and destination, or per
 // tree) numbers its packets 1..65535 and starts again at 1, so a cluster
