@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -44,7 +45,9 @@ type LiveOptions struct {
 	// OnDeliver, if set, is the group's receive upcall (Panda's upcall for
 	// a group message, made from LFC's lfc_upcall): it is called for every
 	// message every process delivers, in the total order, including the
-	// sender's own messages (see Group for what it may do).
+	// sender's own messages (see Group for what it may do). If it
+	// panics, the group recovers the panic and stops: Close returns an
+	// error wrapping a *HandlerPanic with the panic's value and stack.
 	OnDeliver func(node int, d Delivery)
 }
 
@@ -100,6 +103,7 @@ type Group struct {
 	limit   int          // messages per sender
 	nodes   []member
 	upcalls atomic.Int32 // OnDeliver calls running
+	failed  atomic.Pointer[HandlerPanic]
 
 	mu     sync.Mutex
 	closed bool
@@ -281,15 +285,17 @@ func (g *Group) observe(id model.NodeID, mn model.Node) {
 		d := Delivery{Seq: s.seen, From: int(msg.From), K: int(msg.K), Payload: pl}
 		s.seen++
 		s.delivered = append(s.delivered, d)
-		if g.opt.OnDeliver != nil {
+		if g.opt.OnDeliver != nil && g.failed.Load() == nil {
 			if s.gid.Load() == 0 {
 				s.gid.Store(goid.ID()) // the node's goroutine: always the same
 			}
-			s.inUpcall.Store(true)
-			g.upcalls.Add(1)
-			g.opt.OnDeliver(int(id), d)
-			g.upcalls.Add(-1)
-			s.inUpcall.Store(false)
+			if hp := g.upcall(s, int(id), d); hp != nil {
+				// The group stops; the delivery is in the Result (the
+				// protocol made it), the upcall did not finish.
+				g.failed.CompareAndSwap(nil, hp)
+				g.stop(g.failed.Load())
+				return
+			}
 		}
 		if msg.From == id {
 			g.mu.Lock()
@@ -303,6 +309,47 @@ func (g *Group) observe(id model.NodeID, mn model.Node) {
 	case s.changed <- struct{}{}:
 	default:
 	}
+}
+
+// upcall runs OnDeliver for node id's delivery d, recovering a panic,
+// which it returns.
+func (g *Group) upcall(s *member, id int, d Delivery) (hp *HandlerPanic) {
+	s.inUpcall.Store(true)
+	g.upcalls.Add(1)
+	defer func() {
+		g.upcalls.Add(-1)
+		s.inUpcall.Store(false)
+		if v := recover(); v != nil {
+			hp = &HandlerPanic{Node: id, Seq: d.Seq, From: d.From, K: d.K, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	g.opt.OnDeliver(id, d)
+	return nil
+}
+
+// HandlerPanic is the error of a group whose OnDeliver panicked: the
+// group recovers the panic and stops where it is (as when StartLive's
+// context ends); waiting and later Broadcasts, and Close, return an error
+// wrapping it (test with errors.As). No OnDeliver call follows it.
+type HandlerPanic struct {
+	Node  int    // the delivering node
+	Seq   int    // the delivery's place in the total order
+	From  int    // the message's sender
+	K     int    // its number among the sender's messages
+	Value any    // the value passed to panic
+	Stack []byte // the stack of OnDeliver's goroutine when it panicked
+}
+
+func (e *HandlerPanic) Error() string {
+	return fmt.Sprintf("gsb: OnDeliver of node %d panicked on message %d (node %d's #%d): %v", e.Node, e.Seq, e.From, e.K, e.Value)
+}
+
+// Unwrap returns the panic value when it is an error.
+func (e *HandlerPanic) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
 }
 
 // inUpcall reports whether the calling goroutine is running OnDeliver. It
@@ -363,6 +410,9 @@ func (g *Group) BroadcastContext(ctx context.Context, node int, payload []byte) 
 	s := &g.nodes[node]
 	if !s.sender {
 		return fmt.Errorf("gsb: node %d is not a sender", node)
+	}
+	if hp := g.failed.Load(); hp != nil {
+		return fmt.Errorf("gsb: broadcast from node %d: the group stopped: %w", node, hp)
 	}
 	g.mu.Lock()
 	if g.closed {

@@ -329,3 +329,38 @@ func TestCloseStoppedByContext(t *testing.T) {
 		t.Errorf("Broadcast after Close: got %v, want ErrClosed", err)
 	}
 }
+
+// An OnDeliver that panics stops the group instead of the process: the
+// waiting Broadcast, later ones and Close return an error holding the
+// panic's value and stack.
+func TestOnDeliverPanicStopsGroup(t *testing.T) {
+	g, err := gsb.StartLive(context.Background(), gsb.LiveOptions{Config: gsb.Config(3, 2, 1, 64),
+		OnDeliver: func(node int, d gsb.Delivery) {
+			if node == 2 && string(d.Payload) == "bad" {
+				panic("boom")
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Broadcast(0, []byte("ok")); err != nil {
+		t.Fatal(err)
+	}
+	var hp *gsb.HandlerPanic
+	if err := g.Broadcast(2, []byte("bad")); !errors.As(err, &hp) {
+		t.Fatalf("Broadcast of the message whose upcall panics: %v, want a *HandlerPanic", err)
+	}
+	if err := g.Broadcast(1, []byte("later")); !errors.As(err, &hp) {
+		t.Fatalf("Broadcast after the panic: %v, want a *HandlerPanic", err)
+	}
+	for i := 0; i < 2; i++ {
+		res, err := g.Close()
+		hp = nil
+		if !errors.As(err, &hp) || res == nil {
+			t.Fatalf("Close #%d: %v, want a *HandlerPanic", i+1, err)
+		}
+		if hp.Value != "boom" || hp.Node != 2 || hp.From != 2 || !strings.Contains(string(hp.Stack), "TestOnDeliverPanicStopsGroup") {
+			t.Fatalf("panic %+v", hp)
+		}
+	}
+}

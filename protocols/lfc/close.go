@@ -25,7 +25,8 @@ func (c *Cluster) wakeOnEnd(ctx context.Context) func() bool {
 
 // Drain waits until every packet sent so far has been handed to its
 // destinations' handlers (in Polling mode, programs must keep polling),
-// or until ctx ends. From inside a handler it returns ErrInUpcall.
+// or until ctx ends. From inside a handler it returns ErrInUpcall; once
+// the cluster is closed, ErrClosed (or the *HandlerPanic that stopped it).
 func (c *Cluster) Drain(ctx context.Context) error {
 	if u := c.upcallNode(); u != nil {
 		return fmt.Errorf("lfc: Drain from the handler of node %d: %w", u.id, ErrInUpcall)
@@ -37,10 +38,10 @@ func (c *Cluster) Drain(ctx context.Context) error {
 		c.cond.Wait()
 	}
 	switch {
+	case c.closed:
+		return c.closedErr()
 	case c.handled >= c.expected:
 		return nil
-	case c.closed:
-		return ErrClosed
 	}
 	return fmt.Errorf("lfc: drain: %d of %d deliveries done: %w", c.handled, c.expected, ctx.Err())
 }
@@ -73,16 +74,33 @@ type Report struct {
 	FetchAndAddUnanswered int
 }
 
-// Close stops the cluster at once: sends and polls in progress return
-// ErrClosed, and the report says what was still in flight. Call Drain
-// first for a clean end. A recording cluster then checks its run against
-// the model and returns a *ConformanceError if it does not conform.
+// Close is CloseContext without a deadline: it waits as long as a
+// handler that is running takes to return.
 func (c *Cluster) Close() (*Report, error) {
+	return c.CloseContext(context.Background())
+}
+
+// CloseContext stops the cluster: no packet is handed to a handler from
+// now on, and every call waiting in the cluster (sends, fetch-and-adds,
+// polls, Drain) returns ErrClosed, as does every later call. It then
+// waits until the handlers running return (the cluster's goroutines end
+// only then) or until ctx ends, and returns the report of what was still
+// in flight. Call Drain first for a clean end.
+//
+// If ctx ends first, CloseContext returns a report without the run's
+// steps (Steps and Checked are 0) and an error wrapping ctx's; the
+// cluster stays stopped, and a later Close or CloseContext waits again.
+// Once the cluster's goroutines have ended, a recording cluster checks
+// its run against the model and returns a *ConformanceError if it does
+// not conform; a cluster whose handler panicked returns the
+// *HandlerPanic. Every call after that returns the same report and
+// error. From inside a handler it returns ErrInUpcall and does not close
+// the cluster.
+func (c *Cluster) CloseContext(ctx context.Context) (*Report, error) {
 	if u := c.upcallNode(); u != nil {
 		return nil, fmt.Errorf("lfc: Close from the handler of node %d: %w", u.id, ErrInUpcall)
 	}
 	c.mu.Lock()
-	already := c.closed
 	c.closed = true
 	for _, n := range c.nodes {
 		// The calls still waiting give up: their tickets' values, if
@@ -99,14 +117,32 @@ func (c *Cluster) Close() (*Report, error) {
 	c.cond.Broadcast()
 	c.mu.Unlock()
 	c.cancel()
-	<-c.done
-	if already {
-		return c.report(), nil
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		select {
+		case <-c.done: // both ready: the run has ended
+		default:
+			return c.report(false), fmt.Errorf("lfc: close: a handler has not returned, so the cluster's goroutines have not ended: %w", ctx.Err())
+		}
+	}
+	c.closeOnce.Do(func() { c.closeRep, c.closeErr = c.finish() })
+	return c.closeRep, c.closeErr
+}
+
+// finish is the end of Close once the run has ended: the report, and the
+// run's verdict.
+func (c *Cluster) finish() (*Report, error) {
+	r := c.report(true)
+	c.mu.Lock()
+	failure := c.failure
+	c.mu.Unlock()
+	if failure != nil {
+		return r, failure
 	}
 	if c.runErr != nil && !errors.Is(c.runErr, context.Canceled) {
-		return c.report(), c.runErr
+		return r, c.runErr
 	}
-	r := c.report()
 	if c.mon != nil {
 		c.mu.Lock()
 		bases := make([]int, len(c.nodes))
@@ -194,7 +230,9 @@ func (e *ConformanceError) Error() string {
 	return fmt.Sprintf("lfc: the run violates %s: %s", e.Violation.Property, e.Violation.Message)
 }
 
-func (c *Cluster) report() *Report {
+// report builds the report; ended says the run has ended (c.done), so
+// that its steps may be read.
+func (c *Cluster) report(ended bool) *Report {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r := &Report{Delivered: c.handled}
@@ -210,6 +248,9 @@ func (c *Cluster) report() *Report {
 		}
 	}
 	sort.Slice(r.FetchAndAddAbandoned, func(a, b int) bool { return r.FetchAndAddAbandoned[a] < r.FetchAndAddAbandoned[b] })
+	if !ended {
+		return r.sorted(c)
+	}
 	if c.res != nil {
 		r.Steps = c.res.Steps
 	}
@@ -220,6 +261,11 @@ func (c *Cluster) report() *Report {
 		default:
 		}
 	}
+	return r.sorted(c)
+}
+
+// sorted fills in the deliveries in flight (c.mu held).
+func (r *Report) sorted(c *Cluster) *Report {
 	for k, p := range c.payloads {
 		if k.tag == mcast.TagMulticast {
 			r.InFlight = append(r.InFlight, fmt.Sprintf("%d tree %d #%d to %d destinations", k.origin, k.to, k.seq, p.left))
@@ -234,6 +280,9 @@ func (c *Cluster) report() *Report {
 // String renders the report in one line.
 func (r *Report) String() string {
 	s := fmt.Sprintf("%d packets sent, %d deliveries, %d steps", r.Sent, r.Delivered, r.Steps)
+	if r.Kept > 0 {
+		s += fmt.Sprintf(", %d kept", r.Kept)
+	}
 	if len(r.InFlight) > 0 {
 		s += fmt.Sprintf("; %d in flight: %s", len(r.InFlight), strings.Join(r.InFlight, ", "))
 	}

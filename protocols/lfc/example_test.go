@@ -2,6 +2,7 @@ package lfc_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -216,4 +217,60 @@ func ExampleCluster_Conformance() {
 	// Output:
 	// conforms so far: true
 	// sent: 70000 every step checked: true
+}
+
+// Receiving with a context: PollContext waits for a packet (no busy
+// polling) and returns once its handler ran, when the context ends, or
+// with ErrClosed once the cluster is closed. A handler that panics stops
+// the cluster, and Close returns the panic as a *HandlerPanic; CloseContext
+// bounds the wait for handlers still running.
+func ExampleNode_PollContext() {
+	c, err := lfc.Start(lfc.Options{Nodes: 2, Mode: lfc.Polling, Handler: func(node int, p lfc.Packet) {
+		if string(p.Payload) == "bad" {
+			panic("cannot handle " + string(p.Payload))
+		}
+		fmt.Printf("node %d got %q\n", node, p.Payload)
+	}})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		c.Node(0).Send(1, []byte("hello"))
+		c.Node(0).Send(1, []byte("bad"))
+	}()
+	for {
+		if _, err := c.Node(1).PollContext(ctx); err != nil {
+			var hp *lfc.HandlerPanic
+			fmt.Println("poll:", errors.As(err, &hp), hp.Value)
+			break
+		}
+	}
+	_, err = c.CloseContext(ctx)
+	var hp *lfc.HandlerPanic
+	fmt.Println("close:", errors.As(err, &hp), hp.Value)
+	err = c.Node(0).Send(1, []byte("more"))
+	fmt.Println("after the panic, a send:", errors.As(err, &hp))
+	// Output:
+	// node 1 got "hello"
+	// poll: true cannot handle bad
+	// close: true cannot handle bad
+	// after the panic, a send: true
+}
+
+// Misuse errors are sentinels for errors.Is.
+func ExampleErrPayloadTooLarge() {
+	c, err := lfc.Start(lfc.Options{Nodes: 2, MaxPayload: 4, Handler: func(int, lfc.Packet) {}})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	err = c.Node(0).Send(1, []byte("too long"))
+	fmt.Println(errors.Is(err, lfc.ErrPayloadTooLarge))
+	err = c.Node(0).Multicast("no such group", nil)
+	fmt.Println(errors.Is(err, lfc.ErrUnknownGroup))
+	// Output:
+	// true
+	// true
 }

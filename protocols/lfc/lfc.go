@@ -58,7 +58,13 @@
 // return ErrInUpcall: Poll and PollAll, Cluster.Drain, Cluster.Close, and
 // any blocking call on another node (in LFC a process has one NI). Calls
 // on a nil *Node (Cluster.Node of an id out of range) return ErrNoNode;
-// nothing panics on misuse.
+// nothing panics on misuse, and misuse errors wrap sentinels for
+// errors.Is (ErrPayloadTooLarge, ErrKeepLimit, ErrDoubleFree,
+// ErrUnknownGroup). A handler's panic is recovered: it stops the cluster,
+// and every call from then on returns the *HandlerPanic. After Close,
+// every call returns ErrClosed; Node.PollContext waits for a packet
+// instead of polling in a loop, and Cluster.CloseContext bounds Close's
+// wait for handlers that are still running.
 //
 // Sequence numbers wrap: a stream (per sender and destination, or per
 // tree) numbers its packets 1..65535 and starts again at 1, so a cluster
@@ -123,7 +129,6 @@ package lfc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -183,6 +188,13 @@ type Options struct {
 	// fetch-and-add on its own node, and keep the packet (Packet.Keep);
 	// calls that would wait for itself return ErrInUpcall (see the
 	// package doc).
+	//
+	// A handler that panics stops the cluster: the library recovers the
+	// panic (in Upcall mode as in Polling mode, nested upcalls
+	// included), and from then on every call returns a *HandlerPanic
+	// holding the panic's value and stack, Close and Poll included. The
+	// packet is not counted as delivered (Report.InFlight lists it), and
+	// no other handler is called with it.
 	Handler func(node int, p Packet)
 	// NoNestedUpcalls is upcalls_allowed = 0 (Table 3.1): a call that
 	// waits drains the network without making upcalls (it still takes
@@ -191,11 +203,12 @@ type Options struct {
 	// Record says whether the cluster checks itself against the model
 	// (see the package doc's Conformance): RecordMonitor checks every step
 	// while it runs, keeping no history; RecordOn keeps the run
-	// (Cluster.Recording) and checks it on Close. The default (zero)
-	// checks nothing.
+	// (Cluster.Recording) and checks it on Close. The default, RecordOff
+	// (the zero value), checks nothing.
 	Record RecordMode
 	// Server is the NI whose fetch-and-add variable Node.FetchAndAdd
-	// increments (default 0; mcast only).
+	// increments (default 0), with either protocol (RECOV serves
+	// fetch-and-add on MCAST's host library alike).
 	Server int
 	// LinkDelay is the time every packet spends on a link (see
 	// live.Options.LinkDelay; default 0: none).
@@ -209,7 +222,9 @@ type Options struct {
 // RecordMode says whether a cluster records itself.
 type RecordMode int
 
-// Record modes. The zero value records nothing, like RecordOff.
+// Record modes. RecordOff is the zero value, the default: the cluster
+// records and checks nothing. (RecordOff was 2 before; RecordMode(2) is
+// still accepted, and means off.)
 //
 // RecordOn keeps the whole run (Cluster.Recording), for a trace file and
 // `lfccheck replay`, within the model's limits for a checked workload (64
@@ -219,10 +234,24 @@ type RecordMode int
 // few steps, so that a cluster of any length checks itself (see the
 // package doc's Conformance).
 const (
+	RecordOff     RecordMode = 0
 	RecordOn      RecordMode = 1
-	RecordOff     RecordMode = 2
+	recordOffOld  RecordMode = 2 // RecordOff's former value: off
 	RecordMonitor RecordMode = 3
 )
+
+// String names the mode ("off", "on", "monitor").
+func (m RecordMode) String() string {
+	switch m {
+	case RecordOff, recordOffOld:
+		return "off"
+	case RecordOn:
+		return "on"
+	case RecordMonitor:
+		return "monitor"
+	}
+	return fmt.Sprintf("RecordMode(%d)", int(m))
+}
 
 // Default sizes.
 const (
@@ -231,17 +260,6 @@ const (
 	DefaultSendBuffers = 4
 	DefaultMaxPayload  = 8192
 )
-
-// ErrClosed is returned by calls on a closed cluster.
-var ErrClosed = errors.New("lfc: cluster closed")
-
-// ErrInUpcall is returned by calls made from inside a handler that would
-// wait for that handler (see the package doc's Goroutines).
-var ErrInUpcall = errors.New("lfc: called from inside a handler, where it would wait for the handler itself")
-
-// ErrNoNode is returned by every method of a nil *Node, which
-// Cluster.Node returns for an id out of range.
-var ErrNoNode = errors.New("lfc: no such node")
 
 // maxNesting bounds nested upcalls: a call that waits inside the
 // maxNesting-th nested handler drains without upcalls. Each nested handler
@@ -293,10 +311,15 @@ type Cluster struct {
 
 	mu       sync.Mutex
 	cond     *sync.Cond
-	closed   bool
+	closed   bool          // Close was called, or a handler panicked
+	failure  *HandlerPanic // the first handler's panic, which stopped the cluster
 	payloads map[key]*stored
 	expected int // deliveries owed for every packet posted
 	handled  int // deliveries handed to a handler
+
+	closeOnce sync.Once // Close's verdict, once the run has ended
+	closeRep  *Report
+	closeErr  error
 
 	gen     uint64       // counts the wake-ups: changes observe reports, Close, contexts ending (guarded by mu)
 	upcalls atomic.Int32 // handlers running, over all nodes
@@ -570,3 +593,35 @@ func (n *Node) enter(ctx context.Context, what string) (own bool, err error) {
 
 // Nodes is the number of nodes.
 func (c *Cluster) Nodes() int { return len(c.nodes) }
+
+// closedErr is the error of calls on the closed cluster (c.mu held): the
+// handler's panic that stopped it, or ErrClosed.
+func (c *Cluster) closedErr() error {
+	if c.failure != nil {
+		return c.failure
+	}
+	return ErrClosed
+}
+
+// stopErr is closedErr taking c.mu.
+func (c *Cluster) stopErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closedErr()
+}
+
+// fail stops the cluster after a handler's panic hp (the first one
+// counts): every call from now on returns it. It does not wait for the
+// run to end (the caller may be a node's library goroutine, which the
+// run waits for).
+func (c *Cluster) fail(hp *HandlerPanic) {
+	c.mu.Lock()
+	if c.failure == nil {
+		c.failure = hp
+	}
+	c.closed = true
+	c.gen++
+	c.cond.Broadcast()
+	c.mu.Unlock()
+	c.cancel()
+}

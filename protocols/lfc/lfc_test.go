@@ -233,7 +233,9 @@ func run(t *testing.T, c *lfc.Cluster, col *collector, k, m int, mode lfc.Mode) 
 						return
 					default:
 					}
-					if k, err := c.Node(i).PollAll(); err != nil {
+					if k, err := c.Node(i).PollAll(); errors.Is(err, lfc.ErrClosed) {
+						return // Close came before stop
+					} else if err != nil {
 						t.Error(err)
 						return
 					} else if k == 0 {

@@ -39,7 +39,7 @@ func (p Packet) Keep() (*Kept, error) {
 		return nil, fmt.Errorf("lfc: Keep outside the packet's handler, or twice")
 	}
 	if p.n.kept >= c.opt.Keep {
-		return nil, fmt.Errorf("lfc: node %d already keeps %d packets (Options.Keep)", p.n.id, c.opt.Keep)
+		return nil, fmt.Errorf("lfc: node %d already keeps %d packets (Options.Keep): %w", p.n.id, c.opt.Keep, ErrKeepLimit)
 	}
 	p.n.kept++
 	p.d.state = 1
@@ -63,7 +63,7 @@ func (k *Kept) Free() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.freed {
-		return fmt.Errorf("lfc: node %d: packet freed twice", k.n.id)
+		return fmt.Errorf("lfc: node %d: %w", k.n.id, ErrDoubleFree)
 	}
 	c := k.n.c
 	c.mu.Lock()
@@ -75,8 +75,14 @@ func (k *Kept) Free() error {
 	c.mu.Unlock()
 	if !inHandler {
 		<-k.landed // the node's keep step is done (or the cluster closed)
-		if !k.n.lc.Do("free") {
-			return ErrClosed
+		c.mu.Lock()
+		closed, cerr := c.closed, c.closedErr()
+		c.mu.Unlock()
+		if closed || !k.n.lc.Do("free") {
+			if !closed {
+				cerr = c.stopErr()
+			}
+			return cerr
 		}
 		c.mu.Lock()
 		k.n.kept--

@@ -1,7 +1,9 @@
 package lfc
 
 import (
+	"context"
 	"fmt"
+	"runtime/debug"
 
 	"lfccheck/internal/goid"
 	"lfccheck/model"
@@ -12,12 +14,53 @@ import (
 // handler, in the caller's goroutine (lfc_poll, which delivers at most
 // one packet), and reports whether there was one. It works with
 // interrupts enabled too (then it competes with the library's upcalls).
-// From inside a handler it returns ErrInUpcall.
+// From inside a handler it returns ErrInUpcall; after Close, ErrClosed;
+// if the handler panics, the cluster stops and Poll returns the
+// *HandlerPanic (see Options.Handler). To wait for a packet instead of
+// polling in a loop, use PollContext.
 func (n *Node) Poll() (bool, error) {
 	if err := n.pollable(); err != nil {
 		return false, err
 	}
-	return n.deliver(goid.ID()), nil
+	return n.deliver(goid.ID())
+}
+
+// PollContext is Poll that waits for a packet: it hands the oldest
+// waiting packet to the handler, in the caller's goroutine, as soon as
+// there is one, and returns (true, nil) once the handler returned. It
+// returns (false, err) when ctx ends first (err wraps ctx's error), when
+// the cluster closes (ErrClosed) or stops after a handler's panic (the
+// *HandlerPanic). From inside a handler it returns ErrInUpcall.
+func (n *Node) PollContext(ctx context.Context) (bool, error) {
+	if err := n.pollable(); err != nil {
+		return false, err
+	}
+	c := n.c
+	defer c.wakeOnEnd(ctx)()
+	g := goid.ID()
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, fmt.Errorf("lfc: PollContext on node %d: %w", n.id, err)
+		}
+		c.mu.Lock()
+		gen := c.gen
+		c.mu.Unlock()
+		ok, err := n.deliver(g)
+		if ok || err != nil {
+			return ok, err
+		}
+		// Nothing waited: wait for a step of the node that changes its
+		// host queue (observe), the cluster's end or ctx's.
+		c.mu.Lock()
+		for c.gen == gen && !c.closed && ctx.Err() == nil {
+			c.cond.Wait()
+		}
+		closed, cerr := c.closed, c.closedErr()
+		c.mu.Unlock()
+		if closed {
+			return false, cerr
+		}
+	}
 }
 
 // DisableInterrupts stops the library's upcalls on the node
@@ -55,10 +98,13 @@ func (n *Node) PollAll() (int, error) {
 	}
 	g := goid.ID()
 	k := 0
-	for n.deliver(g) {
+	for {
+		ok, err := n.deliver(g)
+		if !ok || err != nil {
+			return k, err
+		}
 		k++
 	}
-	return k, nil
 }
 
 func (n *Node) pollable() error {
@@ -68,13 +114,20 @@ func (n *Node) pollable() error {
 	if u := n.c.upcallNode(); u != nil {
 		return fmt.Errorf("lfc: Poll on node %d from the handler of node %d: %w", n.id, u.id, ErrInUpcall)
 	}
+	c := n.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.closedErr()
+	}
 	return nil
 }
 
 // deliver hands the oldest packet in the node's host buffers to the
 // handler, on goroutine g (the caller), and frees its buffer; false when
-// there is none.
-func (n *Node) deliver(g uint64) bool {
+// there is none. It returns the cluster's error once it is closed (a
+// handler's panic included).
+func (n *Node) deliver(g uint64) (bool, error) {
 	n.poll.Lock()
 	defer n.poll.Unlock()
 	return n.deliverHead(g)
@@ -82,7 +135,7 @@ func (n *Node) deliver(g uint64) bool {
 
 // deliverHead is deliver with n.poll held (by g, perhaps in a handler
 // further up its stack: a nested upcall).
-func (n *Node) deliverHead(g uint64) bool {
+func (n *Node) deliverHead(g uint64) (bool, error) {
 	c := n.c
 	var pkt model.Packet
 	found := false
@@ -90,8 +143,16 @@ func (n *Node) deliverHead(g uint64) bool {
 		if q := c.um.NodeOf(mn).Queue; len(q) > 0 {
 			pkt, found = q[0], true
 		}
-	}) || !found {
-		return false
+	}) {
+		return false, c.stopErr()
+	}
+	if !found {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			return false, c.closedErr()
+		}
+		return false, nil
 	}
 	k := key{pkt.Tag, pkt.Origin, uint16(n.id), pkt.Seq}
 	group := ""
@@ -104,14 +165,34 @@ func (n *Node) deliverHead(g uint64) bool {
 	var data []byte
 	if pl != nil {
 		data = pl.data
+	}
+	c.mu.Unlock()
+	d := &delivery{}
+	p := Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data, n: n, d: d}
+	if hp := n.runHandler(g, d, p); hp != nil {
+		// The handler did not finish: the packet is neither delivered
+		// nor kept, and its payload stays with the cluster (the Report
+		// lists it in flight). The cluster stops.
+		c.mu.Lock()
+		if d.state == 1 {
+			n.kept--
+		}
+		d.state = 2
+		c.mu.Unlock()
+		if d.k != nil {
+			close(d.k.landed)
+		}
+		c.fail(hp)
+		return false, hp
+	}
+	c.mu.Lock()
+	// The handler has had the payload: this destination no longer
+	// needs the cluster's copy.
+	if pl != nil {
 		if pl.left--; pl.left == 0 {
 			delete(c.payloads, k)
 		}
 	}
-	c.mu.Unlock()
-	d := &delivery{}
-	n.runHandler(g, d, Packet{From: int(pkt.Origin), Group: group, Seq: int(pkt.Seq), Payload: data, n: n, d: d})
-	c.mu.Lock()
 	kept := d.state == 1
 	if kept {
 		d.state = 3
@@ -136,18 +217,19 @@ func (n *Node) deliverHead(g uint64) bool {
 		close(d.k.landed)
 	}
 	if !ok {
-		return false
+		return false, c.stopErr()
 	}
 	c.mu.Lock()
 	c.handled++
 	c.cond.Broadcast()
 	c.mu.Unlock()
-	return true
+	return true, nil
 }
 
 // runHandler runs the handler on goroutine g for delivery d, keeping the
-// bookkeeping of running handlers right even if it panics.
-func (n *Node) runHandler(g uint64, d *delivery, p Packet) {
+// bookkeeping of running handlers right even if it panics; a panic is
+// recovered and returned.
+func (n *Node) runHandler(g uint64, d *delivery, p Packet) (hp *HandlerPanic) {
 	c := n.c
 	n.stack = append(n.stack, d)
 	prev := n.handlerG.Swap(g)
@@ -156,6 +238,10 @@ func (n *Node) runHandler(g uint64, d *delivery, p Packet) {
 		c.upcalls.Add(-1)
 		n.handlerG.Store(prev)
 		n.stack = n.stack[:len(n.stack)-1]
+		if v := recover(); v != nil {
+			hp = &HandlerPanic{Node: int(n.id), From: p.From, Seq: p.Seq, Group: p.Group, Value: v, Stack: debug.Stack()}
+		}
 	}()
 	c.opt.Handler(int(n.id), p)
+	return nil
 }

@@ -130,7 +130,9 @@ func TestReplyFromUpcall(t *testing.T) {
 								return
 							default:
 							}
-							if ok, err := r.c.Node(i).Poll(); err != nil {
+							if ok, err := r.c.Node(i).Poll(); errors.Is(err, lfc.ErrClosed) {
+								return // finish closed the cluster
+							} else if err != nil {
 								t.Error(err)
 								return
 							} else if !ok {

@@ -25,7 +25,10 @@ func (c *Cluster) client(ctx context.Context, lc *live.Client) {
 		// upcall (§3.7, race 1), and a node whose interrupts were just
 		// enabled finds its waiting packets here (race 2: none is left
 		// unannounced).
-		for n.intr.Load() && n.deliver(g) {
+		for n.intr.Load() {
+			if ok, err := n.deliver(g); !ok || err != nil {
+				break
+			}
 		}
 		select {
 		case <-n.changed:
@@ -95,6 +98,9 @@ func (n *Node) MulticastContext(ctx context.Context, group string, payload []byt
 	own, err := n.enter(ctx, "Multicast")
 	if err != nil {
 		return err
+	}
+	if group != "" && !n.c.hasGroup(group) {
+		return fmt.Errorf("lfc: node %d: no group %q: %w", n.id, group, ErrUnknownGroup)
 	}
 	t, err := n.c.topo.CastTree(topology.Cast{Group: group, Root: int(n.id), Count: 1})
 	if err != nil {
@@ -177,12 +183,12 @@ func (n *Node) post(ctx context.Context, own bool, e mcast.WorkEntry, it ucast.W
 func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests int, payload []byte, ticket *int) (int, error) {
 	c := n.c
 	if len(payload) > c.opt.MaxPayload {
-		return 0, fmt.Errorf("lfc: node %d: payload of %d bytes, more than the %d the cluster allows", n.id, len(payload), c.opt.MaxPayload)
+		return 0, fmt.Errorf("lfc: node %d: payload of %d bytes, more than the %d the cluster allows: %w", n.id, len(payload), c.opt.MaxPayload, ErrPayloadTooLarge)
 	}
 	c.mu.Lock()
 	if c.closed {
-		c.mu.Unlock()
-		return 0, ErrClosed
+		defer c.mu.Unlock()
+		return 0, c.closedErr()
 	}
 	seq := n.seq[stream]%maxSeq + 1
 	if c.record {
@@ -240,7 +246,7 @@ func (n *Node) postLocked(e mcast.WorkEntry, it ucast.WorkItem, stream, dests in
 		}
 	})
 	if !ok {
-		return 0, ErrClosed
+		return 0, c.stopErr()
 	}
 	return posted, nil
 }
@@ -264,7 +270,7 @@ func (n *Node) await(ctx context.Context, own bool, done func() bool) error {
 		case done():
 			return nil
 		case c.closed:
-			return ErrClosed
+			return c.closedErr()
 		case ctx.Err() != nil:
 			return fmt.Errorf("lfc: node %d: %w", n.id, ctx.Err())
 		}
@@ -299,5 +305,17 @@ func (n *Node) nest() bool {
 		}
 		d.aside = true
 	}
-	return n.deliverHead(n.handlerG.Load())
+	ok, _ := n.deliverHead(n.handlerG.Load())
+	return ok // an error closed the cluster: the waiting call sees it
+}
+
+// hasGroup reports whether the cluster's topology has a group of that
+// name.
+func (c *Cluster) hasGroup(name string) bool {
+	for _, g := range c.topo.Groups {
+		if g.Name == name {
+			return true
+		}
+	}
+	return false
 }
