@@ -71,7 +71,12 @@ func (n *Node) DisableInterrupts() error {
 	if n == nil {
 		return ErrNoNode
 	}
+	// The upcall loop checks the flag under c.mu just before it hands a
+	// packet to the handler (upcall): once it is down under c.mu, no
+	// upcall starts, and none is waited for.
+	n.c.mu.Lock()
 	n.intr.Store(false)
+	n.c.mu.Unlock()
 	return nil
 }
 
@@ -123,6 +128,16 @@ func (n *Node) pollable() error {
 	return nil
 }
 
+// upcall is deliver for the upcall loop: only while the node's
+// interrupts are enabled, checked under c.mu just before the handler runs
+// (DisableInterrupts sets the flag under it), so that no upcall starts
+// once DisableInterrupts returned.
+func (n *Node) upcall(g uint64) (bool, error) {
+	n.poll.Lock()
+	defer n.poll.Unlock()
+	return n.deliverHead(g, true)
+}
+
 // deliver hands the oldest packet in the node's host buffers to the
 // handler, on goroutine g (the caller), and frees its buffer; false when
 // there is none. It returns the cluster's error once it is closed (a
@@ -130,12 +145,13 @@ func (n *Node) pollable() error {
 func (n *Node) deliver(g uint64) (bool, error) {
 	n.poll.Lock()
 	defer n.poll.Unlock()
-	return n.deliverHead(g)
+	return n.deliverHead(g, false)
 }
 
 // deliverHead is deliver with n.poll held (by g, perhaps in a handler
-// further up its stack: a nested upcall).
-func (n *Node) deliverHead(g uint64) (bool, error) {
+// further up its stack: a nested upcall); with intr, only if the node's
+// interrupts are enabled when the handler would start.
+func (n *Node) deliverHead(g uint64, intr bool) (bool, error) {
 	c := n.c
 	var pkt model.Packet
 	found := false
@@ -161,6 +177,10 @@ func (n *Node) deliverHead(g uint64) (bool, error) {
 		group = c.topo.Groups[c.topo.Trees[pkt.Tree].Group].Name
 	}
 	c.mu.Lock()
+	if intr && !n.intr.Load() {
+		c.mu.Unlock()
+		return false, nil
+	}
 	pl := c.payloads[k]
 	var data []byte
 	if pl != nil {

@@ -26,7 +26,7 @@ func (c *Cluster) client(ctx context.Context, lc *live.Client) {
 		// enabled finds its waiting packets here (race 2: none is left
 		// unannounced).
 		for n.intr.Load() {
-			if ok, err := n.deliver(g); !ok || err != nil {
+			if ok, err := n.upcall(g); !ok || err != nil {
 				break
 			}
 		}
@@ -305,7 +305,7 @@ func (n *Node) nest() bool {
 		}
 		d.aside = true
 	}
-	ok, _ := n.deliverHead(n.handlerG.Load())
+	ok, _ := n.deliverHead(n.handlerG.Load(), false)
 	return ok // an error closed the cluster: the waiting call sees it
 }
 
