@@ -50,15 +50,7 @@ func runChecks(t testing.TB, cfg model.Config, n int, o Options) (explore.Result
 func runWorkers(t testing.TB, ms []explore.Model, o Options) (explore.Result, Info) {
 	t.Helper()
 	n := len(ms)
-	lis := make([]net.Listener, n)
-	peers := make([]string, n)
-	for i := range lis {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lis[i], peers[i] = l, l.Addr().String()
-	}
+	lis, peers := loopbackListeners(t, n)
 	var (
 		wg   sync.WaitGroup
 		res  explore.Result

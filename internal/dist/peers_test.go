@@ -50,7 +50,7 @@ func loopback2(t *testing.T, port string) {
 }
 
 // loopbackListeners listens on n free loopback ports.
-func loopbackListeners(t *testing.T, n int) ([]net.Listener, []string) {
+func loopbackListeners(t testing.TB, n int) ([]net.Listener, []string) {
 	t.Helper()
 	lis := make([]net.Listener, n)
 	addr := make([]string, n)
